@@ -1,0 +1,481 @@
+package dev.gpucompute;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.LaunchArgs;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeMemory;
+import dev.gpucompute.spi.NativeStream;
+
+/** The launcher of one context: the launch path, current-stream scoping and stream-parallel groups. */
+final class ContextLauncher implements GpuLauncher {
+
+	private final GpuContext context;
+
+	private final DeviceBackend backend;
+
+	private final DeviceInfo device;
+
+	private final GpuListener listener;
+
+	private final KernelTiming timing;
+
+	private final ConcurrentHashMap<String, Kernel> kernels = new ConcurrentHashMap<>();
+
+	private final ThreadLocal<GpuStream> current = new ThreadLocal<>();
+
+	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
+
+	ContextLauncher(GpuContext context) {
+		this.context = context;
+		this.backend = context.backendHandle();
+		this.device = this.backend.info();
+		this.listener = context.listener();
+		this.timing = context.kernelTiming();
+	}
+
+	@Override
+	public GpuContext context() {
+		return this.context;
+	}
+
+	// ---- kernels -----------------------------------------------------------------------------
+
+	@Override
+	public Kernel load(KernelSource source) {
+		Objects.requireNonNull(source, "source");
+		this.context.ensureOpen();
+		Kernel existing = this.kernels.get(source.name());
+		if (existing == null) {
+			synchronized (this.kernels) {
+				existing = this.kernels.get(source.name());
+				if (existing == null) {
+					Kernel loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
+					this.kernels.put(source.name(), loaded);
+					return loaded;
+				}
+			}
+		}
+		if (existing.source() != source && !existing.source().sameCode(source)) {
+			throw new GpuException("A different kernel named '" + source.name() + "' is already loaded; kernel names "
+					+ "must be unique within a context");
+		}
+		return existing;
+	}
+
+	@Override
+	public Kernel kernel(String name) {
+		Objects.requireNonNull(name, "name");
+		Kernel kernel = this.kernels.get(name);
+		if (kernel == null) {
+			throw new KernelNotFoundException(name, new java.util.TreeSet<>(this.kernels.keySet()));
+		}
+		return kernel;
+	}
+
+	@Override
+	public Collection<Kernel> kernels() {
+		return List.copyOf(this.kernels.values());
+	}
+
+	void kernelFailed(String name) {
+		Kernel kernel = this.kernels.get(name);
+		if (kernel != null) {
+			kernel.errors.increment();
+		}
+		this.listener.kernelFailed(name);
+	}
+
+	// ---- launching -------------------------------------------------------------------------
+
+	@Override
+	public void launch(Kernel kernel, LaunchConfig config, Object... args) {
+		launchOn(currentStream(), kernel, config, args);
+	}
+
+	@Override
+	public void launch(KernelSource source, LaunchConfig config, Object... args) {
+		Objects.requireNonNull(source, "source");
+		Kernel kernel = this.kernels.get(source.name());
+		if (kernel == null || kernel.source() != source) {
+			kernel = load(source);
+		}
+		launchOn(currentStream(), kernel, config, args);
+	}
+
+	@Override
+	public void launch(GpuStream stream, Kernel kernel, LaunchConfig config, Object... args) {
+		Objects.requireNonNull(stream, "stream");
+		launchOn(stream, kernel, config, args);
+	}
+
+	private void launchOn(GpuStream stream, Kernel kernel, LaunchConfig config, Object[] args) {
+		Objects.requireNonNull(kernel, "kernel");
+		NativeStream target = stream.use();
+		this.context.ensureSame(stream.context(), "Stream " + stream.name());
+		this.context.ensureSame(kernel.context(), "Kernel '" + kernel.name() + "'");
+		KernelSource source = kernel.source();
+		Args view = checkArguments(source, args);
+		checkConfig(source.name(), config);
+		boolean timed = this.timing == KernelTiming.ALL
+				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0);
+		NativeEvent start = null;
+		if (timed) {
+			start = this.context.events().acquireNative(true);
+			start.record(target);
+		}
+		try {
+			this.backend.launch(kernel.handle(), config, view, target);
+		}
+		catch (RuntimeException ex) {
+			if (start != null) {
+				this.context.events().releaseNative(start);
+			}
+			kernel.errors.increment();
+			this.listener.kernelLaunched(source.name(), false);
+			throw ex;
+		}
+		kernel.launches.increment();
+		this.listener.kernelLaunched(source.name(), true);
+		if (view.buffers) {
+			for (int i = 0; i < args.length; i++) {
+				if (source.param(i) == ParamType.BUFFER) {
+					((DeviceBuffer) args[i]).usedOn(stream);
+				}
+			}
+		}
+		if (start != null) {
+			timeLaunch(kernel, target, start);
+		}
+	}
+
+	private void timeLaunch(Kernel kernel, NativeStream target, NativeEvent start) {
+		EventRegistry events = this.context.events();
+		NativeEvent end = events.acquireNative(true);
+		end.record(target);
+		this.context.whenDone(target, (failure) -> {
+			try {
+				if (failure == null && !this.context.isClosed()) {
+					long nanos = Math.round(end.elapsedMillisSince(start) * 1_000_000d);
+					kernel.timedLaunches.increment();
+					kernel.timedNanos.add(nanos);
+					this.listener.kernelTimed(kernel.name(), nanos);
+				}
+			}
+			catch (RuntimeException ex) {
+				// Timing is best effort; the launch itself reports its own failure.
+			}
+			finally {
+				events.releaseNative(start);
+				events.releaseNative(end);
+			}
+		});
+	}
+
+	private Args checkArguments(KernelSource source, Object[] args) {
+		if (args == null) {
+			throw new InvalidLaunchConfigException("Kernel '" + source.name() + "' takes " + source.paramCount()
+					+ " arguments " + source.params() + ", got a null argument array");
+		}
+		if (args.length != source.paramCount()) {
+			throw new InvalidLaunchConfigException("Kernel '" + source.name() + "' takes " + source.paramCount()
+					+ " arguments " + source.params() + ", got " + args.length);
+		}
+		boolean buffers = false;
+		for (int i = 0; i < args.length; i++) {
+			Object arg = args[i];
+			ParamType type = source.param(i);
+			if (arg == null) {
+				throw new InvalidLaunchConfigException(
+						"Argument " + i + " of kernel '" + source.name() + "' (" + type + ") is null");
+			}
+			if (!type.javaType().isInstance(arg)) {
+				throw new InvalidLaunchConfigException("Argument " + i + " of kernel '" + source.name() + "' must be "
+						+ type + " (" + type.javaType().getSimpleName() + "), got " + arg.getClass().getSimpleName()
+						+ " " + arg);
+			}
+			if (type == ParamType.BUFFER) {
+				buffers = true;
+				((DeviceBuffer) arg).memoryFor(this.context);
+			}
+		}
+		return new Args(source, args, buffers);
+	}
+
+	private void checkConfig(String kernel, LaunchConfig config) {
+		if (config == null) {
+			throw new InvalidLaunchConfigException("Kernel '" + kernel + "' needs a launch configuration, got null");
+		}
+		Dim3 block = config.block();
+		Dim3 grid = config.grid();
+		if (block.volume() > this.device.maxThreadsPerBlock()) {
+			throw new InvalidLaunchConfigException("Kernel '" + kernel + "': a block of " + block + " = "
+					+ block.volume() + " threads exceeds the device's limit of " + this.device.maxThreadsPerBlock()
+					+ " threads per block");
+		}
+		Dim3 maxBlock = this.device.maxBlockDim();
+		if (block.x() > maxBlock.x() || block.y() > maxBlock.y() || block.z() > maxBlock.z()) {
+			throw new InvalidLaunchConfigException(
+					"Kernel '" + kernel + "': block " + block + " exceeds the device's block limits " + maxBlock);
+		}
+		Dim3 maxGrid = this.device.maxGridDim();
+		if (grid.x() > maxGrid.x() || grid.y() > maxGrid.y() || grid.z() > maxGrid.z()) {
+			throw new InvalidLaunchConfigException(
+					"Kernel '" + kernel + "': grid " + grid + " exceeds the device's grid limits " + maxGrid);
+		}
+		if (config.sharedMemoryBytes() > this.device.maxSharedMemoryPerBlock()) {
+			throw new InvalidLaunchConfigException("Kernel '" + kernel + "': " + config.sharedMemoryBytes()
+					+ " bytes of dynamic shared memory exceed the device's limit of "
+					+ this.device.maxSharedMemoryPerBlock() + " bytes per block");
+		}
+	}
+
+	/** The checked arguments, as the backend reads them. */
+	private static final class Args implements LaunchArgs {
+
+		private final KernelSource source;
+
+		private final Object[] args;
+
+		final boolean buffers;
+
+		Args(KernelSource source, Object[] args, boolean buffers) {
+			this.source = source;
+			this.args = args;
+			this.buffers = buffers;
+		}
+
+		@Override
+		public int count() {
+			return this.args.length;
+		}
+
+		@Override
+		public ParamType type(int index) {
+			return this.source.param(index);
+		}
+
+		@Override
+		public int i32(int index) {
+			return (Integer) this.args[index];
+		}
+
+		@Override
+		public long i64(int index) {
+			return (Long) this.args[index];
+		}
+
+		@Override
+		public float f32(int index) {
+			return (Float) this.args[index];
+		}
+
+		@Override
+		public double f64(int index) {
+			return (Double) this.args[index];
+		}
+
+		@Override
+		public NativeMemory memory(int index) {
+			DeviceBuffer buffer = (DeviceBuffer) this.args[index];
+			return buffer.memoryFor(buffer.stream().context());
+		}
+
+	}
+
+	// ---- current stream ----------------------------------------------------------------------
+
+	@Override
+	public GpuStream currentStream() {
+		GpuStream stream = this.current.get();
+		return (stream != null) ? stream : this.context.defaultStream();
+	}
+
+	@Override
+	public void withStream(GpuStream stream, Runnable action) {
+		Objects.requireNonNull(action, "action");
+		try (StreamScope scope = useStream(stream)) {
+			action.run();
+		}
+	}
+
+	@Override
+	public <T> T callWithStream(GpuStream stream, Supplier<T> action) {
+		Objects.requireNonNull(action, "action");
+		try (StreamScope scope = useStream(stream)) {
+			return action.get();
+		}
+	}
+
+	@Override
+	public StreamScope useStream(GpuStream stream) {
+		Objects.requireNonNull(stream, "stream");
+		stream.use();
+		this.context.ensureSame(stream.context(), "Stream " + stream.name());
+		GpuStream previous = this.current.get();
+		this.current.set(stream);
+		return new StreamScope(this, previous);
+	}
+
+	void restore(GpuStream previous) {
+		if (previous == null) {
+			this.current.remove();
+		}
+		else {
+			this.current.set(previous);
+		}
+	}
+
+	// ---- stream-parallel groups --------------------------------------------------------------
+
+	@Override
+	public void parallel(Runnable... branches) {
+		Objects.requireNonNull(branches, "branches");
+		List<Consumer<GpuStream>> wrapped = new ArrayList<>(branches.length);
+		for (Runnable branch : branches) {
+			Objects.requireNonNull(branch, "branch");
+			wrapped.add((stream) -> branch.run());
+		}
+		parallel(wrapped);
+	}
+
+	@Override
+	public void parallel(List<? extends Consumer<GpuStream>> branches) {
+		Objects.requireNonNull(branches, "branches");
+		for (Consumer<GpuStream> branch : branches) {
+			Objects.requireNonNull(branch, "branch");
+		}
+		if (this.inGroup.get() != null) {
+			throw new GpuException("Stream-parallel groups cannot be nested: a branch may not start another group "
+					+ "(it could wait forever for streams its own group holds); run the inner work on the branch's stream");
+		}
+		if (branches.isEmpty()) {
+			return;
+		}
+		StreamPool pool = this.context.streams();
+		if (branches.size() > pool.maxSize()) {
+			throw new GpuException("A stream-parallel group of " + branches.size() + " branches needs as many pooled "
+					+ "streams, but the pool's maximum is " + pool.maxSize());
+		}
+		GpuStream parent = currentStream();
+		NativeStream parentStream = parent.use();
+		EventRegistry events = this.context.events();
+		List<StreamLease> leases = new ArrayList<>(branches.size());
+		Throwable failure = null;
+		this.inGroup.set(Boolean.TRUE);
+		try {
+			NativeEvent fork = events.acquireNative(false);
+			try {
+				fork.record(parentStream);
+				for (Consumer<GpuStream> branch : branches) {
+					StreamLease lease = pool.acquire();
+					leases.add(lease);
+					GpuStream stream = lease.stream();
+					stream.raw().waitEvent(fork);
+					withStream(stream, () -> branch.accept(stream));
+				}
+			}
+			finally {
+				events.releaseNative(fork);
+			}
+		}
+		catch (Throwable ex) {
+			failure = ex;
+		}
+		finally {
+			this.inGroup.remove();
+			for (StreamLease lease : leases) {
+				try {
+					NativeEvent join = events.acquireNative(false);
+					try {
+						join.record(lease.stream().raw());
+						parentStream.waitEvent(join);
+					}
+					finally {
+						events.releaseNative(join);
+					}
+				}
+				catch (RuntimeException ex) {
+					if (failure == null) {
+						failure = ex;
+					}
+					else {
+						failure.addSuppressed(ex);
+					}
+				}
+				finally {
+					lease.close();
+				}
+			}
+		}
+		if (failure instanceof RuntimeException runtime) {
+			throw runtime;
+		}
+		if (failure instanceof Error error) {
+			throw error;
+		}
+		if (failure != null) {
+			throw new GpuException("A stream-parallel branch failed", failure);
+		}
+	}
+
+	// ---- completion and memory -------------------------------------------------------------------
+
+	@Override
+	public CompletableFuture<Void> completion() {
+		return currentStream().completion();
+	}
+
+	@Override
+	public void synchronize() {
+		currentStream().synchronize();
+	}
+
+	@Override
+	public DeviceBuffer allocate(long bytes) {
+		this.context.ensureOpen();
+		return DeviceBuffer.allocate(this.context, bytes, currentStream());
+	}
+
+	@Override
+	public DeviceBuffer upload(float[] data) {
+		Objects.requireNonNull(data, "data");
+		DeviceBuffer buffer = allocate((long) Float.BYTES * Math.max(1, data.length));
+		return uploadInto(buffer, () -> buffer.upload(data, buffer.stream()));
+	}
+
+	@Override
+	public DeviceBuffer upload(int[] data) {
+		Objects.requireNonNull(data, "data");
+		DeviceBuffer buffer = allocate((long) Integer.BYTES * Math.max(1, data.length));
+		return uploadInto(buffer, () -> buffer.upload(data, buffer.stream()));
+	}
+
+	@Override
+	public DeviceBuffer upload(ByteBuffer data) {
+		Objects.requireNonNull(data, "data");
+		DeviceBuffer buffer = allocate(Math.max(1, data.remaining()));
+		return uploadInto(buffer, () -> buffer.upload(data, 0, buffer.stream()));
+	}
+
+	private static DeviceBuffer uploadInto(DeviceBuffer buffer, Runnable copy) {
+		try {
+			copy.run();
+			return buffer;
+		}
+		catch (RuntimeException ex) {
+			buffer.close();
+			throw ex;
+		}
+	}
+
+}

@@ -1,0 +1,386 @@
+package dev.gpucompute;
+
+import java.lang.ref.Cleaner;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeMemory;
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * Device memory. Allocated on a stream (stream-ordered on CUDA), which becomes its owning stream;
+ * copies and launches are ordered on the stream they are given. When the buffer is used on another
+ * stream, that use is remembered, and {@link #close()} makes the owning stream wait for those
+ * streams (with events) before the memory is freed on it, so a free never overtakes a pending use.
+ *
+ * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload takes a copy of the
+ * host data before it returns, so the caller may reuse its array at once; a download writes the
+ * host array when the copy has run, so read it only after the future completed. Host data goes
+ * through staging memory (page-locked on CUDA).
+ *
+ * <p>The code that allocated the buffer owns it and closes it (try-with-resources). Thread-safe.
+ * After its context closed, every use raises {@link ContextClosedException} and close is a no-op.
+ */
+public final class DeviceBuffer implements AutoCloseable {
+
+	private final State state;
+
+	private final Cleaner.Cleanable cleanable;
+
+	private DeviceBuffer(State state) {
+		this.state = state;
+		this.cleanable = Leaks.CLEANER.register(this, state);
+	}
+
+	static DeviceBuffer allocate(GpuContext context, long bytes, GpuStream stream) {
+		if (bytes < 1) {
+			throw new InvalidBufferRangeException("A device buffer needs at least 1 byte, got " + bytes);
+		}
+		NativeStream target = stream.use();
+		context.ensureSame(stream.context(), "Stream " + stream.name());
+		NativeMemory memory = context.backendHandle().allocate(bytes, target);
+		State state = new State(context, memory, stream, Leaks.site(false, "Device buffer"));
+		context.track(state);
+		return new DeviceBuffer(state);
+	}
+
+	/** Size in bytes. */
+	public long byteSize() {
+		return this.state.memory.byteSize();
+	}
+
+	/** The stream it was allocated on and will be freed on. */
+	public GpuStream stream() {
+		return this.state.owner;
+	}
+
+	public boolean isClosed() {
+		return this.state.closed.get();
+	}
+
+	// ---- host → device ------------------------------------------------------------------------
+
+	/** Copies {@code src} to the start of this buffer on {@code stream}. */
+	public CompletableFuture<Void> upload(float[] src, GpuStream stream) {
+		return upload(src, 0, stream);
+	}
+
+	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
+	public CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream,
+				(staging) -> staging.asFloatBuffer().put(src));
+	}
+
+	public CompletableFuture<Void> upload(int[] src, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return toDevice(0, (long) Integer.BYTES * src.length, stream, (staging) -> staging.asIntBuffer().put(src));
+	}
+
+	public CompletableFuture<Void> upload(long[] src, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return toDevice(0, (long) Long.BYTES * src.length, stream, (staging) -> staging.asLongBuffer().put(src));
+	}
+
+	public CompletableFuture<Void> upload(double[] src, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return toDevice(0, (long) Double.BYTES * src.length, stream, (staging) -> staging.asDoubleBuffer().put(src));
+	}
+
+	/**
+	 * Copies the remaining bytes of {@code src} (its byte order is kept as is) into this buffer at
+	 * {@code byteOffset}. {@code src}'s position is not changed.
+	 */
+	public CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return toDevice(byteOffset, src.remaining(), stream, (staging) -> staging.put(src.duplicate()));
+	}
+
+	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> fill) {
+		NativeStream target = checkCopy(offset, bytes, stream, "upload");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		DeviceBackend backend = this.state.context.backendHandle();
+		ByteBuffer staging = backend.allocateStaging(bytes);
+		try {
+			fill.accept(staging.duplicate().order(ByteOrder.nativeOrder()));
+			backend.copyToDevice(staging, this.state.memory, offset, bytes, target);
+		}
+		catch (RuntimeException ex) {
+			backend.freeStaging(staging);
+			throw ex;
+		}
+		this.state.usedOn(stream);
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.state.context.whenDone(target, (failure) -> {
+			backend.freeStaging(staging);
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	// ---- device → host ------------------------------------------------------------------------
+
+	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
+	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return toHost(0, (long) Float.BYTES * dst.length, stream, (staging) -> staging.asFloatBuffer().get(dst));
+	}
+
+	public CompletableFuture<Void> download(int[] dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return toHost(0, (long) Integer.BYTES * dst.length, stream, (staging) -> staging.asIntBuffer().get(dst));
+	}
+
+	public CompletableFuture<Void> download(long[] dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return toHost(0, (long) Long.BYTES * dst.length, stream, (staging) -> staging.asLongBuffer().get(dst));
+	}
+
+	public CompletableFuture<Void> download(double[] dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return toHost(0, (long) Double.BYTES * dst.length, stream, (staging) -> staging.asDoubleBuffer().get(dst));
+	}
+
+	/**
+	 * Copies {@code dst.remaining()} bytes from this buffer at {@code byteOffset} into {@code dst}
+	 * (from its position; the position is not changed).
+	 */
+	public CompletableFuture<Void> download(ByteBuffer dst, long byteOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		ByteBuffer target = dst.duplicate();
+		return toHost(byteOffset, dst.remaining(), stream, (staging) -> target.put(staging));
+	}
+
+	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> drain) {
+		NativeStream target = checkCopy(offset, bytes, stream, "download");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		DeviceBackend backend = this.state.context.backendHandle();
+		ByteBuffer staging = backend.allocateStaging(bytes);
+		try {
+			backend.copyToHost(this.state.memory, offset, staging, bytes, target);
+		}
+		catch (RuntimeException ex) {
+			backend.freeStaging(staging);
+			throw ex;
+		}
+		this.state.usedOn(stream);
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.state.context.whenDone(target, (failure) -> {
+			try {
+				if (failure == null) {
+					ByteBuffer view = staging.duplicate().order(ByteOrder.nativeOrder());
+					view.limit((int) bytes);
+					drain.accept(view);
+				}
+			}
+			catch (RuntimeException ex) {
+				failure = new GpuException("Copying the download into host memory failed", ex);
+			}
+			finally {
+				backend.freeStaging(staging);
+			}
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	// ---- device → device ----------------------------------------------------------------------
+
+	/** Sets every byte to {@code value} on {@code stream}. */
+	public void fill(byte value, GpuStream stream) {
+		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
+		this.state.context.backendHandle().fill(this.state.memory, 0, byteSize(), value, target);
+		this.state.usedOn(stream);
+	}
+
+	/** Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at {@code dstOffset}. */
+	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		NativeStream target = checkCopy(dstOffset, bytes, stream, "copy");
+		NativeMemory from = src.memoryFor(this.state.context);
+		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
+		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
+				target);
+		this.state.usedOn(stream);
+		src.state.usedOn(stream);
+	}
+
+	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
+		Objects.requireNonNull(stream, "stream");
+		memoryFor(stream.context());
+		NativeStream target = stream.use();
+		checkRange(offset, bytes, byteSize(), what);
+		return target;
+	}
+
+	private static void checkRange(long offset, long bytes, long size, String what) {
+		if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
+			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
+					+ " does not fit a device buffer of " + size + " bytes");
+		}
+	}
+
+	private static void complete(CompletableFuture<Void> future, GpuException failure) {
+		if (failure != null) {
+			future.completeExceptionally(failure);
+		}
+		else {
+			future.complete(null);
+		}
+	}
+
+	/** The backend memory, after checking this buffer may be used with {@code context}. */
+	NativeMemory memoryFor(GpuContext context) {
+		this.state.context.ensureOpen();
+		context.ensureSame(this.state.context, "Device buffer");
+		if (this.state.closed.get()) {
+			throw new GpuException("Device buffer of " + byteSize() + " bytes used after it was closed");
+		}
+		return this.state.memory;
+	}
+
+	/** Remembers a launch on {@code stream}, so the free waits for it. Cheap when it is the owner. */
+	void usedOn(GpuStream stream) {
+		this.state.usedOn(stream);
+	}
+
+	/**
+	 * Frees the memory, stream-ordered after all its uses. Idempotent; a no-op once the context has
+	 * closed (the context freed it).
+	 */
+	@Override
+	public void close() {
+		this.state.explicit = true;
+		this.cleanable.clean();
+	}
+
+	@Override
+	public String toString() {
+		return "DeviceBuffer[" + byteSize() + " bytes on " + this.state.owner.name() + (isClosed() ? ", closed" : "")
+				+ "]";
+	}
+
+	/** What the free needs; shared with the leak cleaner and the context, so it must not refer to the buffer. */
+	static final class State implements Runnable {
+
+		private final GpuContext context;
+
+		private final NativeMemory memory;
+
+		private final GpuStream owner;
+
+		private final Throwable site;
+
+		private final AtomicBoolean closed = new AtomicBoolean();
+
+		/** Whether the memory went back; separate from closed, since a close during shutdown leaves it to the context. */
+		private final AtomicBoolean freed = new AtomicBoolean();
+
+		private volatile boolean explicit;
+
+		/** Streams other than the owner this buffer was used on; rare, so a small list. */
+		private List<GpuStream> others;
+
+		State(GpuContext context, NativeMemory memory, GpuStream owner, Throwable site) {
+			this.context = context;
+			this.memory = memory;
+			this.owner = owner;
+			this.site = site;
+		}
+
+		void usedOn(GpuStream stream) {
+			if (sameQueue(stream, this.owner)) {
+				return;
+			}
+			synchronized (this) {
+				if (this.others == null) {
+					this.others = new ArrayList<>(2);
+				}
+				for (GpuStream known : this.others) {
+					if (sameQueue(known, stream)) {
+						return;
+					}
+				}
+				this.others.add(stream);
+			}
+		}
+
+		private static boolean sameQueue(GpuStream a, GpuStream b) {
+			return a.raw() == b.raw() && a.owner() == b.owner();
+		}
+
+		@Override
+		public void run() {
+			if (!this.closed.compareAndSet(false, true)) {
+				return;
+			}
+			if (!this.explicit) {
+				Leaks.report("Device buffer of " + this.memory.byteSize() + " bytes", this.site);
+			}
+			if (this.context.isClosed() || !this.freed.compareAndSet(false, true)) {
+				return;
+			}
+			this.context.untrack(this);
+			free();
+		}
+
+		private void free() {
+			DeviceBackend backend = this.context.backendHandle();
+			List<GpuStream> used;
+			synchronized (this) {
+				used = (this.others != null) ? List.copyOf(this.others) : List.of();
+			}
+			Thread current = Thread.currentThread();
+			boolean foreignDefault = (this.owner.owner() != null && this.owner.owner() != current);
+			for (GpuStream stream : used) {
+				foreignDefault |= (stream.owner() != null && stream.owner() != current);
+			}
+			if (foreignDefault) {
+				// Another thread's per-thread default stream cannot be reached from here: wait for the device.
+				backend.synchronizeDevice();
+				backend.free(this.memory, this.context.defaultStream().raw());
+				return;
+			}
+			NativeStream ownerStream = this.owner.raw();
+			EventRegistry events = this.context.events();
+			for (GpuStream stream : used) {
+				NativeEvent done = events.acquireNative(false);
+				try {
+					done.record(stream.raw());
+					ownerStream.waitEvent(done);
+				}
+				finally {
+					events.releaseNative(done);
+				}
+			}
+			backend.free(this.memory, ownerStream);
+		}
+
+		/** Frees without ordering: the context has drained and is closing. */
+		void freeAtShutdown() {
+			this.closed.set(true);
+			if (this.freed.compareAndSet(false, true)) {
+				try {
+					this.context.backendHandle().free(this.memory, this.owner.raw());
+				}
+				catch (RuntimeException ex) {
+					// The backend is closing; its close releases what is left.
+				}
+			}
+		}
+
+	}
+
+}

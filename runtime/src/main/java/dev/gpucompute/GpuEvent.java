@@ -1,0 +1,129 @@
+package dev.gpucompute;
+
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.gpucompute.spi.NativeEvent;
+
+/**
+ * A marker in a stream: after {@link #record(GpuStream)}, it completes when the work enqueued on
+ * that stream before the record is done. Other streams wait for it with
+ * {@link GpuStream#waitFor(GpuEvent)} (without blocking the host); the host waits with
+ * {@link #synchronize()}. An event never recorded is complete, as in CUDA. Recording again moves
+ * the marker; waits already enqueued keep the record they saw.
+ *
+ * <p>Created by {@link EventRegistry}; the caller owns it and closes it, which returns it to the
+ * registry for reuse. Methods are thread-safe; after close every method but {@code close} raises
+ * {@link GpuException}.
+ */
+public final class GpuEvent implements AutoCloseable {
+
+	private final EventRegistry registry;
+
+	private final Handle handle;
+
+	private final Cleaner.Cleanable cleanable;
+
+	private volatile boolean recorded;
+
+	GpuEvent(EventRegistry registry, NativeEvent event, Throwable site) {
+		this.registry = registry;
+		this.handle = new Handle(registry, event, site);
+		this.cleanable = Leaks.CLEANER.register(this, this.handle);
+	}
+
+	/** Whether this event measures time ({@link EventRegistry#createTiming()}). */
+	public boolean isTiming() {
+		return this.handle.event.timing();
+	}
+
+	/** Whether it has been recorded at least once. */
+	public boolean isRecorded() {
+		return this.recorded;
+	}
+
+	/** Captures the work enqueued on {@code stream} so far. */
+	public GpuEvent record(GpuStream stream) {
+		NativeEvent event = use(stream.context());
+		event.record(stream.use());
+		this.recorded = true;
+		return this;
+	}
+
+	/** Blocks the calling thread until the recorded work is done. */
+	public void synchronize() {
+		use(this.registry.context()).synchronize();
+	}
+
+	/** Whether the recorded work is done (true when never recorded). */
+	public boolean isComplete() {
+		return use(this.registry.context()).query();
+	}
+
+	/**
+	 * Device time between {@code start} and this event, waiting for both to complete.
+	 * @throws GpuException when either is not a timing event or was never recorded
+	 */
+	public Duration elapsedSince(GpuEvent start) {
+		NativeEvent end = use(this.registry.context());
+		NativeEvent begin = start.use(this.registry.context());
+		if (!isTiming() || !start.isTiming()) {
+			throw new GpuException("elapsedSince needs two timing events; create them with EventRegistry.createTiming()");
+		}
+		if (!this.recorded || !start.recorded) {
+			throw new GpuException("elapsedSince needs two recorded events, but the "
+					+ (start.recorded ? "end" : "start") + " event was never recorded");
+		}
+		float millis = end.elapsedMillisSince(begin);
+		return Duration.ofNanos(Math.round(millis * 1_000_000d));
+	}
+
+	NativeEvent use(GpuContext caller) {
+		this.registry.context().ensureOpen();
+		caller.ensureSame(this.registry.context(), "Event");
+		if (this.handle.closed.get()) {
+			throw new GpuException("Event used after it was closed");
+		}
+		return this.handle.event;
+	}
+
+	/** Returns the event to the registry. Idempotent; a no-op after the context closed. */
+	@Override
+	public void close() {
+		this.handle.explicit = true;
+		this.cleanable.clean();
+	}
+
+	/** The state the leak cleaner needs; must not refer to the event object. */
+	private static final class Handle implements Runnable {
+
+		private final EventRegistry registry;
+
+		private final NativeEvent event;
+
+		private final Throwable site;
+
+		private final AtomicBoolean closed = new AtomicBoolean();
+
+		private volatile boolean explicit;
+
+		Handle(EventRegistry registry, NativeEvent event, Throwable site) {
+			this.registry = registry;
+			this.event = event;
+			this.site = site;
+		}
+
+		@Override
+		public void run() {
+			if (this.closed.compareAndSet(false, true)) {
+				if (!this.explicit) {
+					Leaks.report("Event", this.site);
+				}
+				this.registry.releaseNative(this.event);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,19 @@
+package dev.gpucompute;
+
+/**
+ * Root of every failure the runtime reports. Unchecked, so that launch code reads like ordinary
+ * Java; callers that care catch the subtype that names the failure.
+ */
+public class GpuException extends RuntimeException {
+
+	private static final long serialVersionUID = 1L;
+
+	public GpuException(String message) {
+		super(message);
+	}
+
+	public GpuException(String message, Throwable cause) {
+		super(message, cause);
+	}
+
+}

@@ -1,0 +1,45 @@
+package dev.gpucompute;
+
+/**
+ * Receives what the runtime does, for metrics (the pattern of HikariCP's {@code IMetricsTracker}).
+ * The runtime has no metrics dependency; the Micrometer binding implements this interface.
+ *
+ * <p>Called synchronously on the thread doing the work (the launching thread, the thread acquiring
+ * or releasing a lease) or on the runtime's completion thread (kernel device time). Implementations
+ * must be thread-safe, fast and must not throw. Every method has an empty default, and
+ * {@link #NONE} is used when nobody listens, so the launch path pays nothing.
+ */
+public interface GpuListener {
+
+	/** A listener that ignores everything. */
+	GpuListener NONE = new GpuListener() {
+	};
+
+	/**
+	 * A launch was enqueued ({@code success}) or rejected by the backend. Errors found later, at
+	 * synchronisation, are reported through {@link #kernelFailed}.
+	 */
+	default void kernelLaunched(String kernel, boolean success) {
+	}
+
+	/** A kernel failed asynchronously and the failure surfaced at a synchronisation. */
+	default void kernelFailed(String kernel) {
+	}
+
+	/** A timed launch took {@code nanos} of device time (measured with events). */
+	default void kernelTimed(String kernel, long nanos) {
+	}
+
+	/** A lease was granted after waiting {@code waitNanos}. */
+	default void leaseAcquired(long waitNanos) {
+	}
+
+	/** A lease was returned after being held {@code heldNanos}. */
+	default void leaseReleased(long heldNanos) {
+	}
+
+	/** An acquisition gave up after {@code waitNanos}. */
+	default void leaseTimedOut(long waitNanos) {
+	}
+
+}

@@ -1,0 +1,174 @@
+package dev.gpucompute;
+
+import java.util.concurrent.CompletableFuture;
+
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * An ordered queue of GPU work: work on one stream runs in submission order; work on different
+ * streams may overlap. Ordering across streams is expressed with {@link GpuEvent}s or
+ * {@link #waitFor(GpuStream)}, never by blocking the host.
+ *
+ * <p>Ownership: a pooled stream belongs to its {@link StreamLease} and may be used until the lease
+ * is closed (after that every use raises {@link GpuException}); default streams belong to the
+ * context. A per-thread default stream may only be used from its own thread. Methods are
+ * thread-safe, but work enqueued concurrently from several threads has no defined order among
+ * those threads.
+ */
+public final class GpuStream {
+
+	private final GpuContext context;
+
+	private final NativeStream stream;
+
+	private final StreamKind kind;
+
+	private final StreamPriority priority;
+
+	/** The lease of a pooled stream, whose closing ends this handle's validity. */
+	private final StreamLease lease;
+
+	/** The thread a per-thread default stream belongs to. */
+	private final Thread owner;
+
+	GpuStream(GpuContext context, NativeStream stream, StreamKind kind, StreamPriority priority, StreamLease lease,
+			Thread owner) {
+		this.context = context;
+		this.stream = stream;
+		this.kind = kind;
+		this.priority = priority;
+		this.lease = lease;
+		this.owner = owner;
+	}
+
+	public String name() {
+		return this.stream.name();
+	}
+
+	public StreamKind kind() {
+		return this.kind;
+	}
+
+	public StreamPriority priority() {
+		return this.priority;
+	}
+
+	/** The context this stream belongs to. */
+	public GpuContext context() {
+		return this.context;
+	}
+
+	/**
+	 * Blocks until all work enqueued so far is done.
+	 * @throws KernelLaunchException when a kernel on this stream failed since the last
+	 * synchronisation; the stream stays usable afterwards (unless the device hit a sticky error)
+	 */
+	public void synchronize() {
+		NativeStream target = use();
+		try {
+			target.synchronize();
+		}
+		catch (KernelLaunchException ex) {
+			this.context.launcherImpl().kernelFailed(ex.kernelName());
+			throw ex;
+		}
+	}
+
+	/** Whether all work enqueued so far is done, without blocking. */
+	public boolean isIdle() {
+		return use().query();
+	}
+
+	/** Records {@code event} here: it completes when the work enqueued so far is done. */
+	public GpuStream record(GpuEvent event) {
+		event.record(this);
+		return this;
+	}
+
+	/**
+	 * Makes all work enqueued here from now on wait until {@code event} completes (its most recent
+	 * record). The host does not block. An event never recorded is already complete.
+	 */
+	public GpuStream waitFor(GpuEvent event) {
+		NativeStream target = use();
+		target.waitEvent(event.use(this.context));
+		return this;
+	}
+
+	/**
+	 * Makes all work enqueued here from now on wait until the work enqueued on {@code other} so far
+	 * is done. The host does not block.
+	 */
+	public GpuStream waitFor(GpuStream other) {
+		NativeStream target = use();
+		NativeStream source = other.use();
+		this.context.ensureSame(other.context, "Stream " + other.name());
+		if (source == target) {
+			return this;
+		}
+		EventRegistry events = this.context.events();
+		NativeEvent marker = events.acquireNative(false);
+		try {
+			marker.record(source);
+			target.waitEvent(marker);
+		}
+		finally {
+			// The wait has captured the record, so the event can be reused at once.
+			events.releaseNative(marker);
+		}
+		return this;
+	}
+
+	/**
+	 * A future that completes when the work enqueued so far is done; exceptionally with the
+	 * {@link GpuException} of a failed kernel. Dependent stages run on the context's completion
+	 * threads, never on a backend thread.
+	 */
+	public CompletableFuture<Void> completion() {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.context.whenDone(use(), (failure) -> {
+			if (failure != null) {
+				done.completeExceptionally(failure);
+			}
+			else {
+				done.complete(null);
+			}
+		});
+		return done;
+	}
+
+	/** The backend stream, after checking this handle may be used by the calling thread. */
+	NativeStream use() {
+		this.context.ensureOpen();
+		if (this.lease != null && this.lease.isClosed()) {
+			throw new GpuException("Stream " + name() + " was used after its lease was closed; a pooled stream "
+					+ "belongs to its lease only while the lease is open");
+		}
+		if (this.owner != null && this.owner != Thread.currentThread()) {
+			throw new GpuException("Stream " + name() + " is the per-thread default stream of thread '"
+					+ this.owner.getName() + "' and cannot be used from thread '" + Thread.currentThread().getName()
+					+ "'; lease a pooled stream to share work across threads");
+		}
+		return this.stream;
+	}
+
+	/** The backend stream without checks, for the pool's own bookkeeping. */
+	NativeStream raw() {
+		return this.stream;
+	}
+
+	boolean isPerThreadOf(Thread thread) {
+		return this.owner == thread;
+	}
+
+	Thread owner() {
+		return this.owner;
+	}
+
+	@Override
+	public String toString() {
+		return "GpuStream[" + name() + ", " + this.kind + "]";
+	}
+
+}

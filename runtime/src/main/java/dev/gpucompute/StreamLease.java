@@ -1,0 +1,114 @@
+package dev.gpucompute;
+
+import java.lang.ref.Cleaner;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:
+ *
+ * <pre>{@code
+ * try (StreamLease lease = pool.acquire()) {
+ *     launcher.withStream(lease.stream(), () -> launcher.launch(kernel, config, args));
+ *     lease.stream().synchronize();
+ * }
+ * }</pre>
+ *
+ * <p>Closing returns the stream to the pool without waiting for its work: the next holder's work
+ * simply queues behind it. Closing twice is harmless and never returns the stream twice. After
+ * closing, the stream handle raises {@link GpuException} on use. A lease is meant for one thread at
+ * a time, but closing it from another thread is safe.
+ */
+public final class StreamLease implements AutoCloseable {
+
+	private final Release release;
+
+	private final GpuStream stream;
+
+	private final Cleaner.Cleanable cleanable;
+
+	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
+		this.release = new Release(pool, slot, acquiredAt, site);
+		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this, null);
+		this.cleanable = Leaks.CLEANER.register(this, this.release);
+	}
+
+	/** The leased stream; valid until this lease is closed. */
+	public GpuStream stream() {
+		return this.stream;
+	}
+
+	/** Whether this lease has been closed. */
+	public boolean isClosed() {
+		return this.release.closed.get();
+	}
+
+	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
+	public long heldNanos() {
+		return System.nanoTime() - this.release.acquiredAt;
+	}
+
+	void leakTask(ScheduledFuture<?> task) {
+		this.release.leakTask = task;
+	}
+
+	Throwable site() {
+		return this.release.site;
+	}
+
+	/** Returns the stream to the pool. Idempotent. */
+	@Override
+	public void close() {
+		if (this.release.closed.compareAndSet(false, true)) {
+			this.release.returnStream();
+			this.cleanable.clean();
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "StreamLease[" + this.stream.name() + (isClosed() ? ", closed" : "") + "]";
+	}
+
+	/** The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it. */
+	private static final class Release implements Runnable {
+
+		private final StreamPool pool;
+
+		private final StreamPool.Slot slot;
+
+		private final long acquiredAt;
+
+		private final Throwable site;
+
+		private final AtomicBoolean closed = new AtomicBoolean();
+
+		private volatile ScheduledFuture<?> leakTask;
+
+		Release(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
+			this.pool = pool;
+			this.slot = slot;
+			this.acquiredAt = acquiredAt;
+			this.site = site;
+		}
+
+		void returnStream() {
+			ScheduledFuture<?> task = this.leakTask;
+			if (task != null) {
+				task.cancel(false);
+			}
+			this.pool.release(this.slot, System.nanoTime() - this.acquiredAt);
+		}
+
+		/** Called by the cleaner when the lease became unreachable without being closed. */
+		@Override
+		public void run() {
+			if (this.closed.compareAndSet(false, true)) {
+				Leaks.report("Stream lease of " + this.slot.stream.name(), this.site);
+				returnStream();
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,420 @@
+package dev.gpucompute;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * A bounded pool of non-blocking streams with exclusive leases. {@code minSize} streams are
+ * created when the context opens; more are created on demand up to {@code maxSize}; beyond that,
+ * callers wait up to the acquire timeout and then get a {@link PoolExhaustedException}.
+ *
+ * <p>States of a stream: idle (in the pool) → leased (owned by one {@link StreamLease}) → idle
+ * again on {@link StreamLease#close()}; destroyed when the context closes, or when a stream of the
+ * other priority is needed and the pool is at its maximum. Idle streams are handed out
+ * last-in-first-out so the most recently used, warmest streams go first.
+ *
+ * <p>Thread-safe. The pool belongs to its {@link GpuContext}, which destroys every stream at close;
+ * leases still open then become stale (their use raises {@link ContextClosedException}).
+ */
+public final class StreamPool {
+
+	private static final Logger log = LoggerFactory.getLogger(StreamPool.class);
+
+	private static final int PRIORITIES = StreamPriority.values().length;
+
+	/** One pooled stream and its bookkeeping. */
+	static final class Slot {
+
+		final NativeStream stream;
+
+		final StreamPriority priority;
+
+		/** Written under the pool lock, read by stats. */
+		volatile boolean leased;
+
+		volatile long leases;
+
+		volatile long heldNanos;
+
+		volatile double busyShare;
+
+		Slot(NativeStream stream, StreamPriority priority) {
+			this.stream = stream;
+			this.priority = priority;
+		}
+
+	}
+
+	private final GpuContext context;
+
+	private final int minSize;
+
+	private final int maxSize;
+
+	private final Duration acquireTimeout;
+
+	private final long leakThresholdNanos;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final Condition available = this.lock.newCondition();
+
+	@SuppressWarnings("unchecked")
+	private final ArrayDeque<Slot>[] idle = new ArrayDeque[PRIORITIES];
+
+	private final List<Slot> all = new CopyOnWriteArrayList<>();
+
+	private final AtomicInteger names = new AtomicInteger();
+
+	private final AtomicLong leaksDetected = new AtomicLong();
+
+	// Guarded by lock.
+	private int total;
+
+	private int active;
+
+	private int pending;
+
+	private int highWaterMark;
+
+	private long created;
+
+	private long destroyed;
+
+	private long acquisitions;
+
+	private long timeouts;
+
+	private boolean closed;
+
+	StreamPool(GpuContext context, int minSize, int maxSize, Duration acquireTimeout, Duration leakThreshold) {
+		this.context = context;
+		this.minSize = minSize;
+		this.maxSize = maxSize;
+		this.acquireTimeout = acquireTimeout;
+		this.leakThresholdNanos = leakThreshold.toNanos();
+		for (int i = 0; i < PRIORITIES; i++) {
+			this.idle[i] = new ArrayDeque<>(maxSize);
+		}
+	}
+
+	GpuContext context() {
+		return this.context;
+	}
+
+	/** Creates the up-front streams. */
+	void fill() {
+		for (int i = 0; i < this.minSize; i++) {
+			Slot slot = newSlot(StreamPriority.NORMAL);
+			this.lock.lock();
+			try {
+				this.total++;
+				this.idle[StreamPriority.NORMAL.ordinal()].addLast(slot);
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+	}
+
+	/** Leases a normal-priority stream, waiting up to the pool's acquire timeout. */
+	public StreamLease acquire() {
+		return acquire(StreamPriority.NORMAL, this.acquireTimeout);
+	}
+
+	/** Leases a normal-priority stream, waiting up to {@code timeout}. */
+	public StreamLease acquire(Duration timeout) {
+		return acquire(StreamPriority.NORMAL, timeout);
+	}
+
+	/** Leases a stream of the given priority, waiting up to the pool's acquire timeout. */
+	public StreamLease acquire(StreamPriority priority) {
+		return acquire(priority, this.acquireTimeout);
+	}
+
+	/**
+	 * Leases a stream of the given priority.
+	 * @param timeout longest wait for a free stream; zero means do not wait
+	 * @throws PoolExhaustedException when none became free in time
+	 * @throws ContextClosedException when the context is closing or closed
+	 */
+	public StreamLease acquire(StreamPriority priority, Duration timeout) {
+		Objects.requireNonNull(priority, "priority");
+		Objects.requireNonNull(timeout, "timeout");
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
+		}
+		long start = System.nanoTime();
+		int p = priority.ordinal();
+		Slot slot;
+		Slot evicted = null;
+		boolean create = false;
+		this.lock.lock();
+		try {
+			long remaining = timeout.toNanos();
+			while (true) {
+				if (this.closed) {
+					throw closedError();
+				}
+				slot = this.idle[p].pollLast();
+				if (slot != null) {
+					break;
+				}
+				if (this.total < this.maxSize) {
+					this.total++;
+					create = true;
+					break;
+				}
+				evicted = this.idle[PRIORITIES - 1 - p].pollFirst();
+				if (evicted != null) {
+					// At the maximum with only other-priority streams idle: replace one.
+					create = true;
+					break;
+				}
+				if (remaining <= 0) {
+					this.timeouts++;
+					int activeNow = this.active;
+					int pendingNow = this.pending;
+					this.lock.unlock();
+					try {
+						this.context.listener().leaseTimedOut(System.nanoTime() - start);
+					}
+					finally {
+						this.lock.lock();
+					}
+					throw new PoolExhaustedException(timeout, activeNow, this.maxSize, pendingNow);
+				}
+				this.pending++;
+				try {
+					remaining = this.available.awaitNanos(remaining);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new GpuException("Interrupted while waiting for a pooled stream", ex);
+				}
+				finally {
+					this.pending--;
+				}
+			}
+			this.active++;
+			this.acquisitions++;
+			if (this.active > this.highWaterMark) {
+				this.highWaterMark = this.active;
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		Slot leased = create ? createOrGiveBack(priority, evicted) : slot;
+		leased.leased = true;
+		long now = System.nanoTime();
+		this.context.listener().leaseAcquired(now - start);
+		StreamLease lease = new StreamLease(this, leased, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
+		if (this.leakThresholdNanos > 0) {
+			// The task must not hold the lease, or the leak cleaner could never see it unreachable.
+			Throwable site = lease.site();
+			lease.leakTask(this.context.housekeeping()
+				.schedule(() -> reportLeak(site, leased), this.leakThresholdNanos, TimeUnit.NANOSECONDS));
+		}
+		return lease;
+	}
+
+	private Slot createOrGiveBack(StreamPriority priority, Slot evicted) {
+		if (evicted != null) {
+			destroy(evicted);
+		}
+		try {
+			return newSlot(priority);
+		}
+		catch (RuntimeException ex) {
+			this.lock.lock();
+			try {
+				this.total--;
+				this.active--;
+				this.available.signal();
+			}
+			finally {
+				this.lock.unlock();
+			}
+			throw ex;
+		}
+	}
+
+	private Slot newSlot(StreamPriority priority) {
+		String name = "pool-" + this.names.incrementAndGet() + ((priority == StreamPriority.HIGH) ? "-high" : "");
+		Slot slot = new Slot(this.context.backendHandle().createStream(priority, name), priority);
+		this.all.add(slot);
+		this.lock.lock();
+		try {
+			this.created++;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		return slot;
+	}
+
+	private void destroy(Slot slot) {
+		this.all.remove(slot);
+		try {
+			slot.stream.destroy();
+		}
+		catch (RuntimeException ex) {
+			log.warn("Destroying pooled stream {} failed", slot.stream.name(), ex);
+		}
+		this.lock.lock();
+		try {
+			this.destroyed++;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private void reportLeak(Throwable site, Slot slot) {
+		this.leaksDetected.incrementAndGet();
+		log.warn("Stream lease of {} held for more than {} ms; possible leak. Acquired at:", slot.stream.name(),
+				TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos), site);
+	}
+
+	/** Called once per lease, by its close or by the leak cleaner. */
+	void release(Slot slot, long heldNanos) {
+		this.lock.lock();
+		try {
+			slot.leased = false;
+			slot.leases++;
+			slot.heldNanos += heldNanos;
+			this.active--;
+			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
+			if (!this.closed) {
+				this.idle[slot.priority.ordinal()].addLast(slot);
+				this.available.signal();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		this.context.listener().leaseReleased(heldNanos);
+	}
+
+	private ContextClosedException closedError() {
+		return new ContextClosedException("The stream pool is shut down: its GPU context is closing or closed");
+	}
+
+	/** Refuses new leases and wakes every waiter (they get a {@link ContextClosedException}). */
+	void stopAccepting() {
+		this.lock.lock();
+		try {
+			this.closed = true;
+			this.available.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Destroys every pooled stream, leased or not. Called once by the context after draining. */
+	void destroyAll() {
+		List<Slot> slots;
+		this.lock.lock();
+		try {
+			slots = new ArrayList<>(this.all);
+			for (ArrayDeque<Slot> queue : this.idle) {
+				queue.clear();
+			}
+			this.total = 0;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		int leased = 0;
+		for (Slot slot : slots) {
+			if (slot.leased) {
+				leased++;
+			}
+			destroy(slot);
+		}
+		if (leased > 0) {
+			log.warn("{} pooled streams were still leased at context close; their leases are now stale", leased);
+		}
+	}
+
+	/** Samples whether each pooled stream has work in flight; an exponential average per stream. */
+	void sampleBusy(double alpha) {
+		if (this.context.isClosed()) {
+			return;
+		}
+		for (Slot slot : this.all) {
+			try {
+				double busy = slot.stream.query() ? 0 : 1;
+				slot.busyShare += alpha * (busy - slot.busyShare);
+			}
+			catch (RuntimeException ex) {
+				// A stream destroyed between the snapshot and the query; it is gone from the next sample.
+			}
+		}
+	}
+
+	/** A consistent snapshot of the pool's figures. */
+	public PoolStats stats() {
+		List<PoolStats.StreamStats> streams = new ArrayList<>();
+		double utilization = 0;
+		for (Slot slot : this.all) {
+			streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
+					slot.heldNanos, slot.busyShare));
+			utilization += slot.busyShare;
+		}
+		utilization = streams.isEmpty() ? 0 : utilization / streams.size();
+		this.lock.lock();
+		try {
+			int idleNow = 0;
+			for (ArrayDeque<Slot> queue : this.idle) {
+				idleNow += queue.size();
+			}
+			return new PoolStats(this.total, this.active, idleNow, this.pending, this.minSize, this.maxSize, this.created,
+					this.destroyed, this.acquisitions, this.timeouts, this.highWaterMark, this.leaksDetected.get(),
+					utilization, List.copyOf(streams));
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Leased streams now; cheaper than {@link #stats()} for gauges. */
+	public int active() {
+		this.lock.lock();
+		try {
+			return this.active;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	public int maxSize() {
+		return this.maxSize;
+	}
+
+	public int minSize() {
+		return this.minSize;
+	}
+
+	public Duration acquireTimeout() {
+		return this.acquireTimeout;
+	}
+
+}

@@ -1,0 +1,38 @@
+package dev.gpucompute.cpu;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.spi.Availability;
+import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.DeviceBackend;
+
+/** Provides the CPU backend, available on every machine as device 0. */
+public final class CpuBackendProvider implements BackendProvider {
+
+	@Override
+	public Backend backend() {
+		return Backend.CPU;
+	}
+
+	@Override
+	public Availability probe(int ordinal) {
+		if (ordinal != 0) {
+			return Availability.no("the CPU backend has one device, ordinal 0; got " + ordinal);
+		}
+		return Availability.yes("CPU backend with " + Runtime.getRuntime().availableProcessors() + " cores");
+	}
+
+	@Override
+	public DeviceBackend open(BackendConfig config) {
+		Availability availability = probe(config.ordinal());
+		if (!availability.available()) {
+			throw new BackendUnavailableException(Backend.CPU, availability.reason(), null);
+		}
+		if (config.cpuThreads() < 1) {
+			throw new IllegalArgumentException("CPU backend needs at least 1 worker thread, got " + config.cpuThreads());
+		}
+		return new CpuDeviceBackend(config);
+	}
+
+}

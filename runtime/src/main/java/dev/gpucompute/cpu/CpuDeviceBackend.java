@@ -1,0 +1,361 @@
+package dev.gpucompute.cpu;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.CpuKernel;
+import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuOutOfMemoryException;
+import dev.gpucompute.KernelLaunchException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.MemoryInfo;
+import dev.gpucompute.StreamPriority;
+import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.LaunchArgs;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeKernel;
+import dev.gpucompute.spi.NativeMemory;
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * The CPU device: one worker pool shared by all streams. Worker tasks carry their stream's
+ * priority, so high-priority streams go first when the workers are contended.
+ */
+final class CpuDeviceBackend implements DeviceBackend {
+
+	/** Limits mirror a current NVIDIA GPU, so a launch valid here is valid there. */
+	private static final int MAX_THREADS_PER_BLOCK = 1024;
+
+	private static final Dim3 MAX_BLOCK = new Dim3(1024, 1024, 64);
+
+	private static final Dim3 MAX_GRID = new Dim3(Integer.MAX_VALUE, 65535, 65535);
+
+	private static final int MAX_SHARED = 48 * 1024;
+
+	private final DeviceInfo info;
+
+	private final ThreadPoolExecutor workers;
+
+	private final int threads;
+
+	private final long budget;
+
+	private final AtomicLong used = new AtomicLong();
+
+	private final AtomicLong liveBuffers = new AtomicLong();
+
+	private final AtomicLong taskSequence = new AtomicLong();
+
+	private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+
+	private final CpuStream legacy;
+
+	private final ThreadLocal<CpuStream> perThread;
+
+	private final AtomicInteger perThreadCount = new AtomicInteger();
+
+	CpuDeviceBackend(BackendConfig config) {
+		this.threads = config.cpuThreads();
+		this.budget = config.cpuMemoryBudgetBytes();
+		AtomicInteger workerNumber = new AtomicInteger();
+		this.workers = new ThreadPoolExecutor(this.threads, this.threads, 0, TimeUnit.MILLISECONDS,
+				new PriorityBlockingQueue<>(), (runnable) -> {
+					Thread thread = new Thread(runnable, "gpu-cpu-worker-" + workerNumber.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
+		this.workers.prestartAllCoreThreads();
+		this.info = new DeviceInfo(Backend.CPU, 0, "CPU (" + this.threads + " worker threads)", "CPU-0", "", "",
+				this.threads, this.budget, "Java " + Runtime.version().feature(), MAX_THREADS_PER_BLOCK, MAX_BLOCK,
+				MAX_GRID, MAX_SHARED, 1);
+		this.legacy = new CpuStream(this, "default-legacy", 0, false);
+		this.streams.add(this.legacy);
+		this.perThread = ThreadLocal.withInitial(() -> {
+			CpuStream stream = new CpuStream(this,
+					"default-per-thread[" + Thread.currentThread().getName() + "]", 0, false);
+			this.perThreadCount.incrementAndGet();
+			this.streams.add(stream);
+			return stream;
+		});
+	}
+
+	@Override
+	public DeviceInfo info() {
+		return this.info;
+	}
+
+	void execute(int priority, Runnable task) {
+		this.workers.execute(new Task(priority, this.taskSequence.getAndIncrement(), task));
+	}
+
+	void forget(CpuStream stream) {
+		this.streams.remove(stream);
+	}
+
+	@Override
+	public NativeStream createStream(StreamPriority priority, String name) {
+		CpuStream stream = new CpuStream(this, name, (priority == StreamPriority.HIGH) ? 1 : 0, true);
+		this.streams.add(stream);
+		return stream;
+	}
+
+	@Override
+	public NativeStream defaultStream(DefaultStreamMode mode) {
+		return (mode == DefaultStreamMode.LEGACY) ? this.legacy : this.perThread.get();
+	}
+
+	@Override
+	public NativeEvent createEvent(boolean timing) {
+		return new CpuEvent(timing);
+	}
+
+	@Override
+	public NativeKernel loadKernel(KernelSource source) {
+		return new CpuKernelHandle(source);
+	}
+
+	@Override
+	public void launch(NativeKernel kernel, LaunchConfig config, LaunchArgs args, NativeStream stream) {
+		KernelSource source = ((CpuKernelHandle) kernel).source();
+		CpuKernel implementation = source.cpu();
+		CpuStream cpuStream = (CpuStream) stream;
+		if (implementation == null) {
+			throw new UnsupportedBackendOperationException("Kernel '" + source.name()
+					+ "' has no CPU implementation, so it cannot run on the CPU backend; add one with "
+					+ "KernelSource.cpu(...) or run on CUDA");
+		}
+		CpuArgs captured = new CpuArgs(args);
+		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
+	}
+
+	/** Spreads a grid's blocks over the workers; each worker takes the next block until none is left. */
+	private final class BlockRun implements Supplier<CompletableFuture<Void>> {
+
+		private final String kernel;
+
+		private final CpuStream stream;
+
+		private final CpuKernel implementation;
+
+		private final LaunchConfig config;
+
+		private final CpuArgs args;
+
+		BlockRun(String kernel, CpuStream stream, CpuKernel implementation, LaunchConfig config, CpuArgs args) {
+			this.kernel = kernel;
+			this.stream = stream;
+			this.implementation = implementation;
+			this.config = config;
+			this.args = args;
+		}
+
+		@Override
+		public CompletableFuture<Void> get() {
+			long blocks = this.config.grid().volume();
+			int tasks = (int) Math.min(CpuDeviceBackend.this.threads, blocks);
+			CompletableFuture<Void> done = new CompletableFuture<>();
+			AtomicLong next = new AtomicLong();
+			AtomicInteger remaining = new AtomicInteger(tasks);
+			java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+			long chunk = Math.max(1, blocks / (tasks * 8L));
+			for (int t = 0; t < tasks; t++) {
+				execute(this.stream.priority, () -> {
+					CpuBlock block = new CpuBlock(this.config.grid(), this.config.block(),
+							this.config.sharedMemoryBytes());
+					try {
+						long start;
+						while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
+							long end = Math.min(blocks, start + chunk);
+							for (long b = start; b < end; b++) {
+								block.moveTo(b);
+								this.implementation.run(block, this.args);
+							}
+						}
+					}
+					catch (Throwable ex) {
+						failure.compareAndSet(null, new KernelLaunchException(this.kernel, this.stream.name(),
+								"the CPU implementation threw " + ex, ex));
+					}
+					// The stream moves on only when every worker has left the kernel, also after a failure.
+					if (remaining.decrementAndGet() == 0) {
+						Throwable failed = failure.get();
+						if (failed != null) {
+							done.completeExceptionally(failed);
+						}
+						else {
+							done.complete(null);
+						}
+					}
+				});
+			}
+			return done;
+		}
+
+	}
+
+	@Override
+	public NativeMemory allocate(long bytes, NativeStream stream) {
+		if (bytes < 1) {
+			throw new IllegalArgumentException("Allocation size must be positive, got " + bytes);
+		}
+		long now = this.used.addAndGet(bytes);
+		if (now > this.budget) {
+			this.used.addAndGet(-bytes);
+			throw new GpuOutOfMemoryException(bytes, "the CPU backend's budget of " + this.budget + " bytes has "
+					+ (this.budget - (now - bytes)) + " left");
+		}
+		try {
+			CpuMemory memory = new CpuMemory(DirectMemory.allocate(bytes));
+			this.liveBuffers.incrementAndGet();
+			return memory;
+		}
+		catch (RuntimeException ex) {
+			this.used.addAndGet(-bytes);
+			throw ex;
+		}
+	}
+
+	@Override
+	public void free(NativeMemory memory, NativeStream stream) {
+		CpuMemory cpu = (CpuMemory) memory;
+		((CpuStream) stream).enqueueTask(() -> release(cpu));
+	}
+
+	private void release(CpuMemory memory) {
+		DirectMemory.free(memory.raw());
+		this.used.addAndGet(-memory.byteSize());
+		this.liveBuffers.decrementAndGet();
+	}
+
+	@Override
+	public void copyToDevice(ByteBuffer src, NativeMemory dst, long dstOffset, long bytes, NativeStream stream) {
+		ByteBuffer from = src.duplicate();
+		((CpuStream) stream).enqueueTask(() -> copy(from, ((CpuMemory) dst).view(), dstOffset, bytes));
+	}
+
+	@Override
+	public void copyToHost(NativeMemory src, long srcOffset, ByteBuffer dst, long bytes, NativeStream stream) {
+		ByteBuffer to = dst.duplicate();
+		((CpuStream) stream).enqueueTask(() -> {
+			ByteBuffer from = ((CpuMemory) src).view();
+			from.position((int) srcOffset).limit((int) (srcOffset + bytes));
+			to.put(from);
+		});
+	}
+
+	@Override
+	public void copyDeviceToDevice(NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset, long bytes,
+			NativeStream stream) {
+		((CpuStream) stream).enqueueTask(() -> {
+			ByteBuffer from = ((CpuMemory) src).view();
+			from.position((int) srcOffset).limit((int) (srcOffset + bytes));
+			copy(from, ((CpuMemory) dst).view(), dstOffset, bytes);
+		});
+	}
+
+	private static void copy(ByteBuffer from, ByteBuffer to, long toOffset, long bytes) {
+		ByteBuffer source = from.slice();
+		source.limit((int) bytes);
+		to.position((int) toOffset);
+		to.put(source);
+	}
+
+	@Override
+	public void fill(NativeMemory dst, long offset, long bytes, byte value, NativeStream stream) {
+		((CpuStream) stream).enqueueTask(() -> {
+			ByteBuffer to = ((CpuMemory) dst).view();
+			for (long i = offset; i < offset + bytes; i++) {
+				to.put((int) i, value);
+			}
+		});
+	}
+
+	@Override
+	public ByteBuffer allocateStaging(long bytes) {
+		return DirectMemory.allocate(Math.max(1, bytes));
+	}
+
+	@Override
+	public void freeStaging(ByteBuffer staging) {
+		DirectMemory.free(staging);
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		long inUse = this.used.get();
+		return new MemoryInfo(inUse, this.budget - inUse, this.budget, this.liveBuffers.get());
+	}
+
+	@Override
+	public void synchronizeDevice() {
+		GpuException first = null;
+		for (CpuStream stream : List.copyOf(this.streams)) {
+			try {
+				stream.tail().join();
+			}
+			catch (RuntimeException ex) {
+				if (first == null) {
+					first = new GpuException("Device synchronisation failed", ex);
+				}
+			}
+		}
+		if (first != null) {
+			throw first;
+		}
+	}
+
+	@Override
+	public String healthProblem() {
+		return this.workers.isShutdown() ? "CPU backend closed" : null;
+	}
+
+	/** Streams the backend still tracks (default streams included); for tests and diagnostics. */
+	int trackedStreams() {
+		return this.streams.size();
+	}
+
+	@Override
+	public void close() {
+		List<Runnable> dropped = new ArrayList<>(this.workers.shutdownNow());
+		this.streams.clear();
+		if (!dropped.isEmpty()) {
+			// Work still queued at close belongs to streams the context could not drain in time.
+			org.slf4j.LoggerFactory.getLogger(CpuDeviceBackend.class)
+				.warn("CPU backend closed with {} queued worker tasks dropped", dropped.size());
+		}
+	}
+
+	/** A worker task ordered by stream priority, then by submission. */
+	private record Task(int priority, long sequence, Runnable body) implements Runnable, Comparable<Task> {
+
+		@Override
+		public void run() {
+			this.body.run();
+		}
+
+		@Override
+		public int compareTo(Task other) {
+			int byPriority = Integer.compare(other.priority, this.priority);
+			return (byPriority != 0) ? byPriority : Long.compare(this.sequence, other.sequence);
+		}
+
+	}
+
+}

@@ -1,0 +1,23 @@
+package dev.gpucompute.spi;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Settings a backend needs when it opens.
+ *
+ * @param ordinal device ordinal
+ * @param cpuThreads worker threads (CPU backend)
+ * @param cpuMemoryBudgetBytes the CPU backend's device-memory budget
+ * @param memoryPoolReleaseThreshold bytes the stream-ordered allocator keeps cached (CUDA)
+ * @param compileOptions extra compiler options for CUDA C
+ * @param kernelCacheDir where compiled kernels are cached, or {@code null} for no disk cache
+ */
+public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
+		List<String> compileOptions, Path kernelCacheDir) {
+
+	public BackendConfig {
+		compileOptions = List.copyOf(compileOptions);
+	}
+
+}

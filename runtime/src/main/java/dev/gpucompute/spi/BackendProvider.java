@@ -1,0 +1,26 @@
+package dev.gpucompute.spi;
+
+import dev.gpucompute.Backend;
+
+/**
+ * Opens device backends of one kind. Found by {@link Backends}; implementations must have a public
+ * no-argument constructor and must not touch native libraries before {@link #probe} or
+ * {@link #open} is called.
+ */
+public interface BackendProvider {
+
+	Backend backend();
+
+	/**
+	 * Whether a device with this ordinal can be opened here. Never throws: a missing driver library,
+	 * no device or an ordinal out of range come back as an unavailable result with the reason.
+	 */
+	Availability probe(int ordinal);
+
+	/**
+	 * Opens the device.
+	 * @throws dev.gpucompute.BackendUnavailableException when it cannot be opened, with the reason
+	 */
+	DeviceBackend open(BackendConfig config);
+
+}

@@ -1,0 +1,101 @@
+package dev.gpucompute.spi;
+
+import java.nio.ByteBuffer;
+
+import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.MemoryInfo;
+import dev.gpucompute.StreamPriority;
+
+/**
+ * One open device. Owned by exactly one {@code GpuContext}, which closes it last.
+ */
+public interface DeviceBackend extends AutoCloseable {
+
+	DeviceInfo info();
+
+	/**
+	 * Creates a non-blocking stream.
+	 * @param name a label used in error messages
+	 */
+	NativeStream createStream(StreamPriority priority, String name);
+
+	/**
+	 * The default stream for the calling thread in the given mode: the same object every time for
+	 * {@link DefaultStreamMode#LEGACY}, one per thread for {@link DefaultStreamMode#PER_THREAD}.
+	 * Default streams are never destroyed by the caller.
+	 */
+	NativeStream defaultStream(DefaultStreamMode mode);
+
+	/** Creates an event, with timing when {@code timing} is true. */
+	NativeEvent createEvent(boolean timing);
+
+	/**
+	 * Compiles or loads a kernel. The CPU backend accepts kernels without a CPU implementation here
+	 * and rejects them at launch.
+	 * @throws dev.gpucompute.KernelCompilationException with the compiler log
+	 */
+	NativeKernel loadKernel(KernelSource source);
+
+	/**
+	 * Enqueues a launch. {@code args} were checked against the kernel's declared parameters; buffer
+	 * arguments are given as {@link NativeMemory}. The backend must not keep {@code args} beyond this
+	 * call (copy if the launch runs later).
+	 */
+	void launch(NativeKernel kernel, LaunchConfig config, LaunchArgs args, NativeStream stream);
+
+	/** Allocates device memory, stream-ordered on {@code stream}. */
+	NativeMemory allocate(long bytes, NativeStream stream);
+
+	/** Frees device memory, stream-ordered on {@code stream}: after all work enqueued there so far. */
+	void free(NativeMemory memory, NativeStream stream);
+
+	/**
+	 * Copies {@code bytes} from host memory to the device, enqueued on {@code stream}. {@code src} is
+	 * a staging buffer from {@link #allocateStaging}; it is read when the copy runs, between its
+	 * position and limit.
+	 */
+	void copyToDevice(ByteBuffer src, NativeMemory dst, long dstOffset, long bytes, NativeStream stream);
+
+	/** Copies device memory to a staging buffer from {@link #allocateStaging}, enqueued on {@code stream}. */
+	void copyToHost(NativeMemory src, long srcOffset, ByteBuffer dst, long bytes, NativeStream stream);
+
+	/** Copies device to device, enqueued on {@code stream}. */
+	void copyDeviceToDevice(NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset, long bytes,
+			NativeStream stream);
+
+	/** Sets {@code bytes} bytes to {@code value}, enqueued on {@code stream}. */
+	void fill(NativeMemory dst, long offset, long bytes, byte value, NativeStream stream);
+
+	/**
+	 * Host memory that asynchronous copies can use (page-locked on CUDA, direct on CPU), in native
+	 * byte order. Released with {@link #freeStaging}.
+	 */
+	ByteBuffer allocateStaging(long bytes);
+
+	void freeStaging(ByteBuffer staging);
+
+	MemoryInfo memoryInfo();
+
+	/**
+	 * Blocks until all work on every stream of this device is done ({@code cuCtxSynchronize}). Used
+	 * at shutdown and in rare cross-thread cases; never on the launch path.
+	 */
+	void synchronizeDevice();
+
+	/**
+	 * A sticky failure that left the device unusable (illegal address on CUDA), or {@code null} while
+	 * the device is healthy.
+	 */
+	String healthProblem();
+
+	/**
+	 * Releases the device. Called once, after every stream and event has been destroyed and every
+	 * buffer freed.
+	 */
+	@Override
+	void close();
+
+}

@@ -1,0 +1,25 @@
+package dev.gpucompute.spi;
+
+/** A backend's event handle. An event never recorded counts as complete, as in CUDA. */
+public interface NativeEvent {
+
+	boolean timing();
+
+	/** Captures the work enqueued on {@code stream} so far. */
+	void record(NativeStream stream);
+
+	/** Blocks until the captured work is done. */
+	void synchronize();
+
+	/** Whether the captured work is done. */
+	boolean query();
+
+	/**
+	 * Milliseconds between {@code start}'s completion and this event's completion. Both must be
+	 * timing events, recorded and complete.
+	 */
+	float elapsedMillisSince(NativeEvent start);
+
+	void destroy();
+
+}

@@ -1,0 +1,8 @@
+package dev.gpucompute.spi;
+
+/** A device allocation. */
+public interface NativeMemory {
+
+	long byteSize();
+
+}
