@@ -1,0 +1,64 @@
+package dev.gpucompute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+class ContextBuilderTest {
+
+	@Test
+	void contradictoryPoolSizesAreRejected() {
+		assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CPU).poolSize(10).maxSize(4).open())
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("poolSize (10) must not exceed maxSize (4)");
+		assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CPU).maxSize(0).open())
+			.isInstanceOf(IllegalArgumentException.class);
+		assertThatThrownBy(() -> GpuContext.builder().acquireTimeout(Duration.ofSeconds(-1)))
+			.isInstanceOf(IllegalArgumentException.class);
+	}
+
+	@Test
+	void cpuDeviceOrdinalOutOfRangeIsUnavailable() {
+		assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CPU).device(3).open())
+			.isInstanceOf(BackendUnavailableException.class)
+			.hasMessageContaining("ordinal 0; got 3");
+	}
+
+	@Test
+	void autoFallsBackToCpuWithTheReasonWhenNoCudaDeviceIsUsable() {
+		GpuContext.Selection cuda = GpuContext.select(Backend.CUDA, 0);
+		GpuContext.Selection auto = GpuContext.select(null, 0);
+		if (cuda.availability().available()) {
+			assertThat(auto.backend()).isEqualTo(Backend.CUDA);
+		}
+		else {
+			assertThat(auto.backend()).isEqualTo(Backend.CPU);
+			assertThat(auto.reason()).startsWith("auto: falling back to CPU because CUDA is unavailable: ")
+				.endsWith(cuda.availability().reason());
+			try (GpuContext context = GpuContext.builder().open()) {
+				assertThat(context.backend()).isEqualTo(Backend.CPU);
+				assertThat(context.backendReason()).isEqualTo(auto.reason());
+			}
+			assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CUDA).open())
+				.isInstanceOf(BackendUnavailableException.class)
+				.hasMessageContaining(cuda.availability().reason());
+		}
+	}
+
+	@Test
+	void openCreatesThePoolUpFrontAndCloseIsIdempotent() {
+		GpuContext context = GpuContext.builder().backend(Backend.CPU).poolSize(3).maxSize(5).open();
+		assertThat(context.streams().stats().size()).isEqualTo(3);
+		assertThat(context.streams().stats().idle()).isEqualTo(3);
+		assertThat(context.device().backend()).isEqualTo(Backend.CPU);
+		assertThat(context.isHealthy()).isTrue();
+		context.close();
+		context.close();
+		assertThat(context.streams().stats().size()).isZero();
+		assertThat(context.isClosed()).isTrue();
+	}
+
+}

@@ -1,0 +1,40 @@
+package dev.gpucompute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+/** The cleaner returns what was dropped without being closed (DESIGN.md 3.11). */
+class LeakSafetyNetTest {
+
+	@Test
+	void droppedLeaseEventAndBufferAreReturned() throws Exception {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1).maxSize(2)
+			.kernelTiming(KernelTiming.OFF)
+			.open()) {
+			long memory = context.memory().usedBytes();
+			dropResources(context);
+			assertThat(context.streams().stats().active()).isEqualTo(1);
+			assertThat(context.events().inUse()).isEqualTo(1);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+			while ((context.streams().stats().active() > 0 || context.events().inUse() > 0
+					|| context.memory().liveBuffers() > 0) && System.nanoTime() < deadline) {
+				System.gc();
+				Thread.sleep(20);
+				context.synchronize();
+			}
+			assertThat(context.streams().stats().active()).as("lease returned by the cleaner").isZero();
+			assertThat(context.events().inUse()).as("event returned by the cleaner").isZero();
+			assertThat(context.memory().usedBytes()).as("buffer freed by the cleaner").isEqualTo(memory);
+		}
+	}
+
+	private static void dropResources(GpuContext context) {
+		context.streams().acquire();
+		context.events().create();
+		context.launcher().allocate(1024);
+	}
+
+}

@@ -1,0 +1,197 @@
+package dev.gpucompute.cpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuListener;
+import dev.gpucompute.GpuOutOfMemoryException;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelLaunchException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.UnsupportedBackendOperationException;
+
+/** What only the CPU backend can show: Java kernels that throw, block coverage, the memory budget. */
+class CpuBackendTest {
+
+	private final List<String> failures = new CopyOnWriteArrayList<>();
+
+	private final List<String> launched = new CopyOnWriteArrayList<>();
+
+	private final List<String> timed = new CopyOnWriteArrayList<>();
+
+	private GpuContext context;
+
+	@BeforeEach
+	void open() {
+		GpuListener listener = new GpuListener() {
+			@Override
+			public void kernelLaunched(String kernel, boolean success) {
+				CpuBackendTest.this.launched.add(kernel + ":" + success);
+			}
+
+			@Override
+			public void kernelFailed(String kernel) {
+				CpuBackendTest.this.failures.add(kernel);
+			}
+
+			@Override
+			public void kernelTimed(String kernel, long nanos) {
+				CpuBackendTest.this.timed.add(kernel);
+			}
+		};
+		this.context = GpuContext.builder().backend(Backend.CPU).cpuThreads(3).poolSize(1).maxSize(4)
+			.cpuMemoryBudget(1 << 20).kernelTiming(KernelTiming.ALL).listener(listener).open();
+	}
+
+	@AfterEach
+	void close() {
+		this.context.close();
+	}
+
+	@Test
+	void kernelThatThrowsSurfacesAtSynchronizeNamingKernelAndStreamAndTheStreamStaysUsable() {
+		AtomicInteger calls = new AtomicInteger();
+		KernelSource failing = KernelSource.named("explode").params(ParamType.INT).cpu((block, args) -> {
+			if (calls.incrementAndGet() == 1) {
+				throw new IllegalStateException("bad input " + args.i32(0));
+			}
+		});
+		Kernel kernel = this.context.launcher().load(failing);
+		try (StreamLease lease = this.context.streams().acquire()) {
+			this.context.launcher().launch(lease.stream(), kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)), 7);
+			assertThatThrownBy(() -> lease.stream().synchronize()).isInstanceOf(KernelLaunchException.class)
+				.hasMessageContaining("'explode'")
+				.hasMessageContaining(lease.stream().name())
+				.hasMessageContaining("bad input 7")
+				.satisfies((ex) -> assertThat(((KernelLaunchException) ex).kernelName()).isEqualTo("explode"));
+			// Reported once; the stream runs the next launch normally.
+			this.context.launcher().launch(lease.stream(), kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)), 8);
+			lease.stream().synchronize();
+			assertThat(calls).hasValue(2);
+		}
+		assertThat(kernel.stats().errors()).isEqualTo(1);
+		assertThat(kernel.stats().launches()).isEqualTo(2);
+		assertThat(this.failures).containsExactly("explode");
+	}
+
+	@Test
+	void failedKernelCompletesTheStreamFutureExceptionally() {
+		KernelSource failing = KernelSource.named("fails").cpu((block, args) -> {
+			throw new ArithmeticException("division by zero");
+		});
+		try (StreamLease lease = this.context.streams().acquire()) {
+			this.context.launcher().launch(lease.stream(), this.context.launcher().load(failing),
+					LaunchConfig.of(Dim3.of(4), Dim3.of(1)));
+			assertThatThrownBy(() -> lease.stream().completion().get(10, TimeUnit.SECONDS))
+				.hasCauseInstanceOf(KernelLaunchException.class)
+				.hasMessageContaining("'fails'");
+			assertThatThrownBy(() -> lease.stream().synchronize()).isInstanceOf(KernelLaunchException.class);
+		}
+	}
+
+	@Test
+	void kernelWithoutCpuImplementationIsAClearErrorOnTheCpuBackend() {
+		KernelSource cudaOnly = KernelSource.named("cuda_only").cuda("extern \"C\" __global__ void cuda_only() {}");
+		Kernel kernel = this.context.launcher().load(cudaOnly);
+		assertThatThrownBy(() -> this.context.launcher().launch(kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1))))
+			.isInstanceOf(UnsupportedBackendOperationException.class)
+			.hasMessageContaining("'cuda_only' has no CPU implementation");
+		assertThat(kernel.stats().errors()).isEqualTo(1);
+		assertThat(this.launched).containsExactly("cuda_only:false");
+		assertThat(this.context.events().inUse()).as("the timing event of the rejected launch").isZero();
+	}
+
+	@Test
+	void everyBlockOfA3dGridRunsExactlyOnce() {
+		Dim3 grid = Dim3.of(7, 5, 3);
+		int blocks = (int) grid.volume();
+		KernelSource mark = KernelSource.named("mark").params(ParamType.BUFFER).cpu((block, args) -> {
+			int linear = block.x() + block.gridDim().x() * (block.y() + block.gridDim().y() * block.z());
+			args.ints(0).put(linear, args.ints(0).get(linear) + 1);
+		});
+		try (DeviceBuffer counts = this.context.launcher().allocate(4L * blocks)) {
+			counts.fill((byte) 0, counts.stream());
+			this.context.launcher().launch(mark, LaunchConfig.of(grid, Dim3.of(32)), counts);
+			int[] host = new int[blocks];
+			counts.download(host, counts.stream()).join();
+			assertThat(host).containsOnly(1);
+		}
+	}
+
+	@Test
+	void sharedMemoryIsPrivateToABlockAndZeroed() {
+		KernelSource shared = KernelSource.named("shared").params(ParamType.BUFFER).cpu((block, args) -> {
+			java.nio.ByteBuffer memory = block.sharedMemory();
+			int before = memory.getInt(0);
+			memory.putInt(0, block.x() + 1);
+			args.ints(0).put(block.x(), before);
+		});
+		try (DeviceBuffer seen = this.context.launcher().allocate(4 * 64)) {
+			seen.fill((byte) 0x7f, seen.stream());
+			this.context.launcher().launch(shared, LaunchConfig.of(Dim3.of(64), Dim3.of(1)).withSharedMemory(16), seen);
+			int[] host = new int[64];
+			seen.download(host, seen.stream()).join();
+			assertThat(host).containsOnly(0);
+		}
+	}
+
+	@Test
+	void memoryBudgetIsEnforcedAndReturned() {
+		long start = this.context.memory().usedBytes();
+		DeviceBuffer big = this.context.launcher().allocate(768 * 1024);
+		assertThatThrownBy(() -> this.context.launcher().allocate(512 * 1024))
+			.isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageContaining("524288 bytes");
+		big.close();
+		this.context.synchronize();
+		assertThat(this.context.memory().usedBytes()).isEqualTo(start);
+		assertThat(this.context.memory().liveBuffers()).isZero();
+	}
+
+	@Test
+	void timedLaunchesReportDeviceTime() throws Exception {
+		KernelSource nap = KernelSource.named("nap").cpu((block, args) -> {
+			try {
+				Thread.sleep(20);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		Kernel kernel = this.context.launcher().load(nap);
+		for (int i = 0; i < 3; i++) {
+			this.context.launcher().launch(kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
+		}
+		this.context.launcher().synchronize();
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (kernel.stats().timedLaunches() < 3 && System.nanoTime() < deadline) {
+			Thread.sleep(5);
+		}
+		assertThat(kernel.stats().timedLaunches()).isEqualTo(3);
+		assertThat(kernel.stats().meanDeviceTime()).isGreaterThanOrEqualTo(Duration.ofMillis(15));
+		assertThat(this.timed).containsExactly("nap", "nap", "nap");
+		while (this.context.events().inUse() > 0 && System.nanoTime() < deadline) {
+			Thread.sleep(5);
+		}
+		assertThat(this.context.events().inUse()).isZero();
+	}
+
+}
