@@ -309,7 +309,7 @@ public final class GpuContext implements AutoCloseable {
 		}
 		try {
 			this.pool.stopAccepting();
-			drain();
+			awaitIdle(this.drainTimeout);
 			this.housekeeping.shutdownNow();
 			this.completions.shutdown();
 			awaitQuietly(this.completions);
@@ -329,7 +329,27 @@ public final class GpuContext implements AutoCloseable {
 		}
 	}
 
-	private void drain() {
+	/**
+	 * Stops handing out stream leases and waits up to {@code timeout} for the work already enqueued
+	 * on the device to finish, releasing nothing: the first half of {@link #close()}, for containers
+	 * that stop work in one phase and release resources in a later one (Spring stops its lifecycle
+	 * beans before it destroys beans). Leases already held stay usable until they are closed, and
+	 * launches on them or on default streams still run; acquiring a lease afterwards raises
+	 * {@link ContextClosedException}. Thread-safe and idempotent; {@link #close()} afterwards still
+	 * waits for whatever was enqueued after this call.
+	 * @param timeout longest wait for the device to become idle
+	 * @return whether the device became idle within the timeout (also {@code true} when closed)
+	 */
+	public boolean drain(Duration timeout) {
+		Objects.requireNonNull(timeout, "timeout");
+		if (this.state == State.CLOSED) {
+			return true;
+		}
+		this.pool.stopAccepting();
+		return awaitIdle(timeout);
+	}
+
+	private boolean awaitIdle(Duration timeout) {
 		CompletableFuture<Void> drained = CompletableFuture.runAsync(this.backend::synchronizeDevice,
 				(runnable) -> {
 					Thread thread = new Thread(runnable, "gpu-" + this.id + "-drain");
@@ -337,17 +357,20 @@ public final class GpuContext implements AutoCloseable {
 					thread.start();
 				});
 		try {
-			drained.get(this.drainTimeout.toNanos(), TimeUnit.NANOSECONDS);
+			drained.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+			return true;
 		}
 		catch (TimeoutException ex) {
-			log.warn("GPU work still in flight after the drain timeout of {}; releasing resources anyway",
-					this.drainTimeout);
+			log.warn("GPU work still in flight after the drain timeout of {}", timeout);
+			return false;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			return false;
 		}
 		catch (java.util.concurrent.ExecutionException ex) {
 			log.warn("A kernel failed while the context drained: {}", ex.getCause().getMessage());
+			return true;
 		}
 	}
 

@@ -625,6 +625,23 @@ public abstract class GpuContractSuite {
 	}
 
 	@Test
+	void drainStopsNewLeasesButLetsHeldOnesFinish() {
+		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
+		try (StreamLease held = this.pool.acquire(); DeviceBuffer cell = zeros(1)) {
+			held.stream().waitFor(cell.stream());
+			this.launcher.launch(held.stream(), slow, ONE, cell, 0, 3, 200);
+			assertThat(this.context.drain(Duration.ofSeconds(30))).isTrue();
+			assertThat(held.stream().isIdle()).as("drain waited for the work in flight").isTrue();
+			assertThatThrownBy(() -> this.pool.acquire()).isInstanceOf(ContextClosedException.class);
+			this.launcher.launch(held.stream(), slow, ONE, cell, 0, 4, 1);
+			assertThat(read(cell, 1, held.stream())).containsExactly(4);
+		}
+		this.context.close();
+		assertThat(this.pool.stats().size()).isZero();
+		assertThat(this.context.events().live()).isZero();
+	}
+
+	@Test
 	void handlesAreNeverRoutedToAnotherContext() {
 		try (GpuContext other = builder().kernelTiming(KernelTiming.OFF).open();
 				StreamLease foreign = other.streams().acquire();

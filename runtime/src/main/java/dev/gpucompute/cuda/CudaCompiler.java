@@ -1,0 +1,460 @@
+package dev.gpucompute.cuda;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.KernelCompilationException;
+import jcuda.nvrtc.JNvrtc;
+import jcuda.nvrtc.nvrtcProgram;
+import jcuda.nvrtc.nvrtcResult;
+
+/**
+ * Compiles CUDA C to PTX. First choice is NVRTC through JCuda's binding; that binding is linked
+ * against {@code libnvrtc.so.12}, which a CUDA 13-only machine does not have, so the second
+ * choice is {@code nvcc -ptx} when an {@code nvcc} is on {@code PATH}, under {@code CUDA_HOME},
+ * {@code CUDA_PATH} or in {@code /usr/local/cuda/bin}. Without either, compilation fails with a
+ * message naming the missing library and the PTX alternative.
+ */
+final class CudaCompiler {
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaCompiler.class);
+
+	/** Longest an {@code nvcc} run may take. */
+	private static final long NVCC_TIMEOUT_SECONDS = 300;
+
+	private static final Pattern COMPUTE_ARCH = Pattern.compile("compute_(\\d+)");
+
+	private static volatile CudaCompiler system;
+
+	private final boolean useNvrtc;
+
+	private final List<Path> nvccCandidates;
+
+	private volatile Path nvcc;
+
+	private volatile boolean nvccResolved;
+
+	private volatile List<Integer> nvccArchs;
+
+	/**
+	 * @param useNvrtc whether to try JCuda's NVRTC binding
+	 * @param nvccCandidates where to look for {@code nvcc}, in order
+	 */
+	CudaCompiler(boolean useNvrtc, List<Path> nvccCandidates) {
+		this.useNvrtc = useNvrtc;
+		this.nvccCandidates = List.copyOf(nvccCandidates);
+	}
+
+	/** The compiler for this machine: NVRTC, then {@code nvcc} from the usual places. */
+	static CudaCompiler system() {
+		CudaCompiler compiler = system;
+		if (compiler == null) {
+			synchronized (CudaCompiler.class) {
+				compiler = system;
+				if (compiler == null) {
+					compiler = new CudaCompiler(true, defaultNvccCandidates());
+					system = compiler;
+				}
+			}
+		}
+		return compiler;
+	}
+
+	/** {@code nvcc} on {@code PATH}, then under {@code CUDA_HOME}, {@code CUDA_PATH} and {@code /usr/local/cuda}. */
+	static List<Path> defaultNvccCandidates() {
+		Set<Path> candidates = new LinkedHashSet<>();
+		String path = System.getenv("PATH");
+		if (path != null) {
+			for (String entry : path.split(File.pathSeparator)) {
+				if (!entry.isBlank()) {
+					candidates.add(Path.of(entry, "nvcc"));
+				}
+			}
+		}
+		for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
+			String home = System.getenv(variable);
+			if (home != null && !home.isBlank()) {
+				candidates.add(Path.of(home, "bin", "nvcc"));
+			}
+		}
+		candidates.add(Path.of("/usr/local/cuda/bin/nvcc"));
+		return new ArrayList<>(candidates);
+	}
+
+	/** The outcome of a compilation. */
+	record Result(byte[] ptx, String compiler, String log) {
+	}
+
+	/** A short description of what will compile CUDA C here, for logs. */
+	String describe() {
+		String nvrtcProblem = this.useNvrtc ? Nvrtc.problem() : "NVRTC disabled";
+		if (nvrtcProblem == null) {
+			return Nvrtc.version();
+		}
+		Path nvccPath = nvcc();
+		return (nvccPath != null) ? "nvcc (" + nvccPath + "; " + nvrtcProblem + ")" : "none (" + nvrtcProblem + ")";
+	}
+
+	/**
+	 * Compiles {@code source} to PTX for a device of compute capability {@code major.minor}. The
+	 * target is {@code compute_XY} of the device, lowered to the newest architecture the compiler
+	 * supports when the compiler is older than the device, unless {@code options} name one.
+	 * @throws KernelCompilationException with the compiler's log
+	 */
+	Result compile(String kernelName, String source, List<String> options, int major, int minor) {
+		int wanted = major * 10 + minor;
+		String nvrtcProblem = this.useNvrtc ? Nvrtc.problem() : "NVRTC is disabled";
+		if (nvrtcProblem == null) {
+			return compileWithNvrtc(kernelName, source, options, clampArch(wanted, Nvrtc.archs()));
+		}
+		Path nvccPath = nvcc();
+		if (nvccPath != null) {
+			logger.debug("Compiling kernel '{}' with {} ({})", kernelName, nvccPath, nvrtcProblem);
+			return compileWithNvcc(nvccPath, kernelName, source, options, clampArch(wanted, nvccArchs(nvccPath)));
+		}
+		throw new KernelCompilationException(kernelName, noCompilerMessage(nvrtcProblem, wanted), null, null);
+	}
+
+	/** The message when neither NVRTC nor nvcc can be used. */
+	static String noCompilerMessage(String nvrtcProblem, int arch) {
+		return "no CUDA C compiler is available here. " + nvrtcProblem + "; and no nvcc was found on PATH, under "
+				+ "CUDA_HOME or CUDA_PATH, or in /usr/local/cuda/bin. Ship the kernel as PTX instead: compile it once "
+				+ "with `nvcc -ptx -arch=compute_" + arch + " kernel.cu` and load the .ptx (KernelSource.ptx(...), or a "
+				+ ".ptx file in gpu/kernels/ on the class path), or install CUDA 12's NVRTC so that libnvrtc.so.12 is on "
+				+ "the library path (LD_LIBRARY_PATH, CUDA_HOME/lib64, or -Dgpu.cuda.nvrtc-library=/path/to/libnvrtc.so.12)";
+	}
+
+	/**
+	 * The architecture to compile for: {@code wanted} when the compiler supports it (or its list
+	 * is unknown), else the newest supported one below it; {@code wanted} when all are newer (the
+	 * compiler then reports the problem itself).
+	 */
+	static int clampArch(int wanted, Collection<Integer> supported) {
+		if (supported == null || supported.isEmpty() || supported.contains(wanted)) {
+			return wanted;
+		}
+		int best = -1;
+		for (int arch : supported) {
+			if (arch <= wanted && arch > best) {
+				best = arch;
+			}
+		}
+		return (best > 0) ? best : wanted;
+	}
+
+	/** Whether the options already choose a target architecture. */
+	static boolean namesArch(List<String> options) {
+		for (String option : options) {
+			if (option.startsWith("-arch") || option.startsWith("--gpu-architecture") || option.startsWith("-gencode")
+					|| option.startsWith("--generate-code") || option.startsWith("-code") || option.startsWith("--gpu-code")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private Result compileWithNvrtc(String kernelName, String source, List<String> options, int arch) {
+		List<String> all = new ArrayList<>();
+		if (!namesArch(options)) {
+			all.add("--gpu-architecture=compute_" + arch);
+		}
+		all.addAll(options);
+		String[] optionArray = all.toArray(new String[0]);
+		nvrtcProgram program = new nvrtcProgram();
+		int result = JNvrtc.nvrtcCreateProgram(program, source, kernelName + ".cu", 0, null, null);
+		if (result != nvrtcResult.NVRTC_SUCCESS) {
+			throw new KernelCompilationException(kernelName, "nvrtcCreateProgram returned " + nvrtcResult.stringFor(result),
+					null, null);
+		}
+		try {
+			result = JNvrtc.nvrtcCompileProgram(program, optionArray.length, optionArray);
+			String[] log = new String[1];
+			JNvrtc.nvrtcGetProgramLog(program, log);
+			String logText = stripNul(log[0]);
+			if (result != nvrtcResult.NVRTC_SUCCESS) {
+				throw new KernelCompilationException(kernelName,
+						Nvrtc.version() + " returned " + nvrtcResult.stringFor(result) + " (options " + all + ")", logText, null);
+			}
+			String[] ptx = new String[1];
+			result = JNvrtc.nvrtcGetPTX(program, ptx);
+			if (result != nvrtcResult.NVRTC_SUCCESS || ptx[0] == null) {
+				throw new KernelCompilationException(kernelName, "nvrtcGetPTX returned " + nvrtcResult.stringFor(result),
+						logText, null);
+			}
+			return new Result(stripNul(ptx[0]).getBytes(StandardCharsets.UTF_8), Nvrtc.version(), logText);
+		}
+		finally {
+			JNvrtc.nvrtcDestroyProgram(program);
+		}
+	}
+
+	private Result compileWithNvcc(Path nvccPath, String kernelName, String source, List<String> options, int arch) {
+		Path dir = null;
+		try {
+			dir = Files.createTempDirectory("gpu-compute-nvcc-");
+			Path cu = dir.resolve(kernelName + ".cu");
+			Path ptx = dir.resolve(kernelName + ".ptx");
+			Path log = dir.resolve("nvcc.log");
+			Files.writeString(cu, source, StandardCharsets.UTF_8);
+			List<String> command = new ArrayList<>();
+			command.add(nvccPath.toString());
+			command.add("-ptx");
+			if (!namesArch(options)) {
+				command.add("-arch=compute_" + arch);
+			}
+			command.addAll(options);
+			command.add("-o");
+			command.add(ptx.toString());
+			command.add(cu.toString());
+			Process process = new ProcessBuilder(command).directory(dir.toFile())
+				.redirectErrorStream(true)
+				.redirectOutput(log.toFile())
+				.start();
+			if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+				process.destroyForcibly();
+				throw new KernelCompilationException(kernelName, "nvcc did not finish within " + NVCC_TIMEOUT_SECONDS + " s",
+						readQuietly(log), null);
+			}
+			String logText = readQuietly(log);
+			if (process.exitValue() != 0 || !Files.isRegularFile(ptx)) {
+				throw new KernelCompilationException(kernelName,
+						"nvcc exited with status " + process.exitValue() + " (" + String.join(" ", command) + ")", logText, null);
+			}
+			return new Result(Files.readAllBytes(ptx), "nvcc (" + nvccPath + ")", logText);
+		}
+		catch (IOException ex) {
+			throw new KernelCompilationException(kernelName, "nvcc at " + nvccPath + " could not be run: " + ex, null, ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new KernelCompilationException(kernelName, "interrupted while nvcc was compiling", null, ex);
+		}
+		finally {
+			deleteQuietly(dir);
+		}
+	}
+
+	/** The first executable {@code nvcc} among the candidates, or {@code null}. */
+	Path nvcc() {
+		if (!this.nvccResolved) {
+			synchronized (this) {
+				if (!this.nvccResolved) {
+					this.nvcc = this.nvccCandidates.stream().filter(Files::isExecutable).findFirst().orElse(null);
+					this.nvccResolved = true;
+				}
+			}
+		}
+		return this.nvcc;
+	}
+
+	/** The {@code compute_XY} targets {@code nvcc --list-gpu-arch} names, or an empty list. */
+	private List<Integer> nvccArchs(Path nvccPath) {
+		List<Integer> archs = this.nvccArchs;
+		if (archs == null) {
+			archs = listNvccArchs(nvccPath);
+			this.nvccArchs = archs;
+		}
+		return archs;
+	}
+
+	private static List<Integer> listNvccArchs(Path nvccPath) {
+		Path out = null;
+		try {
+			out = Files.createTempFile("gpu-compute-nvcc-archs-", ".txt");
+			Process process = new ProcessBuilder(nvccPath.toString(), "--list-gpu-arch").redirectErrorStream(true)
+				.redirectOutput(out.toFile())
+				.start();
+			if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+				process.destroyForcibly();
+				return List.of();
+			}
+			return parseArchs(Files.readString(out));
+		}
+		catch (IOException | RuntimeException ex) {
+			return List.of();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return List.of();
+		}
+		finally {
+			deleteQuietly(out);
+		}
+	}
+
+	/** The numbers of the {@code compute_XY} tokens in {@code text}, sorted. */
+	static List<Integer> parseArchs(String text) {
+		TreeSet<Integer> archs = new TreeSet<>();
+		Matcher matcher = COMPUTE_ARCH.matcher(text);
+		while (matcher.find()) {
+			archs.add(Integer.parseInt(matcher.group(1)));
+		}
+		return List.copyOf(archs);
+	}
+
+	private static String stripNul(String text) {
+		if (text == null) {
+			return "";
+		}
+		int end = text.length();
+		while (end > 0 && text.charAt(end - 1) == '\0') {
+			end--;
+		}
+		return text.substring(0, end);
+	}
+
+	private static String readQuietly(Path file) {
+		try {
+			return Files.isRegularFile(file) ? Files.readString(file) : "";
+		}
+		catch (IOException | RuntimeException ex) {
+			return "";
+		}
+	}
+
+	private static void deleteQuietly(Path path) {
+		if (path == null) {
+			return;
+		}
+		try (Stream<Path> walk = Files.walk(path)) {
+			walk.sorted(Comparator.reverseOrder()).forEach((p) -> {
+				try {
+					Files.deleteIfExists(p);
+				}
+				catch (IOException ignored) {
+					// best effort
+				}
+			});
+		}
+		catch (IOException | RuntimeException ignored) {
+			// best effort
+		}
+	}
+
+	/**
+	 * JCuda's NVRTC binding, loaded once per process. Its native part is linked against
+	 * {@code libnvrtc.so.12}; when that library is not on the loader's path but can be found (an
+	 * explicit setting, {@code CUDA_HOME}, {@code CUDA_PATH} or a {@code /usr/local/cuda-12*}
+	 * install), it is loaded first by absolute path, which satisfies the dependency.
+	 */
+	static final class Nvrtc {
+
+		private static boolean tried;
+
+		private static String problem;
+
+		private static String version = "NVRTC";
+
+		private static List<Integer> archs = List.of();
+
+		private Nvrtc() {
+		}
+
+		/** {@code null} when NVRTC works, else why not. */
+		static synchronized String problem() {
+			if (tried) {
+				return problem;
+			}
+			tried = true;
+			preload();
+			try {
+				JNvrtc.setExceptionsEnabled(false);
+				int[] major = new int[1];
+				int[] minor = new int[1];
+				JNvrtc.nvrtcVersion(major, minor);
+				version = "NVRTC " + major[0] + "." + minor[0];
+				int[] count = new int[1];
+				if (JNvrtc.nvrtcGetNumSupportedArchs(count) == nvrtcResult.NVRTC_SUCCESS && count[0] > 0) {
+					int[] list = new int[count[0]];
+					if (JNvrtc.nvrtcGetSupportedArchs(list) == nvrtcResult.NVRTC_SUCCESS) {
+						List<Integer> values = new ArrayList<>();
+						for (int arch : list) {
+							values.add(arch);
+						}
+						archs = List.copyOf(new TreeSet<>(values));
+					}
+				}
+				problem = null;
+			}
+			catch (Throwable ex) { // UnsatisfiedLinkError, NoClassDefFoundError
+				problem = "JCuda's NVRTC binding needs libnvrtc.so.12, which could not be loaded ("
+						+ CudaFormat.linkFailure(ex) + ")";
+			}
+			return problem;
+		}
+
+		static synchronized String version() {
+			return version;
+		}
+
+		static synchronized List<Integer> archs() {
+			return archs;
+		}
+
+		private static void preload() {
+			for (Path candidate : candidates()) {
+				if (Files.isRegularFile(candidate)) {
+					try {
+						System.load(candidate.toAbsolutePath().toString());
+						logger.debug("Loaded {} for JCuda's NVRTC binding", candidate);
+						return;
+					}
+					catch (Throwable ex) {
+						logger.debug("Could not load {}: {}", candidate, ex.toString());
+					}
+				}
+			}
+		}
+
+		private static List<Path> candidates() {
+			List<Path> candidates = new ArrayList<>();
+			String explicit = System.getProperty("gpu.cuda.nvrtc-library", System.getenv("GPU_NVRTC_LIBRARY"));
+			if (explicit != null && !explicit.isBlank()) {
+				candidates.add(Path.of(explicit));
+			}
+			for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
+				String home = System.getenv(variable);
+				if (home != null && !home.isBlank()) {
+					candidates.add(Path.of(home, "lib64", "libnvrtc.so.12"));
+					candidates.add(Path.of(home, "lib", "libnvrtc.so.12"));
+				}
+			}
+			candidates.add(Path.of("/usr/local/cuda/lib64/libnvrtc.so.12"));
+			Path local = Path.of("/usr/local");
+			if (Files.isDirectory(local)) {
+				List<Path> installs = new ArrayList<>();
+				try (DirectoryStream<Path> dirs = Files.newDirectoryStream(local, "cuda-12*")) {
+					dirs.forEach(installs::add);
+				}
+				catch (IOException | RuntimeException ignored) {
+					// none
+				}
+				installs.sort(Comparator.reverseOrder());
+				for (Path install : installs) {
+					candidates.add(install.resolve("lib64").resolve("libnvrtc.so.12"));
+				}
+			}
+			return candidates;
+		}
+
+	}
+
+}

@@ -1,0 +1,146 @@
+package dev.gpucompute.cuda;
+
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventQuery;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.GpuException;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
+import jcuda.driver.CUevent;
+
+/**
+ * A CUDA event, created with {@code CU_EVENT_DISABLE_TIMING} unless it is a timing event. An event
+ * never recorded is complete (CUDA behaves so: query succeeds, synchronize returns at once).
+ */
+final class CudaEvent implements NativeEvent {
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaEvent.class);
+
+	final CudaDeviceBackend backend;
+
+	final CUevent handle;
+
+	private final boolean timing;
+
+	/** The stream of the most recent record, named in errors. */
+	private volatile CudaStream recordedOn;
+
+	private volatile boolean destroyed;
+
+	CudaEvent(CudaDeviceBackend backend, CUevent handle, boolean timing) {
+		this.backend = backend;
+		this.handle = handle;
+		this.timing = timing;
+	}
+
+	@Override
+	public boolean timing() {
+		return this.timing;
+	}
+
+	@Override
+	public void record(NativeStream stream) {
+		CudaStream cudaStream = this.backend.stream(stream);
+		this.backend.enter();
+		int result = cuEventRecord(this.handle, cudaStream.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuEventRecord", null, cudaStream);
+		}
+		this.recordedOn = cudaStream;
+	}
+
+	@Override
+	public void synchronize() {
+		this.backend.enter();
+		int result = cuEventSynchronize(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw failure(result, "cuEventSynchronize");
+		}
+	}
+
+	@Override
+	public boolean query() {
+		this.backend.enter();
+		int result = cuEventQuery(this.handle);
+		if (result == CudaErrors.SUCCESS) {
+			return true;
+		}
+		if (result == CudaErrors.NOT_READY) {
+			return false;
+		}
+		throw failure(result, "cuEventQuery");
+	}
+
+	@Override
+	public float elapsedMillisSince(NativeEvent start) {
+		CudaEvent from = this.backend.event(start);
+		if (!this.timing || !from.timing) {
+			throw new GpuException("Elapsed time needs two timing events (created with timing = true); "
+					+ (this.timing ? "the start event" : "this event") + " has timing disabled");
+		}
+		if (from.recordedOn == null || this.recordedOn == null) {
+			throw new GpuException("Elapsed time needs both events recorded; " + ((from.recordedOn == null) ? "the start event"
+					: "this event") + " was never recorded");
+		}
+		this.backend.enter();
+		float[] millis = new float[1];
+		int result = cuEventElapsedTime(millis, from.handle, this.handle);
+		if (result == CudaErrors.NOT_READY) {
+			throw new GpuException("Elapsed time is not available yet: an event's work has not completed "
+					+ "(synchronize the later event first)");
+		}
+		if (result != CudaErrors.SUCCESS) {
+			throw failure(result, "cuEventElapsedTime");
+		}
+		return millis[0];
+	}
+
+	@Override
+	public void destroy() {
+		if (this.destroyed) {
+			return;
+		}
+		this.destroyed = true;
+		this.backend.forget(this);
+		if (this.backend.isClosed()) {
+			return;
+		}
+		this.backend.enter();
+		int result = cuEventDestroy(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuEventDestroy", null, null);
+		}
+	}
+
+	/** Destroys without throwing (backend shutdown). */
+	void destroyQuietly() {
+		if (this.destroyed) {
+			return;
+		}
+		this.destroyed = true;
+		int result = cuEventDestroy(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			logger.debug("cuEventDestroy at close returned {}", CudaErrors.name(result));
+		}
+	}
+
+	private GpuException failure(int result, String call) {
+		CudaStream stream = this.recordedOn;
+		return (stream != null) ? this.backend.streamFailure(result, call, stream)
+				: this.backend.failure(result, call, null, null);
+	}
+
+	@Override
+	public String toString() {
+		CudaStream stream = this.recordedOn;
+		return "CudaEvent[" + (this.timing ? "timing" : "no timing") + ((stream != null) ? ", recorded on " + stream.name() : "")
+				+ "]";
+	}
+
+}

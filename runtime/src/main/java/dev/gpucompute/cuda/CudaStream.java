@@ -1,0 +1,199 @@
+package dev.gpucompute.cuda;
+
+import static jcuda.driver.JCudaDriver.cuStreamAddCallback;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamQuery;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
+
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.GpuException;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstreamCallback;
+
+/**
+ * A CUDA stream: a non-blocking stream created by the backend, or one of the two default
+ * streams, which wrap the real {@code CU_STREAM_LEGACY} / {@code CU_STREAM_PER_THREAD} handles
+ * (never a null handle, so synchronising them always waits for their work).
+ */
+final class CudaStream implements NativeStream {
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaStream.class);
+
+	/**
+	 * Runs the callback handed to {@link #whenDone} with the failure of the stream's work, if any.
+	 * Makes no CUDA call (not even {@code cuGetErrorString}): the driver forbids it in callbacks.
+	 */
+	private static final CUstreamCallback DONE = (handle, status, userData) -> {
+		Completion completion = (Completion) userData;
+		GpuException failure = null;
+		try {
+			if (status != CudaErrors.SUCCESS) {
+				failure = completion.stream.backend.asyncFailure(status, completion.stream);
+			}
+		}
+		catch (Throwable ex) {
+			failure = new GpuException("Work on stream " + completion.stream.name() + " failed with CUDA status " + status);
+		}
+		try {
+			completion.callback.accept(failure);
+		}
+		catch (Throwable ex) {
+			logger.error("A completion callback of stream {} threw; callbacks must not throw", completion.stream.name(), ex);
+		}
+	};
+
+	private record Completion(CudaStream stream, Consumer<GpuException> callback) {
+	}
+
+	enum Kind {
+
+		/** Created by {@code createStream}; destroyed by {@link #destroy()}. */
+		CREATED,
+
+		/** {@code CU_STREAM_LEGACY}. */
+		LEGACY,
+
+		/** {@code CU_STREAM_PER_THREAD}, one object per host thread. */
+		PER_THREAD
+
+	}
+
+	final CudaDeviceBackend backend;
+
+	final CUstream handle;
+
+	private final String name;
+
+	final Kind kind;
+
+	/** The CUDA priority the stream was created with (0 for the default streams). */
+	final int priority;
+
+	/** The kernel most recently launched here, named in errors found at synchronisation. */
+	volatile String lastKernel;
+
+	private volatile boolean destroyed;
+
+	CudaStream(CudaDeviceBackend backend, CUstream handle, String name, Kind kind, int priority) {
+		this.backend = backend;
+		this.handle = Objects.requireNonNull(handle, "handle");
+		this.name = name;
+		this.kind = kind;
+		this.priority = priority;
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	@Override
+	public void synchronize() {
+		this.backend.enter();
+		int result = cuStreamSynchronize(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.streamFailure(result, "cuStreamSynchronize", this);
+		}
+	}
+
+	@Override
+	public boolean query() {
+		this.backend.enter();
+		int result = cuStreamQuery(this.handle);
+		if (result == CudaErrors.SUCCESS) {
+			return true;
+		}
+		if (result == CudaErrors.NOT_READY) {
+			return false;
+		}
+		throw this.backend.streamFailure(result, "cuStreamQuery", this);
+	}
+
+	@Override
+	public void waitEvent(NativeEvent event) {
+		CudaEvent cudaEvent = this.backend.event(event);
+		this.backend.enter();
+		int result = cuStreamWaitEvent(this.handle, cudaEvent.handle, 0);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuStreamWaitEvent", null, this);
+		}
+	}
+
+	/**
+	 * Enqueues {@code callback} with {@code cuStreamAddCallback}, which (unlike
+	 * {@code cuLaunchHostFunc}) also runs when the stream's work failed and passes the failure's
+	 * status, as the SPI requires. It runs on a driver thread and must not call CUDA. The failure is
+	 * not consumed: CUDA reports it again at the next synchronisation.
+	 *
+	 * <p>When the callback cannot be enqueued because the stream's work already failed (a sticky
+	 * error reported by {@code cuStreamAddCallback} itself), the work is over: the callback runs
+	 * at once, on the calling thread, with that failure.
+	 */
+	@Override
+	public void whenDone(Consumer<GpuException> callback) {
+		Objects.requireNonNull(callback, "callback");
+		this.backend.enter();
+		int result = cuStreamAddCallback(this.handle, DONE, new Completion(this, callback), 0);
+		if (result != CudaErrors.SUCCESS) {
+			GpuException failure = this.backend.streamFailure(result, "cuStreamAddCallback", this);
+			if (!CudaErrors.isSticky(result)) {
+				throw failure;
+			}
+			callback.accept(failure);
+		}
+	}
+
+	@Override
+	public void destroy() {
+		if (this.kind != Kind.CREATED || this.destroyed) {
+			return; // default streams belong to CUDA
+		}
+		this.destroyed = true;
+		this.backend.forget(this);
+		if (this.backend.isClosed()) {
+			return;
+		}
+		this.backend.enter();
+		int result = cuStreamDestroy(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuStreamDestroy", null, this);
+		}
+	}
+
+	/** Destroys without throwing (backend shutdown). */
+	void destroyQuietly() {
+		if (this.kind != Kind.CREATED || this.destroyed) {
+			return;
+		}
+		this.destroyed = true;
+		int result = cuStreamDestroy(this.handle);
+		if (result != CudaErrors.SUCCESS) {
+			logger.debug("cuStreamDestroy({}) at close returned {}", this.name, CudaErrors.name(result));
+		}
+	}
+
+	boolean isDestroyed() {
+		return this.destroyed;
+	}
+
+	/** Throws when the stream was destroyed (a caller bug the context normally prevents). */
+	void checkUsable() {
+		if (this.destroyed) {
+			throw new GpuException("Stream " + this.name + " was destroyed");
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "CudaStream[" + this.name + ", " + this.kind + ", priority " + this.priority + "]";
+	}
+
+}
