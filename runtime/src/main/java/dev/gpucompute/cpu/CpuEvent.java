@@ -18,8 +18,8 @@ final class CpuEvent implements NativeEvent {
 
 	private volatile CompletableFuture<Void> marker = DONE;
 
-	/** nanoTime at which the captured work completed; -1 until then. */
-	private volatile long completedAt = -1;
+	/** When the work captured by the latest record completed; only for timing events. */
+	private volatile Stamp stamp;
 
 	CpuEvent(boolean timing) {
 		this.timing = timing;
@@ -32,15 +32,15 @@ final class CpuEvent implements NativeEvent {
 
 	@Override
 	public void record(NativeStream stream) {
-		CompletableFuture<Void> captured = ((CpuStream) stream).mark();
-		this.completedAt = -1;
-		this.marker = captured;
+		CpuStream cpu = (CpuStream) stream;
 		if (this.timing) {
-			captured.thenRun(() -> {
-				if (this.marker == captured) {
-					this.completedAt = System.nanoTime();
-				}
-			});
+			// Stamped in queue order: a stamp taken by a callback could run after the next operation.
+			Stamp next = new Stamp();
+			this.stamp = next;
+			this.marker = cpu.mark(next);
+		}
+		else {
+			this.marker = cpu.mark();
 		}
 	}
 
@@ -61,28 +61,38 @@ final class CpuEvent implements NativeEvent {
 	@Override
 	public float elapsedMillisSince(NativeEvent start) {
 		CpuEvent begin = (CpuEvent) start;
+		Stamp from = begin.stamp;
+		Stamp to = this.stamp;
+		if (from == null || to == null) {
+			throw new GpuException("Timing event was never recorded");
+		}
 		begin.synchronize();
 		synchronize();
-		long from = waitStamp(begin);
-		long to = waitStamp(this);
-		return (to - from) / 1_000_000f;
+		return (to.at - from.at) / 1_000_000f;
 	}
 
-	private static long waitStamp(CpuEvent event) {
-		// The stamp is written by the completion callback, which may run a moment after join returns.
-		long stamp;
-		while ((stamp = event.completedAt) < 0) {
-			if (event.marker == DONE) {
-				throw new GpuException("Timing event was never recorded");
-			}
-			Thread.onSpinWait();
+	/** nanoTime at which the work captured by the latest record completed, or -1 (for tests). */
+	long completedAtNanos() {
+		Stamp current = this.stamp;
+		return (current != null) ? current.at : -1;
+	}
+
+	/** The moment a timing event's captured work completed. */
+	private static final class Stamp implements Runnable {
+
+		private volatile long at = -1;
+
+		@Override
+		public void run() {
+			this.at = System.nanoTime();
 		}
-		return stamp;
+
 	}
 
 	@Override
 	public void destroy() {
 		this.marker = DONE;
+		this.stamp = null;
 	}
 
 }

@@ -155,6 +155,18 @@ final class CpuStream implements NativeStream {
 		return tail();
 	}
 
+	/**
+	 * Appends {@code onReach} to the queue, to run the moment the work before it is done and before
+	 * any work enqueued later starts, and captures the end of the queue after it. Timing events use
+	 * it, so that a stamp is never taken after the next operation has already run.
+	 */
+	CompletableFuture<Void> mark(Runnable onReach) {
+		synchronized (this.lock) {
+			this.tail = this.tail.thenRun(onReach);
+			return this.tail;
+		}
+	}
+
 	@Override
 	public void whenDone(Consumer<GpuException> callback) {
 		tail().whenComplete((result, failure) -> {

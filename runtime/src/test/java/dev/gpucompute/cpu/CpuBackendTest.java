@@ -167,6 +167,38 @@ class CpuBackendTest {
 	}
 
 	@Test
+	void deviceTimeIsNeverNegativeWhenLaunchesQueueBehindOtherWork() throws Exception {
+		// Regression: a timing stamp taken by a completion callback could run after the timed kernel.
+		java.util.concurrent.atomic.AtomicLong smallest = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+		AtomicInteger count = new AtomicInteger();
+		GpuListener listener = new GpuListener() {
+			@Override
+			public void kernelTimed(String kernel, long nanos) {
+				smallest.accumulateAndGet(nanos, Math::min);
+				count.incrementAndGet();
+			}
+		};
+		KernelSource empty = KernelSource.named("empty").cpu((block, args) -> {
+		});
+		try (GpuContext timed = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1)
+			.kernelTiming(KernelTiming.ALL).listener(listener).open()) {
+			for (int i = 0; i < 300; i++) {
+				try (DeviceBuffer buffer = timed.launcher().upload(new float[256])) {
+					timed.launcher().launch(empty, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
+					timed.launcher().launch(empty, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
+				}
+			}
+			timed.synchronize();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (count.get() < 600 && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+		}
+		assertThat(count).hasValue(600);
+		assertThat(smallest.get()).isGreaterThanOrEqualTo(0);
+	}
+
+	@Test
 	void timedLaunchesReportDeviceTime() throws Exception {
 		KernelSource nap = KernelSource.named("nap").cpu((block, args) -> {
 			try {
