@@ -376,10 +376,11 @@ final class ContextLauncher implements GpuLauncher {
 			NativeEvent fork = events.acquireNative(false);
 			try {
 				fork.record(parentStream);
-				for (Consumer<GpuStream> branch : branches) {
-					StreamLease lease = pool.acquire();
-					leases.add(lease);
-					GpuStream stream = lease.stream();
+				// All at once, so concurrent groups cannot each hold part of the pool and wait for the rest.
+				leases.addAll(pool.acquireAll(StreamPriority.NORMAL, branches.size(), pool.acquireTimeout()));
+				for (int i = 0; i < branches.size(); i++) {
+					Consumer<GpuStream> branch = branches.get(i);
+					GpuStream stream = leases.get(i).stream();
 					stream.raw().waitEvent(fork);
 					withStream(stream, () -> branch.accept(stream));
 				}

@@ -89,6 +89,9 @@ public final class StreamPool {
 
 	private int pending;
 
+	/** Waiters for several streams at once; a release then wakes every waiter, not just one. */
+	private int groupWaiters;
+
 	private int highWaterMark;
 
 	private long created;
@@ -220,17 +223,133 @@ public final class StreamPool {
 			this.lock.unlock();
 		}
 		Slot leased = create ? createOrGiveBack(priority, evicted) : slot;
-		leased.leased = true;
+		return lease(leased, start);
+	}
+
+	private StreamLease lease(Slot slot, long start) {
+		slot.leased = true;
 		long now = System.nanoTime();
 		this.context.listener().leaseAcquired(now - start);
-		StreamLease lease = new StreamLease(this, leased, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
+		StreamLease lease = new StreamLease(this, slot, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
 		if (this.leakThresholdNanos > 0) {
 			// The task must not hold the lease, or the leak cleaner could never see it unreachable.
 			Throwable site = lease.site();
 			lease.leakTask(this.context.housekeeping()
-				.schedule(() -> reportLeak(site, leased), this.leakThresholdNanos, TimeUnit.NANOSECONDS));
+				.schedule(() -> reportLeak(site, slot), this.leakThresholdNanos, TimeUnit.NANOSECONDS));
 		}
 		return lease;
+	}
+
+	/**
+	 * Leases {@code count} streams of the given priority as one unit: either all of them or, after
+	 * {@code timeout}, none. Callers that need several streams at once (stream-parallel groups) use
+	 * this instead of acquiring one by one, which could leave two callers each holding part of the
+	 * pool and waiting for the other's part until both time out.
+	 * @throws IllegalArgumentException when {@code count} is not within 1..maxSize
+	 * @throws PoolExhaustedException when the streams did not become free in time
+	 */
+	public List<StreamLease> acquireAll(StreamPriority priority, int count, Duration timeout) {
+		Objects.requireNonNull(priority, "priority");
+		Objects.requireNonNull(timeout, "timeout");
+		if (count < 1 || count > this.maxSize) {
+			throw new IllegalArgumentException("Can lease 1 to " + this.maxSize + " streams at once (the pool's "
+					+ "maximum), asked for " + count);
+		}
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
+		}
+		long start = System.nanoTime();
+		int p = priority.ordinal();
+		int other = PRIORITIES - 1 - p;
+		List<Slot> taken = new ArrayList<>(count);
+		List<Slot> evicted = new ArrayList<>();
+		int creates = 0;
+		this.lock.lock();
+		try {
+			long remaining = timeout.toNanos();
+			while (true) {
+				if (this.closed) {
+					throw closedError();
+				}
+				int obtainable = this.idle[p].size() + (this.maxSize - this.total) + this.idle[other].size();
+				if (obtainable >= count) {
+					for (int i = 0; i < count; i++) {
+						Slot slot = this.idle[p].pollLast();
+						if (slot != null) {
+							taken.add(slot);
+						}
+						else if (this.total < this.maxSize) {
+							this.total++;
+							creates++;
+						}
+						else {
+							evicted.add(this.idle[other].pollFirst());
+							creates++;
+						}
+					}
+					break;
+				}
+				if (remaining <= 0) {
+					this.timeouts++;
+					throw new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
+				}
+				this.pending++;
+				this.groupWaiters++;
+				try {
+					remaining = this.available.awaitNanos(remaining);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new GpuException("Interrupted while waiting for pooled streams", ex);
+				}
+				finally {
+					this.pending--;
+					this.groupWaiters--;
+				}
+			}
+			this.active += count;
+			this.acquisitions += count;
+			if (this.active > this.highWaterMark) {
+				this.highWaterMark = this.active;
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		for (Slot slot : evicted) {
+			destroy(slot);
+		}
+		int created = 0;
+		try {
+			for (; created < creates; created++) {
+				taken.add(newSlot(priority));
+			}
+		}
+		catch (RuntimeException ex) {
+			giveBack(taken, creates - created, count);
+			throw ex;
+		}
+		List<StreamLease> leases = new ArrayList<>(count);
+		for (Slot slot : taken) {
+			leases.add(lease(slot, start));
+		}
+		return leases;
+	}
+
+	/** Undoes a group acquisition whose stream creation failed. */
+	private void giveBack(List<Slot> taken, int notCreated, int count) {
+		this.lock.lock();
+		try {
+			for (Slot slot : taken) {
+				this.idle[slot.priority.ordinal()].addLast(slot);
+			}
+			this.total -= notCreated;
+			this.active -= count;
+			this.available.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	private Slot createOrGiveBack(StreamPriority priority, Slot evicted) {
@@ -302,7 +421,12 @@ public final class StreamPool {
 			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
 			if (!this.closed) {
 				this.idle[slot.priority.ordinal()].addLast(slot);
-				this.available.signal();
+				if (this.groupWaiters > 0) {
+					this.available.signalAll();
+				}
+				else {
+					this.available.signal();
+				}
 			}
 		}
 		finally {

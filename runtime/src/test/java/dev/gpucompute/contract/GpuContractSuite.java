@@ -528,6 +528,75 @@ public abstract class GpuContractSuite {
 	}
 
 	@Test
+	void groupAcquisitionTakesAllOrNothing() throws Exception {
+		List<StreamLease> held = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			held.add(this.pool.acquire());
+		}
+		assertThatThrownBy(() -> this.pool.acquireAll(StreamPriority.NORMAL, 3, Duration.ofMillis(50)))
+			.isInstanceOf(PoolExhaustedException.class);
+		assertThat(this.pool.stats().active()).as("a failed group takes nothing").isEqualTo(6);
+		assertThatThrownBy(() -> this.pool.acquireAll(StreamPriority.NORMAL, 9, Duration.ZERO))
+			.isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 8");
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<Integer> group = executor.submit(() -> {
+				List<StreamLease> leases = this.pool.acquireAll(StreamPriority.NORMAL, 3, Duration.ofSeconds(20));
+				int distinct = (int) leases.stream().map((lease) -> lease.stream().name()).distinct().count();
+				leases.forEach(StreamLease::close);
+				return distinct;
+			});
+			while (this.pool.stats().pending() == 0) {
+				Thread.onSpinWait();
+			}
+			held.remove(0).close();
+			assertThat(group.get(20, TimeUnit.SECONDS)).isEqualTo(3);
+		}
+		finally {
+			executor.shutdownNow();
+			held.forEach(StreamLease::close);
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
+	void concurrentParallelGroupsDoNotStarveEachOther() throws Exception {
+		// Groups of 5 on a pool of 8: leasing stream by stream could leave two groups holding 4 each,
+		// both waiting for the other's streams until they time out.
+		try (GpuContext small = builder().poolSize(0).maxSize(8).acquireTimeout(Duration.ofSeconds(5))
+			.kernelTiming(KernelTiming.OFF).open()) {
+			GpuLauncher groups = small.launcher();
+			int threads = 4;
+			CyclicBarrier together = new CyclicBarrier(threads);
+			ExecutorService executor = Executors.newFixedThreadPool(threads);
+			try {
+				List<Future<?>> done = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					done.add(executor.submit(() -> {
+						for (int round = 0; round < 20; round++) {
+							together.await(30, TimeUnit.SECONDS);
+							List<Consumer<GpuStream>> branches = new ArrayList<>();
+							for (int b = 0; b < 5; b++) {
+								branches.add((stream) -> Thread.yield());
+							}
+							groups.parallel(branches);
+						}
+						return null;
+					}));
+				}
+				for (Future<?> future : done) {
+					future.get(120, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				executor.shutdownNow();
+			}
+			assertThat(small.streams().stats().timeouts()).isZero();
+			assertThat(small.streams().stats().active()).isZero();
+		}
+	}
+
+	@Test
 	void closingALeaseTwiceReturnsTheStreamOnce() {
 		StreamLease lease = this.pool.acquire();
 		lease.close();
