@@ -1,0 +1,69 @@
+package dev.gpucompute.autoconfigure;
+
+import java.util.List;
+
+import dev.gpucompute.GpuListener;
+
+/**
+ * Passes every callback to several listeners, in order. Listeners must not throw (the
+ * {@link GpuListener} contract), so no callback is guarded here: the launch path stays a loop.
+ */
+final class CompositeGpuListener implements GpuListener {
+
+	private final GpuListener[] listeners;
+
+	private CompositeGpuListener(List<GpuListener> listeners) {
+		this.listeners = listeners.toArray(new GpuListener[0]);
+	}
+
+	/** {@link GpuListener#NONE} for none, the listener itself for one, a composite otherwise. */
+	static GpuListener of(List<GpuListener> listeners) {
+		if (listeners.isEmpty()) {
+			return GpuListener.NONE;
+		}
+		return (listeners.size() == 1) ? listeners.get(0) : new CompositeGpuListener(listeners);
+	}
+
+	@Override
+	public void kernelLaunched(String kernel, boolean success) {
+		for (GpuListener listener : this.listeners) {
+			listener.kernelLaunched(kernel, success);
+		}
+	}
+
+	@Override
+	public void kernelFailed(String kernel) {
+		for (GpuListener listener : this.listeners) {
+			listener.kernelFailed(kernel);
+		}
+	}
+
+	@Override
+	public void kernelTimed(String kernel, long nanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.kernelTimed(kernel, nanos);
+		}
+	}
+
+	@Override
+	public void leaseAcquired(long waitNanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.leaseAcquired(waitNanos);
+		}
+	}
+
+	@Override
+	public void leaseReleased(long heldNanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.leaseReleased(heldNanos);
+		}
+	}
+
+	@Override
+	public void leaseTimedOut(long waitNanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.leaseTimedOut(waitNanos);
+		}
+	}
+
+}

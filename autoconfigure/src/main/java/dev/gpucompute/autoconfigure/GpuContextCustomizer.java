@@ -1,0 +1,20 @@
+package dev.gpucompute.autoconfigure;
+
+import dev.gpucompute.GpuContext;
+
+/**
+ * Callback for beans that adjust the auto-configured {@link GpuContext} before it opens, for
+ * settings that have no {@code gpu.*} property (the CPU backend's memory budget, the CUDA memory
+ * pool's release threshold, utilisation sampling). Customizers run after the properties are
+ * applied, in {@link org.springframework.core.Ordered order}, on the thread that creates the bean.
+ */
+@FunctionalInterface
+public interface GpuContextCustomizer {
+
+	/**
+	 * Customizes the builder; the backend and device are already chosen and should not be changed
+	 * here.
+	 */
+	void customize(GpuContext.Builder builder);
+
+}

@@ -1,0 +1,43 @@
+package dev.gpucompute.autoconfigure.diagnostics;
+
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
+
+/**
+ * Explains a backend that was required but cannot run here, typically {@code gpu.backend=cuda} on
+ * a machine without the NVIDIA driver or without a visible GPU.
+ */
+class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavailableException> {
+
+	@Override
+	protected FailureAnalysis analyze(Throwable rootFailure, BackendUnavailableException cause) {
+		if (cause instanceof DeviceOrdinalOutOfRangeException) {
+			return null;
+		}
+		String backend = cause.backend().name().toLowerCase(java.util.Locale.ROOT);
+		String description = "The " + cause.backend() + " backend was required (gpu.backend=" + backend
+				+ ") but cannot be used on this machine: " + reason(cause) + ".";
+		String action;
+		if (cause.backend() == Backend.CUDA) {
+			action = "Make a CUDA device usable by this process: install the NVIDIA driver (nvidia-smi must list the "
+					+ "GPU), expose the GPU to the container (for example 'docker run --gpus all'), check that "
+					+ "CUDA_VISIBLE_DEVICES does not hide it, and keep org.jcuda:jcuda with its natives for this platform "
+					+ "on the class path (the starter brings them). To run without a GPU, set gpu.backend=auto, which "
+					+ "falls back to the CPU backend, or gpu.backend=cpu.";
+		}
+		else {
+			action = "Set gpu.backend=auto or gpu.device=0.";
+		}
+		return new FailureAnalysis(description, action, cause);
+	}
+
+	private static String reason(BackendUnavailableException cause) {
+		String message = cause.getMessage();
+		String prefix = cause.backend() + " backend is unavailable: ";
+		return message.startsWith(prefix) ? message.substring(prefix.length()) : message;
+	}
+
+}

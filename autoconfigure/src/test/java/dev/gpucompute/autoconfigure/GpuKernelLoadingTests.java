@@ -1,0 +1,253 @@
+package dev.gpucompute.autoconfigure;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelCompilationException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelSource.CudaForm;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool;
+import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for the kernels loaded at start-up: kernel files under {@code gpu.kernels.locations},
+ * {@link KernelSource} beans, and how the two pair up.
+ */
+class GpuKernelLoadingTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(GpuAutoConfiguration.class))
+		.withPropertyValues("gpu.backend=cpu", "gpu.streams.pool-size=1");
+
+	@Test
+	void kernelFileInTheDefaultLocationIsLoadedWithParamsFromItsSignature() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels()).run((context) -> {
+			GpuKernels kernels = context.getBean(GpuKernels.class);
+			assertThat(kernels.kernels()).containsOnlyKeys("saxpy");
+			assertThat(kernels.origin("saxpy")).contains("gpu/kernels/saxpy.cu");
+			Kernel saxpy = context.getBean(GpuLauncher.class).kernel("saxpy");
+			assertThat(saxpy.params()).containsExactly(ParamType.INT, ParamType.FLOAT, ParamType.BUFFER,
+					ParamType.BUFFER);
+			assertThat(saxpy.source().cudaForm()).isEqualTo(CudaForm.SOURCE);
+			assertThat(saxpy.source().cudaText()).contains("__global__ void saxpy(");
+			assertThat(saxpy.source().cpu()).isNull();
+		});
+	}
+
+	@Test
+	void cudaOnlyKernelLoadsOnTheCpuBackendAndFailsWhenLaunched() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels()).run((context) -> {
+			GpuLauncher launcher = context.getBean(GpuLauncher.class);
+			try (StreamLease lease = context.getBean(StreamPool.class).acquire();
+					DeviceBuffer x = launcher.allocate(16);
+					DeviceBuffer y = launcher.allocate(16)) {
+				assertThatExceptionOfType(UnsupportedBackendOperationException.class)
+					.isThrownBy(() -> launcher.launch(lease.stream(), launcher.kernel("saxpy"), LaunchConfig.linear(4, 4),
+							4, 1f, x, y))
+					.withMessageContaining("saxpy")
+					.withMessageContaining("no CPU implementation");
+			}
+		});
+	}
+
+	@Test
+	void beanNamedLikeTheFileSuppliesParamsAndCpuImplementation() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels())
+			.withBean("saxpyKernel", KernelSource.class, TestKernels::saxpyCpu)
+			.run((context) -> {
+				GpuKernels kernels = context.getBean(GpuKernels.class);
+				assertThat(kernels.origin("saxpy")).contains("gpu/kernels/saxpy.cu").contains("bean 'saxpyKernel'");
+				Kernel saxpy = context.getBean(GpuLauncher.class).kernel("saxpy");
+				assertThat(saxpy.source().cudaForm()).isEqualTo(CudaForm.SOURCE);
+				assertThat(saxpy.source().cpu()).isNotNull();
+				GpuLauncher launcher = context.getBean(GpuLauncher.class);
+				float[] y = { 1, 2, 3, 4, 5 };
+				try (StreamLease lease = context.getBean(StreamPool.class).acquire();
+						var scope = launcher.useStream(lease.stream());
+						DeviceBuffer xs = launcher.upload(new float[] { 10, 20, 30, 40, 50 });
+						DeviceBuffer ys = launcher.upload(y)) {
+					launcher.launch(saxpy, LaunchConfig.linear(5, 2), 5, 2f, xs, ys);
+					ys.download(y, lease.stream()).join();
+				}
+				assertThat(y).containsExactly(21, 42, 63, 84, 105);
+			});
+	}
+
+	@Test
+	void beanWithTheSameCudaCodeAsTheFileIsAccepted() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels())
+			.withBean("saxpyKernel", KernelSource.class,
+					() -> TestKernels.saxpyCpu().cudaResource("kernels/default-root/gpu/kernels/saxpy.cu"))
+			.run((context) -> assertThat(context.getBean(GpuLauncher.class).kernel("saxpy").source().cpu()).isNotNull());
+	}
+
+	@Test
+	void beanWithDifferentCudaCodeThanTheFileFailsStartUp() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels())
+			.withBean("saxpyKernel", KernelSource.class,
+					() -> TestKernels.saxpyCpu().cudaResource("kernels/duplicate/saxpy.cu"))
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("saxpy")
+				.hasMessageContaining("CUDA code both in the bean and in the file"));
+	}
+
+	@Test
+	void beanWithoutAFileIsLoaded() {
+		this.runner
+			.withBean("doubler", KernelSource.class,
+					() -> KernelSource.named("double_it").params(ParamType.INT, ParamType.BUFFER).cpu((block, args) -> {
+					}))
+			.run((context) -> {
+				assertThat(context.getBean(GpuKernels.class).origin("double_it")).isEqualTo("bean 'doubler'");
+				assertThat(context.getBean(GpuLauncher.class).kernel("double_it").source().cudaForm()).isNull();
+			});
+	}
+
+	@Test
+	void twoBeansWithTheSameKernelNameFailStartUp() {
+		this.runner.withBean("one", KernelSource.class, TestKernels::saxpyCpu)
+			.withBean("two", KernelSource.class, TestKernels::saxpyCpu)
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("beans 'one' and 'two'"));
+	}
+
+	@Test
+	void ptxFileTakesItsParamsFromTheParamsFile() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/").run((context) -> {
+			Kernel scale = context.getBean(GpuLauncher.class).kernel("scale");
+			assertThat(scale.params()).containsExactly(ParamType.INT, ParamType.FLOAT, ParamType.BUFFER);
+			assertThat(scale.source().cudaForm()).isEqualTo(CudaForm.PTX);
+			assertThat(scale.source().cudaText()).contains(".visible .entry scale(");
+		});
+	}
+
+	@Test
+	void ptxFileWithoutParamsFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/no-params/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(KernelDefinitionException.class, (ex) -> {
+					assertThat(ex.kernelName()).isEqualTo("scale");
+					assertThat(ex.origin()).contains("kernels/no-params/scale.ptx");
+					assertThat(ex.problem()).contains("parameter types are unknown").contains("scale.params");
+				}));
+	}
+
+	@Test
+	void paramsFileWithAnUnknownTypeFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/bad-params/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(KernelDefinitionException.class, (ex) -> {
+					assertThat(ex.origin()).contains("scale.params");
+					assertThat(ex.problem()).contains("'pointer' is not a parameter type");
+				}));
+	}
+
+	@Test
+	void paramsFileThatContradictsTheBeanFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/")
+			.withBean("scaleKernel", KernelSource.class,
+					() -> KernelSource.named("scale").params(ParamType.INT, ParamType.DOUBLE, ParamType.BUFFER))
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("[INT, FLOAT, BUFFER]")
+				.hasMessageContaining("[INT, DOUBLE, BUFFER]"));
+	}
+
+	@Test
+	void unsupportedParameterTypeFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/bad-type/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("half_scale")
+				.hasMessageContaining("'__half'"));
+	}
+
+	@Test
+	void sourceWithoutAKernelNamedLikeTheFileFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/no-entry/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("'__global__ void mystery(...)'"));
+	}
+
+	@Test
+	void fileNameThatIsNoKernelNameFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/bad-name/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("my-kernel")
+				.hasMessageContaining("not a kernel name"));
+	}
+
+	@Test
+	void twoFilesForOneKernelFailStartUp() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels())
+			.withPropertyValues("gpu.kernels.locations=classpath:gpu/kernels/,classpath:kernels/duplicate/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("defined by two kernel files"));
+	}
+
+	@Test
+	void singleFileLocationAndSeveralLocations() {
+		this.runner
+			.withPropertyValues("gpu.kernels.locations=classpath:kernels/types/mixed.cu,classpath:kernels/sidecar/")
+			.run((context) -> {
+				assertThat(context.getBean(GpuKernels.class).kernels()).containsOnlyKeys("mixed", "scale");
+				assertThat(context.getBean(GpuLauncher.class).kernel("mixed").params()).containsExactly(ParamType.INT,
+						ParamType.LONG, ParamType.LONG, ParamType.DOUBLE, ParamType.FLOAT, ParamType.BUFFER,
+						ParamType.BUFFER);
+			});
+	}
+
+	@Test
+	void missingLocationLoadsNothing() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:does/not/exist/,file:/does/not/exist/")
+			.run((context) -> assertThat(context.getBean(GpuKernels.class).kernels()).isEmpty());
+	}
+
+	@Test
+	void beanThatReferencesAMissingKernelResourceFailsStartUp() {
+		this.runner
+			.withBean("broken", KernelSource.class,
+					() -> KernelSource.named("broken").params(ParamType.INT).cudaResource("gpu/kernels/missing.cu"))
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelCompilationException.class)
+				.hasMessageContaining("gpu/kernels/missing.cu"));
+	}
+
+	@Test
+	void kernelsAreLoadedBeforeTheLauncherIsInjected() {
+		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels())
+			.withBean(KernelUser.class)
+			.run((context) -> assertThat(context.getBean(KernelUser.class).params).hasSize(4));
+	}
+
+	static class KernelUser {
+
+		final List<ParamType> params;
+
+		KernelUser(GpuLauncher launcher) {
+			this.params = launcher.kernel("saxpy").params();
+		}
+
+	}
+
+}

@@ -1,0 +1,89 @@
+package dev.gpucompute.autoconfigure;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Checks the configuration metadata that the build generates from {@link GpuProperties} (with
+ * {@code additional-spring-configuration-metadata.json} merged in): every {@code gpu.*} property of
+ * the contract is there with a description and its default, and the closed value sets have hints.
+ */
+class GpuPropertiesMetadataTests {
+
+	/** The contract (DESIGN.md section 5): property and default as the metadata states it. */
+	private static final Map<String, Object> DEFAULTS = new LinkedHashMap<>();
+
+	static {
+		DEFAULTS.put("gpu.enabled", true);
+		DEFAULTS.put("gpu.backend", "auto");
+		DEFAULTS.put("gpu.device", 0);
+		DEFAULTS.put("gpu.streams.pool-size", 8);
+		DEFAULTS.put("gpu.streams.max-size", 32);
+		DEFAULTS.put("gpu.streams.acquire-timeout", "30s");
+		DEFAULTS.put("gpu.streams.default-stream", "per-thread");
+		DEFAULTS.put("gpu.streams.leak-detection-threshold", 0);
+		DEFAULTS.put("gpu.kernels.locations", List.of("classpath:gpu/kernels/"));
+		DEFAULTS.put("gpu.kernels.compile-options", List.of());
+		DEFAULTS.put("gpu.metrics.kernel-timing", "sampled");
+		DEFAULTS.put("gpu.metrics.observe-launches", false);
+		DEFAULTS.put("gpu.shutdown.drain-timeout", "30s");
+	}
+
+	/** Defaults computed at start-up: no constant in the metadata, the description says what they are. */
+	private static final Map<String, String> COMPUTED_DEFAULTS = Map.of("gpu.kernels.cache-dir", "system temp directory",
+			"gpu.cpu.threads", "number of available processors");
+
+	private static final Path METADATA = Path.of("target/classes/META-INF/spring-configuration-metadata.json");
+
+	@Test
+	void everyGpuPropertyHasADescriptionAndItsDefault() throws IOException {
+		List<Map<String, Object>> properties = JsonPath.parse(Files.readString(METADATA)).read("$.properties[*]");
+		Map<String, Map<String, Object>> gpu = new LinkedHashMap<>();
+		for (Map<String, Object> property : properties) {
+			String name = (String) property.get("name");
+			if (name.startsWith("gpu.")) {
+				gpu.put(name, property);
+			}
+		}
+		assertThat(gpu.keySet()).containsExactlyInAnyOrderElementsOf(
+				concat(DEFAULTS.keySet().stream().toList(), COMPUTED_DEFAULTS.keySet().stream().toList()));
+		gpu.forEach((name, property) -> {
+			assertThat((String) property.get("description")).as("description of %s", name).hasSizeGreaterThan(30);
+			assertThat((String) property.get("sourceType")).as(name).startsWith(GpuProperties.class.getName());
+		});
+		DEFAULTS.forEach((name, value) -> assertThat(gpu.get(name).get("defaultValue")).as("default of %s", name)
+			.isEqualTo(value));
+		COMPUTED_DEFAULTS.forEach((name, text) -> {
+			assertThat(gpu.get(name)).as(name).doesNotContainKey("defaultValue");
+			assertThat((String) gpu.get(name).get("description")).as(name).containsIgnoringCase(text);
+		});
+	}
+
+	@Test
+	void closedValueSetsHaveDescribedHints() throws IOException {
+		String json = Files.readString(METADATA);
+		assertThat(hintValues(json, "gpu.backend")).containsExactly("auto", "cuda", "cpu");
+		assertThat(hintValues(json, "gpu.streams.default-stream")).containsExactly("per-thread", "legacy");
+		assertThat(hintValues(json, "gpu.metrics.kernel-timing")).containsExactly("off", "sampled", "all");
+		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
+		assertThat(descriptions).hasSize(8).allSatisfy((description) -> assertThat(description).isNotBlank());
+	}
+
+	private static List<String> hintValues(String json, String name) {
+		return JsonPath.parse(json).read("$.hints[?(@.name == '" + name + "')].values[*].value");
+	}
+
+	private static List<String> concat(List<String> a, List<String> b) {
+		return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+	}
+
+}
