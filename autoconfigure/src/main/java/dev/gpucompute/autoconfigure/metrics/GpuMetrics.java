@@ -1,0 +1,329 @@
+package dev.gpucompute.autoconfigure.metrics;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.BaseUnits;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.EventRegistry;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.StreamPool;
+
+/**
+ * Binds the meters of one {@link GpuContext} to a {@link MeterRegistry}: the names, types and tags
+ * of DESIGN.md section 6.
+ *
+ * <table>
+ * <caption>Meters</caption>
+ * <tr><th>meter</th><th>type</th><th>source</th></tr>
+ * <tr><td>{@code gpu.kernel.launches} (tags {@code kernel}, {@code outcome})</td><td>function
+ * counter</td><td>{@link Kernel#stats()}: {@code success} = launches enqueued, {@code error} = launches
+ * rejected by the backend plus kernels that failed while running</td></tr>
+ * <tr><td>{@code gpu.kernel.duration} (tag {@code kernel})</td><td>timer with histogram buckets
+ * (1-2-5 steps, 1 µs to 60 s)</td><td>device time of timed launches ({@code gpu.metrics.kernel-timing})</td></tr>
+ * <tr><td>{@code gpu.streams.active}, {@code .idle}, {@code .pending}, {@code .max}</td><td>gauges</td>
+ * <td>{@link StreamPool#stats()}</td></tr>
+ * <tr><td>{@code gpu.streams.acquire} (with histogram buckets), {@code gpu.streams.usage}</td>
+ * <td>timers</td><td>the listener</td></tr>
+ * <tr><td>{@code gpu.streams.timeout}</td><td>function counter</td><td>the pool's timeout count</td></tr>
+ * <tr><td>{@code gpu.streams.utilization}</td><td>gauge (0..1)</td><td>the pool's sampled busy
+ * share</td></tr>
+ * <tr><td>{@code gpu.events.live}</td><td>gauge</td><td>{@link EventRegistry#live()}</td></tr>
+ * <tr><td>{@code gpu.memory.used}, {@code gpu.memory.total}</td><td>gauges, bytes</td>
+ * <td>{@link GpuContext#memory()}</td></tr>
+ * </table>
+ *
+ * <p>Every meter carries the tags {@code gpu} (device ordinal), {@code backend} ({@code cuda},
+ * {@code cpu}) and {@code uuid} (the device UUID, as DCGM exporter labels it, so dashboards can join
+ * the two). Kernel tags only ever name kernels loaded into the context, so their cardinality is
+ * bounded by the kernel registry: kernels loaded at bind time are registered up front (their series
+ * exist at zero), kernels loaded later on their first launch.
+ *
+ * <p>Without a {@link MicrometerGpuListener} (a context opened without it) the gauges and counters
+ * still work; {@code gpu.kernel.duration}, {@code gpu.streams.acquire} and {@code gpu.streams.usage}
+ * then stay at zero. Plain Java use:
+ *
+ * <pre>{@code
+ * MicrometerGpuListener listener = new MicrometerGpuListener();
+ * GpuContext context = GpuContext.builder().listener(listener).open();
+ * new GpuMetrics(context, listener).bindTo(registry);
+ * }</pre>
+ */
+public final class GpuMetrics implements MeterBinder {
+
+	/** Kernel launches, by {@value #TAG_KERNEL} and {@value #TAG_OUTCOME}. */
+	public static final String KERNEL_LAUNCHES = "gpu.kernel.launches";
+
+	/** Device time of timed launches, by {@value #TAG_KERNEL}. */
+	public static final String KERNEL_DURATION = "gpu.kernel.duration";
+
+	/** Leased streams. */
+	public static final String STREAMS_ACTIVE = "gpu.streams.active";
+
+	/** Idle pooled streams. */
+	public static final String STREAMS_IDLE = "gpu.streams.idle";
+
+	/** Threads waiting for a lease. */
+	public static final String STREAMS_PENDING = "gpu.streams.pending";
+
+	/** The pool's maximum size. */
+	public static final String STREAMS_MAX = "gpu.streams.max";
+
+	/** Wait for a lease. */
+	public static final String STREAMS_ACQUIRE = "gpu.streams.acquire";
+
+	/** Time a lease is held. */
+	public static final String STREAMS_USAGE = "gpu.streams.usage";
+
+	/** Acquisitions that timed out. */
+	public static final String STREAMS_TIMEOUT = "gpu.streams.timeout";
+
+	/** Average fraction of recent time the pooled streams had work in flight. */
+	public static final String STREAMS_UTILIZATION = "gpu.streams.utilization";
+
+	/** Events not yet destroyed. */
+	public static final String EVENTS_LIVE = "gpu.events.live";
+
+	/** Bytes held by the context's device buffers. */
+	public static final String MEMORY_USED = "gpu.memory.used";
+
+	/** The device's memory (or the CPU backend's budget). */
+	public static final String MEMORY_TOTAL = "gpu.memory.total";
+
+	/** Tag: device ordinal. */
+	public static final String TAG_GPU = "gpu";
+
+	/** Tag: device UUID. */
+	public static final String TAG_UUID = "uuid";
+
+	/** Tag: backend, lower case. */
+	public static final String TAG_BACKEND = "backend";
+
+	/** Tag: kernel name, from the context's kernel registry. */
+	public static final String TAG_KERNEL = "kernel";
+
+	/** Tag: {@value #OUTCOME_SUCCESS} or {@value #OUTCOME_ERROR}. */
+	public static final String TAG_OUTCOME = "outcome";
+
+	/** Outcome of a launch that was enqueued. */
+	public static final String OUTCOME_SUCCESS = "success";
+
+	/** Outcome of a launch that was rejected or failed while running. */
+	public static final String OUTCOME_ERROR = "error";
+
+	/**
+	 * Histogram buckets of the timers: 1-2-5 steps from 1 µs to 60 s. Kernels and lease waits range
+	 * from microseconds to seconds; 25 fixed buckets per series keep Prometheus cardinality low (a
+	 * percentile histogram over the same range has over a hundred); a quantile estimate stays inside
+	 * its bucket, at most 2.5 times wide. Override with
+	 * {@code management.metrics.distribution.slo.<meter>}.
+	 */
+	static final Duration[] BUCKETS = buckets();
+
+	private final GpuContext context;
+
+	private final MicrometerGpuListener listener;
+
+	private final Iterable<Tag> tags;
+
+	/**
+	 * Meters for {@code context}, with {@code listener} as the source of the timers.
+	 * @param context the context to observe
+	 * @param listener the listener the context was opened with, or {@code null} when it has none
+	 */
+	public GpuMetrics(GpuContext context, MicrometerGpuListener listener) {
+		this(context, listener, Tags.empty());
+	}
+
+	/**
+	 * Meters for {@code context} with extra tags on every meter.
+	 * @param context the context to observe
+	 * @param listener the listener the context was opened with, or {@code null} when it has none
+	 * @param extraTags tags added to every meter
+	 */
+	public GpuMetrics(GpuContext context, MicrometerGpuListener listener, Iterable<Tag> extraTags) {
+		this.context = context;
+		this.listener = listener;
+		this.tags = Tags.concat(extraTags, deviceTags(context.device()));
+	}
+
+	/** The tags every meter of {@code device} carries: {@code gpu}, {@code backend}, {@code uuid}. */
+	public static Tags deviceTags(DeviceInfo device) {
+		Tags tags = Tags.of(TAG_GPU, Integer.toString(device.ordinal()), TAG_BACKEND,
+				device.backend().name().toLowerCase(Locale.ROOT));
+		String uuid = device.uuid();
+		return tags.and(TAG_UUID, (uuid != null && !uuid.isEmpty()) ? uuid : "none");
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		StreamPool pool = this.context.streams();
+		Gauge.builder(STREAMS_ACTIVE, pool, StreamPool::active)
+			.description("Pooled GPU streams leased now")
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STREAMS_IDLE, pool, (p) -> p.stats().idle())
+			.description("Pooled GPU streams idle in the pool")
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STREAMS_PENDING, pool, (p) -> p.stats().pending())
+			.description("Threads waiting for a GPU stream lease")
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STREAMS_MAX, pool, StreamPool::maxSize)
+			.description("Most streams the GPU stream pool will create")
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STREAMS_UTILIZATION, pool, (p) -> p.stats().utilization())
+			.description("Average fraction of recent time the pooled GPU streams had work in flight (0..1)")
+			.tags(this.tags)
+			.register(registry);
+		FunctionCounter.builder(STREAMS_TIMEOUT, pool, (p) -> p.stats().timeouts())
+			.description("GPU stream acquisitions that gave up waiting")
+			.tags(this.tags)
+			.register(registry);
+		EventRegistry events = this.context.events();
+		Gauge.builder(EVENTS_LIVE, events, EventRegistry::live)
+			.description("GPU events not yet destroyed (in use plus cached for reuse)")
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(MEMORY_USED, this.context, (c) -> memory(c, true))
+			.description("Device memory held by this context's buffers")
+			.baseUnit(BaseUnits.BYTES)
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(MEMORY_TOTAL, this.context, (c) -> memory(c, false))
+			.description("Device memory in total (the CPU backend's budget on the CPU backend)")
+			.baseUnit(BaseUnits.BYTES)
+			.tags(this.tags)
+			.register(registry);
+		Bound bound = new Bound(registry);
+		for (Kernel kernel : this.context.launcher().kernels()) {
+			bound.kernelSeen(kernel.name());
+		}
+		if (this.listener != null) {
+			this.listener.add(bound);
+		}
+	}
+
+	private static Duration[] buckets() {
+		List<Duration> buckets = new ArrayList<>();
+		for (long decade = 1_000; decade <= 10_000_000_000L; decade *= 10) {
+			for (long step : new long[] { 1, 2, 5 }) {
+				buckets.add(Duration.ofNanos(decade * step));
+			}
+		}
+		buckets.add(Duration.ofSeconds(60));
+		return buckets.toArray(new Duration[0]);
+	}
+
+	private static double memory(GpuContext context, boolean used) {
+		try {
+			return used ? context.memory().usedBytes() : context.memory().totalBytes();
+		}
+		catch (ContextClosedException ex) {
+			return Double.NaN;
+		}
+	}
+
+	/** The meters of one registry that move with listener callbacks. */
+	final class Bound {
+
+		private final MeterRegistry registry;
+
+		private final Timer acquire;
+
+		private final Timer usage;
+
+		/** Per-kernel device-time timers; a key exists once the kernel's meters are registered. */
+		private final Map<String, Timer> kernels = new ConcurrentHashMap<>();
+
+		Bound(MeterRegistry registry) {
+			this.registry = registry;
+			this.acquire = Timer.builder(STREAMS_ACQUIRE)
+				.description("Time threads waited for a GPU stream lease")
+				.tags(GpuMetrics.this.tags)
+				.serviceLevelObjectives(BUCKETS)
+				.register(registry);
+			this.usage = Timer.builder(STREAMS_USAGE)
+				.description("Time GPU stream leases were held")
+				.tags(GpuMetrics.this.tags)
+				.register(registry);
+		}
+
+		void leaseAcquired(long waitNanos) {
+			this.acquire.record(waitNanos, TimeUnit.NANOSECONDS);
+		}
+
+		void leaseReleased(long heldNanos) {
+			this.usage.record(heldNanos, TimeUnit.NANOSECONDS);
+		}
+
+		void kernelTimed(String name, long nanos) {
+			Timer timer = this.kernels.get(name);
+			if (timer == null) {
+				timer = register(name);
+			}
+			if (timer != null) {
+				// A negative span would be dropped by Micrometer and the count would then disagree with
+				// Kernel.stats().timedLaunches(); record it as zero instead.
+				timer.record(Math.max(nanos, 0), TimeUnit.NANOSECONDS);
+			}
+		}
+
+		void kernelSeen(String name) {
+			if (!this.kernels.containsKey(name)) {
+				register(name);
+			}
+		}
+
+		/** Registers a loaded kernel's meters; names that are not loaded kernels get none. */
+		private Timer register(String name) {
+			Kernel kernel;
+			try {
+				kernel = GpuMetrics.this.context.launcher().kernel(name);
+			}
+			catch (KernelNotFoundException ex) {
+				return null;
+			}
+			return this.kernels.computeIfAbsent(name, (key) -> registerKernel(kernel));
+		}
+
+		private Timer registerKernel(Kernel kernel) {
+			Tags kernelTags = Tags.concat(GpuMetrics.this.tags, TAG_KERNEL, kernel.name());
+			FunctionCounter.builder(KERNEL_LAUNCHES, kernel, (k) -> k.stats().launches())
+				.description("GPU kernel launches")
+				.tags(kernelTags)
+				.tag(TAG_OUTCOME, OUTCOME_SUCCESS)
+				.register(this.registry);
+			FunctionCounter.builder(KERNEL_LAUNCHES, kernel, (k) -> k.stats().errors())
+				.description("GPU kernel launches")
+				.tags(kernelTags)
+				.tag(TAG_OUTCOME, OUTCOME_ERROR)
+				.register(this.registry);
+			return Timer.builder(KERNEL_DURATION)
+				.description("Device time of timed GPU kernel launches, measured with events")
+				.tags(kernelTags)
+				.serviceLevelObjectives(BUCKETS)
+				.register(this.registry);
+		}
+
+	}
+
+}

@@ -1,0 +1,82 @@
+package dev.gpucompute.autoconfigure.metrics;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuListener;
+
+/**
+ * The {@link GpuListener} that feeds Micrometer: device time of timed launches
+ * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}) and lease hold times
+ * ({@code gpu.streams.usage}), and registers the per-kernel meters of kernels loaded after start-up.
+ *
+ * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
+ * {@link GpuContext.Builder#listener(GpuListener)}), while the meters' tags (device ordinal, UUID)
+ * are only known afterwards. So it starts unbound and does nothing until {@link GpuMetrics} binds it
+ * to a registry, the pattern Spring Boot uses for HikariCP's metrics tracker. Spring Boot binds meter
+ * binders once all singletons exist; lease waits and timings reported before that are not recorded,
+ * while launch counts are not lost because the launch counters read the kernels' own statistics.
+ *
+ * <p>Thread-safe and cheap: every callback is a volatile read and, once bound, a lookup in a
+ * {@code ConcurrentHashMap} keyed by kernel name or a single timer update. No string is built per
+ * call. Callbacks never throw.
+ *
+ * <p>One listener serves one context. Without metrics it costs nothing, because then no listener
+ * bean exists and the context keeps {@link GpuListener#NONE}.
+ */
+public final class MicrometerGpuListener implements GpuListener {
+
+	private static final GpuMetrics.Bound[] UNBOUND = new GpuMetrics.Bound[0];
+
+	private volatile GpuMetrics.Bound[] bound = UNBOUND;
+
+	/** Called by {@link GpuMetrics#bindTo}; one entry per registry the binder was bound to. */
+	synchronized void add(GpuMetrics.Bound meters) {
+		GpuMetrics.Bound[] current = this.bound;
+		GpuMetrics.Bound[] next = java.util.Arrays.copyOf(current, current.length + 1);
+		next[current.length] = meters;
+		this.bound = next;
+	}
+
+	/** Whether a {@link GpuMetrics} has bound this listener to a registry. */
+	public boolean isBound() {
+		return this.bound.length > 0;
+	}
+
+	@Override
+	public void kernelLaunched(String kernel, boolean success) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.kernelSeen(kernel);
+		}
+	}
+
+	@Override
+	public void kernelFailed(String kernel) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.kernelSeen(kernel);
+		}
+	}
+
+	@Override
+	public void kernelTimed(String kernel, long nanos) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.kernelTimed(kernel, nanos);
+		}
+	}
+
+	@Override
+	public void leaseAcquired(long waitNanos) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.leaseAcquired(waitNanos);
+		}
+	}
+
+	@Override
+	public void leaseReleased(long heldNanos) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.leaseReleased(heldNanos);
+		}
+	}
+
+	// Timeouts need no callback: gpu.streams.timeout reads the pool's own count, so none is missed
+	// before binding.
+
+}

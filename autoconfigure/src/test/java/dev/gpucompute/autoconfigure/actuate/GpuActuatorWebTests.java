@@ -1,0 +1,197 @@
+package dev.gpucompute.autoconfigure.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+
+import com.jayway.jsonpath.DocumentContext;
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StreamLease;
+
+/**
+ * The {@code gpu} endpoint, health and info contributors over HTTP, in a running application on
+ * the CPU backend.
+ */
+@SpringBootTest(classes = GpuActuatorWebTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "gpu.backend=cpu", "gpu.streams.pool-size=2", "gpu.streams.max-size=4", "gpu.cpu.threads=1",
+				"gpu.metrics.kernel-timing=all", "management.endpoints.web.exposure.include=gpu,health,info",
+				"management.endpoint.health.show-details=always" })
+class GpuActuatorWebTests {
+
+	private static final HttpClient http = HttpClient.newHttpClient();
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private GpuLauncher launcher;
+
+	@Autowired
+	private GpuContext context;
+
+	@Test
+	void wholeReport() throws Exception {
+		Kernel noop = this.launcher.kernel("noop");
+		long before = noop.stats().launches();
+		for (int i = 0; i < 3; i++) {
+			this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+		}
+		this.launcher.synchronize();
+		HttpResponse<String> response = get("/actuator/gpu");
+		assertThat(response.statusCode()).isEqualTo(200);
+		DocumentContext json = JsonPath.parse(response.body());
+		assertThat(json.read("$.backend.backend", String.class)).isEqualTo("CPU");
+		assertThat(json.read("$.backend.healthy", Boolean.class)).isTrue();
+		assertThat(json.read("$.backend.kernelTiming", String.class)).isEqualTo("ALL");
+		assertThat(json.read("$.device.ordinal", Integer.class)).isZero();
+		assertThat(json.read("$.device.uuid", String.class)).isEqualTo(this.context.device().uuid());
+		assertThat(json.read("$.streams.minSize", Integer.class)).isEqualTo(2);
+		assertThat(json.read("$.streams.maxSize", Integer.class)).isEqualTo(4);
+		assertThat(json.read("$.events.live", Integer.class)).isGreaterThanOrEqualTo(0);
+		assertThat(json.read("$.kernels.noop.launches", Long.class)).isEqualTo(before + 3);
+		assertThat(json.read("$.kernels.noop.errors", Long.class)).isZero();
+		assertThat(json.read("$.memory.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
+	}
+
+	@Test
+	void backendSelector() throws Exception {
+		DocumentContext json = getJson("/actuator/gpu/backend");
+		assertThat(json.read("$.backend", String.class)).isEqualTo("CPU");
+		assertThat(json.read("$.reason", String.class)).isEqualTo(this.context.backendReason());
+		assertThat(json.read("$.defaultStream", String.class)).isEqualTo("PER_THREAD");
+	}
+
+	@Test
+	void deviceSelector() throws Exception {
+		DocumentContext json = getJson("/actuator/gpu/device");
+		assertThat(json.read("$.name", String.class)).isEqualTo(this.context.device().name());
+		assertThat(json.read("$.maxBlockDim.x", Integer.class)).isEqualTo(this.context.device().maxBlockDim().x());
+	}
+
+	@Test
+	void streamsSelectorShowsLeasesAndPerStreamBusyShare() throws Exception {
+		try (StreamLease lease = this.context.streams().acquire()) {
+			DocumentContext json = getJson("/actuator/gpu/streams");
+			assertThat(json.read("$.active", Integer.class)).isEqualTo(1);
+			assertThat(json.read("$.acquisitions", Long.class)).isPositive();
+			List<Map<String, Object>> streams = json.read("$.streams");
+			assertThat(streams).hasSize(json.read("$.size", Integer.class));
+			assertThat(streams).filteredOn((stream) -> Boolean.TRUE.equals(stream.get("leased")))
+				.singleElement()
+				.satisfies((stream) -> assertThat(stream.get("name")).isEqualTo(lease.stream().name()));
+			assertThat(streams).allSatisfy((stream) -> assertThat(stream).containsKey("busyShare"));
+		}
+		assertThat(getJson("/actuator/gpu/streams").read("$.active", Integer.class)).isZero();
+	}
+
+	@Test
+	void eventsSelector() throws Exception {
+		DocumentContext json = getJson("/actuator/gpu/events");
+		assertThat(json.read("$.created", Long.class)).isGreaterThanOrEqualTo(json.read("$.destroyed", Long.class));
+		assertThat(json.read("$.live", Integer.class)).isEqualTo(
+				json.read("$.inUse", Integer.class) + json.read("$.cached", Integer.class));
+	}
+
+	@Test
+	void kernelsSelectorShowsDeviceTime() throws Exception {
+		Kernel noop = this.launcher.kernel("noop");
+		this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+		this.launcher.synchronize();
+		org.awaitility.Awaitility.await().until(() -> noop.stats().timedLaunches() == noop.stats().launches());
+		DocumentContext json = getJson("/actuator/gpu/kernels");
+		assertThat(json.read("$.noop.launches", Long.class)).isEqualTo(noop.stats().launches());
+		assertThat(json.read("$.noop.timedLaunches", Long.class)).isEqualTo(noop.stats().timedLaunches());
+		assertThat(json.read("$.noop.deviceTimeNanos", Long.class)).isEqualTo(noop.stats().deviceTime().toNanos());
+	}
+
+	@Test
+	void memorySelector() throws Exception {
+		DocumentContext json = getJson("/actuator/gpu/memory");
+		assertThat(json.read("$.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
+		assertThat(json.read("$.usedBytes", Long.class)).isGreaterThanOrEqualTo(0);
+	}
+
+	@Test
+	void unknownPartIsNotFound() throws Exception {
+		assertThat(get("/actuator/gpu/nonsense").statusCode()).isEqualTo(404);
+	}
+
+	@Test
+	void endpointIsReadOnly() throws Exception {
+		HttpRequest post = HttpRequest.newBuilder(uri("/actuator/gpu"))
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build();
+		assertThat(http.send(post, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(405);
+	}
+
+	@Test
+	void healthIsUpWithDetails() throws Exception {
+		HttpResponse<String> response = get("/actuator/health/gpu");
+		assertThat(response.statusCode()).isEqualTo(200);
+		DocumentContext json = JsonPath.parse(response.body());
+		assertThat(json.read("$.status", String.class)).isEqualTo("UP");
+		assertThat(json.read("$.details.backend", String.class)).isEqualTo("CPU");
+		assertThat(json.read("$.details.device", String.class)).isEqualTo(this.context.device().name());
+		assertThat(json.read("$.details.poolMax", Integer.class)).isEqualTo(4);
+		assertThat(json.read("$.details.memoryFreeBytes", Long.class)).isPositive();
+		assertThat(json.read("$.details.poolSaturation", Double.class)).isBetween(0.0, 1.0);
+	}
+
+	@Test
+	void infoShowsTheDevice() throws Exception {
+		DocumentContext json = getJson("/actuator/info");
+		assertThat(json.read("$.gpu.backend", String.class)).isEqualTo("CPU");
+		assertThat(json.read("$.gpu.uuid", String.class)).isEqualTo(this.context.device().uuid());
+		assertThat(json.read("$.gpu.driverVersion", String.class)).isEqualTo(this.context.device().driverVersion());
+		assertThat(json.read("$.gpu.computeCapability", String.class)).isEmpty();
+	}
+
+	private DocumentContext getJson(String path) throws IOException, InterruptedException {
+		HttpResponse<String> response = get(path);
+		assertThat(response.statusCode()).as(path).isEqualTo(200);
+		return JsonPath.parse(response.body());
+	}
+
+	private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+		return http.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private URI uri(String path) {
+		return URI.create("http://localhost:" + this.port + path);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+		@Bean
+		KernelSource noop() {
+			return KernelSource.named("noop").params(ParamType.INT).cpu((block, args) -> {
+			});
+		}
+
+	}
+
+}

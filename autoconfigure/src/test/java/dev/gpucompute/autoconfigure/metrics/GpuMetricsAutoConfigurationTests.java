@@ -1,0 +1,112 @@
+package dev.gpucompute.autoconfigure.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
+
+/**
+ * {@link GpuMetricsAutoConfiguration}: meters bound to the application's registry, the listener
+ * handed to the context, and backing off without Micrometer.
+ */
+class GpuMetricsAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withPropertyValues("gpu.backend=cpu", "gpu.streams.pool-size=1", "gpu.streams.max-size=2",
+				"gpu.cpu.threads=1", "gpu.kernels.locations=")
+		.withConfiguration(AutoConfigurations.of(GpuAutoConfiguration.class, GpuMetricsAutoConfiguration.class));
+
+	private final ApplicationContextRunner withRegistry = this.runner.withConfiguration(AutoConfigurations.of(
+			MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+			CompositeMeterRegistryAutoConfiguration.class));
+
+	@Test
+	void bindsTheMetersAndHandsTheListenerToTheContext() {
+		this.withRegistry.withUserConfiguration(KernelConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(MicrometerGpuListener.class).hasSingleBean(GpuMetrics.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(context.getBean(MicrometerGpuListener.class).isBound()).isTrue();
+			// The start-up kernel (a KernelSource bean) has its series before its first launch.
+			assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
+				.functionCounter()
+				.count()).isZero();
+			GpuLauncher launcher = context.getBean(GpuLauncher.class);
+			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
+			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
+			launcher.synchronize();
+			assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
+				.functionCounter()
+				.count()).isEqualTo(2);
+			// The acquire timer only moves if the context was opened with the Micrometer listener.
+			try (StreamLease lease = context.getBean(GpuContext.class).streams().acquire()) {
+				assertThat(registry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
+				assertThat(registry.get(GpuMetrics.STREAMS_ACTIVE).tag("gpu", "0").gauge().value()).isEqualTo(1);
+			}
+			assertThat(registry.get(GpuMetrics.STREAMS_USAGE).timer().count()).isEqualTo(1);
+			assertThat(registry.get(GpuMetrics.STREAMS_MAX).gauge().value()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void metersCanBeDeniedByName() {
+		this.withRegistry.withPropertyValues("management.metrics.enable.gpu=false").run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.find(GpuMetrics.STREAMS_ACTIVE).gauge()).isNull();
+			assertThat(registry.find(GpuMetrics.KERNEL_LAUNCHES).functionCounters()).isEmpty();
+		});
+	}
+
+	@Test
+	void backsOffWithoutMicrometer() {
+		this.runner.withClassLoader(new FilteredClassLoader(MeterRegistry.class)).run((context) -> {
+			assertThat(context).hasSingleBean(GpuContext.class)
+				.doesNotHaveBean(MicrometerGpuListener.class)
+				.doesNotHaveBean(GpuMetrics.class);
+		});
+	}
+
+	@Test
+	void backsOffWithoutAMeterRegistry() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(GpuContext.class)
+				.doesNotHaveBean(MicrometerGpuListener.class)
+				.doesNotHaveBean(GpuMetrics.class);
+		});
+	}
+
+	@Test
+	void backsOffWithoutAGpuContext() {
+		this.withRegistry.withPropertyValues("gpu.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(GpuContext.class).doesNotHaveBean(GpuMetrics.class);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class KernelConfiguration {
+
+		@Bean
+		KernelSource noop() {
+			return KernelSource.named("noop").params(ParamType.INT).cpu((block, args) -> {
+			});
+		}
+
+	}
+
+}

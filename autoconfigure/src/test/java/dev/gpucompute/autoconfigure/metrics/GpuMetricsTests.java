@@ -1,0 +1,348 @@
+package dev.gpucompute.autoconfigure.metrics;
+
+import static dev.gpucompute.ParamType.BUFFER;
+import static dev.gpucompute.ParamType.INT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuEvent;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelLaunchException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.UnsupportedBackendOperationException;
+
+/**
+ * {@link GpuMetrics} and {@link MicrometerGpuListener} on a real CPU-backend context: every meter of
+ * DESIGN.md section 6 exists with its tags and moves with real launches and pool activity.
+ */
+class GpuMetricsTests {
+
+	/** Adds one to every cell of an int buffer of length n. */
+	static final KernelSource ADD_ONE = KernelSource.named("add_one").params(INT, BUFFER).cpu((block, args) -> {
+		int n = args.i32(0);
+		var cells = args.ints(1);
+		for (int i = (int) block.firstIndex(); i < block.endIndex(n); i++) {
+			cells.put(i, cells.get(i) + 1);
+		}
+	});
+
+	/** Fails while it runs, so the failure surfaces at the next synchronisation. */
+	static final KernelSource FAILS = KernelSource.named("fails").params(INT).cpu((block, args) -> {
+		throw new IllegalStateException("kernel failure on purpose");
+	});
+
+	/** CUDA only: the CPU backend rejects its launches. */
+	static final KernelSource CUDA_ONLY = KernelSource.named("cuda_only")
+		.params(INT)
+		.cuda("extern \"C\" __global__ void cuda_only(int n) { }");
+
+	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+	private final MicrometerGpuListener listener = new MicrometerGpuListener();
+
+	private GpuContext context;
+
+	private GpuLauncher launcher;
+
+	@BeforeEach
+	void open() {
+		this.context = GpuContext.builder()
+			.backend(Backend.CPU)
+			.poolSize(2)
+			.maxSize(2)
+			.cpuThreads(2)
+			.kernelTiming(KernelTiming.ALL)
+			.listener(this.listener)
+			.open();
+		this.launcher = this.context.launcher();
+		this.launcher.load(ADD_ONE);
+		new GpuMetrics(this.context, this.listener).bindTo(this.registry);
+	}
+
+	@AfterEach
+	void close() {
+		this.context.close();
+	}
+
+	@Test
+	void everyMeterHasTheDeviceTags() {
+		Tags device = Tags.of("gpu", "0", "backend", "cpu", "uuid", this.context.device().uuid());
+		List<String> names = List.of(GpuMetrics.STREAMS_ACTIVE, GpuMetrics.STREAMS_IDLE, GpuMetrics.STREAMS_PENDING,
+				GpuMetrics.STREAMS_MAX, GpuMetrics.STREAMS_ACQUIRE, GpuMetrics.STREAMS_USAGE,
+				GpuMetrics.STREAMS_TIMEOUT, GpuMetrics.STREAMS_UTILIZATION, GpuMetrics.EVENTS_LIVE,
+				GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.KERNEL_LAUNCHES,
+				GpuMetrics.KERNEL_DURATION);
+		for (String name : names) {
+			Collection<Meter> meters = this.registry.find(name).tags(device).meters();
+			assertThat(meters).as(name).isNotEmpty();
+		}
+		assertThat(this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer()).isInstanceOf(Timer.class);
+		assertThat(this.registry.get(GpuMetrics.STREAMS_TIMEOUT).functionCounter()).isNotNull();
+		assertThat(this.registry.get(GpuMetrics.MEMORY_USED).gauge().getId().getBaseUnit()).isEqualTo("bytes");
+	}
+
+	@Test
+	void kernelsLoadedBeforeBindingHaveMetersAtZero() {
+		assertThat(launches("add_one", "success")).isZero();
+		assertThat(launches("add_one", "error")).isZero();
+		assertThat(this.registry.get(GpuMetrics.KERNEL_DURATION).tag("kernel", "add_one").timer().count()).isZero();
+	}
+
+	@Test
+	void launchCountsAreExact() {
+		Kernel addOne = this.launcher.kernel("add_one");
+		int[] cells = new int[100];
+		try (DeviceBuffer buffer = this.launcher.upload(cells)) {
+			for (int i = 0; i < 7; i++) {
+				this.launcher.launch(addOne, LaunchConfig.linear(cells.length, 32), cells.length, buffer);
+			}
+			this.launcher.synchronize();
+			buffer.download(cells, this.launcher.currentStream()).join();
+		}
+		assertThat(cells).containsOnly(7);
+		assertThat(launches("add_one", "success")).isEqualTo(7);
+		assertThat(launches("add_one", "error")).isZero();
+		assertThat(addOne.stats().launches()).isEqualTo(7);
+	}
+
+	@Test
+	void kernelLoadedAfterBindingIsRegisteredOnItsFirstLaunch() {
+		KernelSource late = KernelSource.named("late").params(INT).cpu((block, args) -> {
+		});
+		assertThat(this.registry.find(GpuMetrics.KERNEL_LAUNCHES).tag("kernel", "late").functionCounters()).isEmpty();
+		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
+		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
+		this.launcher.synchronize();
+		assertThat(launches("late", "success")).isEqualTo(2);
+	}
+
+	@Test
+	void kernelFailingWhileRunningCountsAsError() {
+		this.launcher.launch(FAILS, LaunchConfig.linear(1, 1), 1);
+		assertThatExceptionOfType(KernelLaunchException.class).isThrownBy(this.launcher::synchronize)
+			.withMessageContaining("fails");
+		// The launch was enqueued (success) and then failed on the device (error), like Kernel.stats().
+		assertThat(launches("fails", "success")).isEqualTo(1);
+		assertThat(launches("fails", "error")).isEqualTo(1);
+	}
+
+	@Test
+	void launchRejectedByTheBackendCountsAsError() {
+		assertThatExceptionOfType(UnsupportedBackendOperationException.class)
+			.isThrownBy(() -> this.launcher.launch(CUDA_ONLY, LaunchConfig.linear(1, 1), 1));
+		assertThatExceptionOfType(UnsupportedBackendOperationException.class)
+			.isThrownBy(() -> this.launcher.launch(CUDA_ONLY, LaunchConfig.linear(1, 1), 1));
+		assertThat(launches("cuda_only", "error")).isEqualTo(2);
+		assertThat(launches("cuda_only", "success")).isZero();
+	}
+
+	@Test
+	void timedLaunchesRecordDeviceTime() {
+		Kernel addOne = this.launcher.kernel("add_one");
+		try (DeviceBuffer buffer = this.launcher.upload(new int[64])) {
+			for (int i = 0; i < 5; i++) {
+				this.launcher.launch(addOne, LaunchConfig.linear(64, 32), 64, buffer);
+			}
+			this.launcher.synchronize();
+		}
+		Timer duration = this.registry.get(GpuMetrics.KERNEL_DURATION).tag("kernel", "add_one").timer();
+		// Device times are read on the completion thread after the stream is done: wait for them.
+		awaitTrue(() -> duration.count() == 5);
+		assertThat(duration.count()).isEqualTo(5);
+		assertThat(addOne.stats().timedLaunches()).isEqualTo(5);
+		assertThat(duration.totalTime(TimeUnit.NANOSECONDS)).isPositive()
+			.isEqualTo(addOne.stats().deviceTime().toNanos());
+	}
+
+	@Test
+	void namesThatAreNotLoadedKernelsGetNoMeters() {
+		this.listener.kernelLaunched("user input " + System.nanoTime(), true);
+		this.listener.kernelTimed("not-a-kernel", 1_000);
+		this.listener.kernelFailed("neither");
+		assertThat(this.registry.find(GpuMetrics.KERNEL_LAUNCHES).meters()).extracting((m) -> m.getId().getTag("kernel"))
+			.containsOnly("add_one");
+		assertThat(this.registry.find(GpuMetrics.KERNEL_DURATION).meters()).hasSize(1);
+	}
+
+	@Test
+	void poolGaugesStayConsistentUnderContention() throws Exception {
+		assertPool(0, 2, 0);
+		assertThat(gauge(GpuMetrics.STREAMS_MAX)).isEqualTo(2);
+		StreamLease first = this.context.streams().acquire();
+		StreamLease second = this.context.streams().acquire();
+		assertPool(2, 0, 0);
+		ExecutorService waiters = Executors.newFixedThreadPool(3);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				done.add(waiters.submit(() -> {
+					try (StreamLease lease = this.context.streams().acquire(Duration.ofSeconds(30))) {
+						return lease.stream().name();
+					}
+				}));
+			}
+			awaitTrue(() -> gauge(GpuMetrics.STREAMS_PENDING) == 3);
+			assertPool(2, 0, 3);
+			first.close();
+			second.close();
+			for (Future<?> future : done) {
+				future.get(30, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			waiters.shutdownNow();
+		}
+		assertPool(0, 2, 0);
+		Timer acquire = this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer();
+		Timer usage = this.registry.get(GpuMetrics.STREAMS_USAGE).timer();
+		assertThat(acquire.count()).isEqualTo(5);
+		assertThat(usage.count()).isEqualTo(5);
+		assertThat(this.context.streams().stats().acquisitions()).isEqualTo(5);
+		// The three waiters each waited for a lease that was only returned after they were seen pending.
+		assertThat(acquire.max(TimeUnit.NANOSECONDS)).isPositive();
+	}
+
+	@Test
+	void timeoutsAreCounted() {
+		try (StreamLease first = this.context.streams().acquire();
+				StreamLease second = this.context.streams().acquire()) {
+			for (int i = 0; i < 2; i++) {
+				assertThatExceptionOfType(PoolExhaustedException.class)
+					.isThrownBy(() -> this.context.streams().acquire(Duration.ofMillis(20)));
+			}
+		}
+		FunctionCounter timeouts = this.registry.get(GpuMetrics.STREAMS_TIMEOUT).functionCounter();
+		assertThat(timeouts.count()).isEqualTo(2);
+		assertThat(this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(2);
+		assertPool(0, 2, 0);
+	}
+
+	@Test
+	void utilizationGaugeReadsThePoolsBusyShare() {
+		double gauge = gauge(GpuMetrics.STREAMS_UTILIZATION);
+		assertThat(gauge).isBetween(0.0, 1.0);
+		assertThat(gauge).isEqualTo(this.context.streams().stats().utilization());
+	}
+
+	@Test
+	void liveEventsFollowTheRegistry() {
+		int before = (int) gauge(GpuMetrics.EVENTS_LIVE);
+		assertThat(before).isEqualTo(this.context.events().live());
+		GpuEvent one = this.context.events().create();
+		GpuEvent two = this.context.events().createTiming();
+		assertThat(gauge(GpuMetrics.EVENTS_LIVE)).isEqualTo(this.context.events().live()).isGreaterThanOrEqualTo(before + 2);
+		one.close();
+		two.close();
+		this.context.close();
+		assertThat(gauge(GpuMetrics.EVENTS_LIVE)).isZero();
+	}
+
+	@Test
+	void memoryGaugesFollowBuffers() {
+		double total = gauge(GpuMetrics.MEMORY_TOTAL);
+		assertThat(total).isEqualTo(this.context.device().totalMemoryBytes());
+		double before = gauge(GpuMetrics.MEMORY_USED);
+		try (DeviceBuffer buffer = this.launcher.allocate(1 << 20)) {
+			assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before + (1 << 20));
+		}
+		// The free is ordered on the buffer's stream.
+		this.launcher.synchronize();
+		assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before);
+	}
+
+	@Test
+	void memoryGaugesAreNaNOnceTheContextIsClosed() {
+		this.context.close();
+		assertThat(gauge(GpuMetrics.MEMORY_USED)).isNaN();
+		assertThat(gauge(GpuMetrics.MEMORY_TOTAL)).isNaN();
+	}
+
+	@Test
+	void unboundListenerRecordsNothingAndLaunchCountersStillSeeEarlierLaunches() {
+		MicrometerGpuListener late = new MicrometerGpuListener();
+		try (GpuContext other = GpuContext.builder().backend(Backend.CPU).poolSize(1).maxSize(1).listener(late).open()) {
+			Kernel kernel = other.launcher().load(ADD_ONE);
+			try (DeviceBuffer buffer = other.launcher().upload(new int[4]);
+					StreamLease lease = other.streams().acquire()) {
+				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);
+				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);
+				other.launcher().synchronize();
+			}
+			assertThat(late.isBound()).isFalse();
+			SimpleMeterRegistry otherRegistry = new SimpleMeterRegistry();
+			new GpuMetrics(other, late).bindTo(otherRegistry);
+			assertThat(late.isBound()).isTrue();
+			assertThat(otherRegistry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "add_one", "outcome", "success")
+				.functionCounter()
+				.count()).isEqualTo(2);
+			assertThat(otherRegistry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isZero();
+			try (StreamLease lease = other.streams().acquire()) {
+				assertThat(otherRegistry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
+			}
+		}
+	}
+
+	private void assertPool(int active, int idle, int pending) {
+		assertThat(gauge(GpuMetrics.STREAMS_ACTIVE)).as("active").isEqualTo(active);
+		assertThat(gauge(GpuMetrics.STREAMS_IDLE)).as("idle").isEqualTo(idle);
+		assertThat(gauge(GpuMetrics.STREAMS_PENDING)).as("pending").isEqualTo(pending);
+	}
+
+	private double gauge(String name) {
+		Gauge gauge = this.registry.get(name).gauge();
+		return gauge.value();
+	}
+
+	private double launches(String kernel, String outcome) {
+		return this.registry.get(GpuMetrics.KERNEL_LAUNCHES)
+			.tags("kernel", kernel, "outcome", outcome)
+			.functionCounter()
+			.count();
+	}
+
+	/** Waits, up to ten seconds, for something that happens on another thread. */
+	static void awaitTrue(BooleanSupplier condition) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("condition not met within 10 s");
+			}
+			try {
+				Thread.sleep(5);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new AssertionError("interrupted", ex);
+			}
+		}
+	}
+
+}

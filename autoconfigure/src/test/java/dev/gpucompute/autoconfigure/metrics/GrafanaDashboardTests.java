@@ -1,0 +1,81 @@
+package dev.gpucompute.autoconfigure.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.KernelTiming;
+
+/**
+ * The shipped Grafana dashboard reads only metrics that the application exports (plus DCGM's GPU
+ * utilisation, joined by UUID), and shows what issue 5 asks for. Runs without a Prometheus server;
+ * {@link PrometheusEndToEndTests} checks the same against a real one.
+ */
+class GrafanaDashboardTests {
+
+	private static final Pattern SAMPLE_NAME = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)", Pattern.MULTILINE);
+
+	@Test
+	void metricNamesAreFoundInPromQl() {
+		assertThat(DashboardQueries.metricNames(
+				"histogram_quantile(0.99, sum by (kernel, le) (rate(foo_bucket{a=\"b\", c=~\"$gpu\"}[$__rate_interval])))"
+						+ " and on (UUID) label_replace(bar{x=\"1\"}, \"UUID\", \"$1\", \"uuid\", \"(.+)\") / 100"))
+			.containsExactlyInAnyOrder("foo_bucket", "bar");
+	}
+
+	@Test
+	void everyDashboardMetricIsExportedByTheApplication() throws Exception {
+		Set<String> exported = scrapedNames();
+		Set<String> used = DashboardQueries.load().metricNames();
+		assertThat(used).isNotEmpty();
+		Set<String> ours = new TreeSet<>(used);
+		ours.removeAll(DashboardQueries.EXTERNAL);
+		assertThat(exported).containsAll(ours);
+		assertThat(ours).allMatch((name) -> name.startsWith("gpu_"));
+	}
+
+	@Test
+	void dashboardShowsWhatOperatorsNeed() throws Exception {
+		Set<String> used = DashboardQueries.load().metricNames();
+		assertThat(used).contains("gpu_streams_active", "gpu_streams_idle", "gpu_streams_pending", "gpu_streams_max",
+				"gpu_streams_utilization", "gpu_kernel_launches_total", "gpu_kernel_duration_seconds_bucket",
+				"gpu_streams_acquire_seconds_bucket", "gpu_streams_timeout_total", "gpu_memory_used_bytes",
+				"gpu_memory_total_bytes", "gpu_events_live", "DCGM_FI_DEV_GPU_UTIL");
+		assertThat(DashboardQueries.load().panelQueries())
+			.anySatisfy((query) -> assertThat(query).contains("DCGM_FI_DEV_GPU_UTIL").contains("on (UUID)")
+				.contains("\"uuid\""));
+	}
+
+	/** The metric names of a Prometheus scrape of a CPU context with one launched, timed kernel. */
+	private static Set<String> scrapedNames() {
+		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		MicrometerGpuListener listener = new MicrometerGpuListener();
+		try (GpuContext context = GpuContext.builder()
+			.backend(Backend.CPU)
+			.poolSize(1)
+			.cpuThreads(1)
+			.kernelTiming(KernelTiming.ALL)
+			.listener(listener)
+			.open()) {
+			context.launcher().load(GpuMetricsTests.ADD_ONE);
+			new GpuMetrics(context, listener).bindTo(registry);
+			String scrape = registry.scrape();
+			Set<String> names = new TreeSet<>();
+			Matcher matcher = SAMPLE_NAME.matcher(scrape);
+			while (matcher.find()) {
+				names.add(matcher.group(1));
+			}
+			return names;
+		}
+	}
+
+}
