@@ -1,0 +1,289 @@
+package dev.gpucompute.sample;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Settings of the sample service, prefix {@code sample}. The GPU itself is configured with the
+ * starter's {@code gpu.*} properties.
+ */
+@ConfigurationProperties("sample")
+public class SampleProperties {
+
+	/** Directory the collections are written to and loaded from at start-up. */
+	private Path dataDir = Path.of("data");
+
+	/**
+	 * Device memory all collections together may occupy. Writes that would exceed it are refused
+	 * with 422; searches need scratch memory beyond it (see sample.search.scratch).
+	 */
+	private DataSize memoryBudget = DataSize.ofMegabytes(512);
+
+	private final Limits limits = new Limits();
+
+	private final Search search = new Search();
+
+	private final Storage storage = new Storage();
+
+	private final DemoLoad demoLoad = new DemoLoad();
+
+	public Path getDataDir() {
+		return this.dataDir;
+	}
+
+	public void setDataDir(Path dataDir) {
+		this.dataDir = dataDir;
+	}
+
+	public DataSize getMemoryBudget() {
+		return this.memoryBudget;
+	}
+
+	public void setMemoryBudget(DataSize memoryBudget) {
+		this.memoryBudget = memoryBudget;
+	}
+
+	public Limits getLimits() {
+		return this.limits;
+	}
+
+	public Search getSearch() {
+		return this.search;
+	}
+
+	public Storage getStorage() {
+		return this.storage;
+	}
+
+	public DemoLoad getDemoLoad() {
+		return this.demoLoad;
+	}
+
+	/** Input limits; requests beyond them get a 4xx problem detail. */
+	public static class Limits {
+
+		/** Largest request body accepted on /collections; larger ones get 413. */
+		private DataSize maxBodySize = DataSize.ofMegabytes(32);
+
+		/** Largest vector dimension of a collection. */
+		private int maxDimension = 4096;
+
+		/** Most query vectors in one search request. */
+		private int maxQueries = 1024;
+
+		/** Longest vector id, in characters. */
+		private int maxIdLength = 256;
+
+		/** Most hits one search request may return: its number of queries times k. */
+		private int maxResults = 100_000;
+
+		public int getMaxResults() {
+			return this.maxResults;
+		}
+
+		public void setMaxResults(int maxResults) {
+			this.maxResults = maxResults;
+		}
+
+		public DataSize getMaxBodySize() {
+			return this.maxBodySize;
+		}
+
+		public void setMaxBodySize(DataSize maxBodySize) {
+			this.maxBodySize = maxBodySize;
+		}
+
+		public int getMaxDimension() {
+			return this.maxDimension;
+		}
+
+		public void setMaxDimension(int maxDimension) {
+			this.maxDimension = maxDimension;
+		}
+
+		public int getMaxQueries() {
+			return this.maxQueries;
+		}
+
+		public void setMaxQueries(int maxQueries) {
+			this.maxQueries = maxQueries;
+		}
+
+		public int getMaxIdLength() {
+			return this.maxIdLength;
+		}
+
+		public void setMaxIdLength(int maxIdLength) {
+			this.maxIdLength = maxIdLength;
+		}
+
+	}
+
+	/** How searches use the device. */
+	public static class Search {
+
+		/** Most stream-parallel groups (pooled streams) one batch of queries is split into. */
+		private int parallelism = 4;
+
+		/** Fewest queries worth a group of their own; smaller batches use fewer streams. */
+		private int minQueriesPerGroup = 4;
+
+		/** Most scratch device memory one group allocates at a time (its score matrix and candidates). */
+		private DataSize scratch = DataSize.ofMegabytes(64);
+
+		/**
+		 * Longest wait for streams before a request is answered 503, and for a search's or write's
+		 * device work to finish.
+		 */
+		private Duration timeout = Duration.ofSeconds(30);
+
+		public int getParallelism() {
+			return this.parallelism;
+		}
+
+		public void setParallelism(int parallelism) {
+			this.parallelism = parallelism;
+		}
+
+		public int getMinQueriesPerGroup() {
+			return this.minQueriesPerGroup;
+		}
+
+		public void setMinQueriesPerGroup(int minQueriesPerGroup) {
+			this.minQueriesPerGroup = minQueriesPerGroup;
+		}
+
+		public DataSize getScratch() {
+			return this.scratch;
+		}
+
+		public void setScratch(DataSize scratch) {
+			this.scratch = scratch;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
+	/** Persistence. */
+	public static class Storage {
+
+		/**
+		 * How often changed collections are written to the data directory. A clean shutdown writes
+		 * everything; a crash loses at most the writes of the last interval.
+		 */
+		private Duration flushInterval = Duration.ofSeconds(2);
+
+		public Duration getFlushInterval() {
+			return this.flushInterval;
+		}
+
+		public void setFlushInterval(Duration flushInterval) {
+			this.flushInterval = flushInterval;
+		}
+
+	}
+
+	/** A steady mix of searches, so that dashboards and /actuator/gpu show real activity. */
+	public static class DemoLoad {
+
+		/** Whether to run the demo load (also on with the 'demo' profile). */
+		private boolean enabled;
+
+		/** Collection the demo searches; created and filled with clustered random vectors if missing or empty. */
+		private String collection = "demo";
+
+		/** Vectors the demo collection is filled with. */
+		private int size = 20_000;
+
+		/** Dimension of the demo collection. */
+		private int dimension = 128;
+
+		/** Concurrent searching threads. */
+		private int clients = 2;
+
+		/** Pause of each client between two searches. */
+		private Duration interval = Duration.ofMillis(100);
+
+		/** Largest batch of queries in one demo search (batches vary from 1 to this). */
+		private int maxBatch = 16;
+
+		/** Largest k of a demo search (k varies from 1 to this). */
+		private int maxK = 20;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getCollection() {
+			return this.collection;
+		}
+
+		public void setCollection(String collection) {
+			this.collection = collection;
+		}
+
+		public int getSize() {
+			return this.size;
+		}
+
+		public void setSize(int size) {
+			this.size = size;
+		}
+
+		public int getDimension() {
+			return this.dimension;
+		}
+
+		public void setDimension(int dimension) {
+			this.dimension = dimension;
+		}
+
+		public int getClients() {
+			return this.clients;
+		}
+
+		public void setClients(int clients) {
+			this.clients = clients;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public int getMaxBatch() {
+			return this.maxBatch;
+		}
+
+		public void setMaxBatch(int maxBatch) {
+			this.maxBatch = maxBatch;
+		}
+
+		public int getMaxK() {
+			return this.maxK;
+		}
+
+		public void setMaxK(int maxK) {
+			this.maxK = maxK;
+		}
+
+	}
+
+}

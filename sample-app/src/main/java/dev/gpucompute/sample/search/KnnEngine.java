@@ -1,0 +1,417 @@
+package dev.gpucompute.sample.search;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuOutOfMemoryException;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamScope;
+
+/**
+ * Runs the device side of the service: writing rows into a collection's device storage (growing it
+ * by re-allocation and a device-to-device copy) and exact k-nearest-neighbour search.
+ *
+ * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups, run as one
+ * stream-parallel group ({@link GpuLauncher#parallel(List)}): each group, on its own pooled stream,
+ * uploads its queries, scores them against every stored vector ({@code knn_score}), selects each
+ * query's top k on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
+ * {@value KnnKernels#MAX_CHUNKED_K}) and downloads only the k winners per query. A group whose score
+ * matrix would exceed the scratch limit works through its queries in smaller sub-batches. Every
+ * temporary buffer is allocated, used and freed on its group's stream.
+ *
+ * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
+ * write lock for a write (see {@link VectorCollection}). Both return only after their device work
+ * is complete, also when they fail, so no work outlives the lock that protects its data.
+ * Admission goes through {@link StreamPermits}, so concurrent searches never deadlock on the pool.
+ */
+public final class KnnEngine {
+
+	/** Scratch bytes per query per stored vector of the chunked top-k path (scores + candidates). */
+	private static final int CHUNKED_BYTES_PER_VECTOR = 4 + 8 + 4;
+
+	private final GpuLauncher launcher;
+
+	private final StreamPool pool;
+
+	private final StreamPermits permits;
+
+	private final int parallelism;
+
+	private final int minQueriesPerGroup;
+
+	private final long scratchBytes;
+
+	private final Duration deviceTimeout;
+
+	private final Kernel score;
+
+	private final Kernel topk;
+
+	private final Kernel sortInit;
+
+	private final Kernel bitonicStep;
+
+	private final Kernel scatter;
+
+	/**
+	 * @param launcher the launcher to run on
+	 * @param pool the stream pool writes lease from
+	 * @param kernels the service's kernels, as loaded by the application (see {@link KnnKernels})
+	 * @param permits admission control, sized to at most the pool's maximum
+	 * @param parallelism most stream-parallel groups one search splits into
+	 * @param minQueriesPerGroup fewest queries worth a group of their own
+	 * @param scratchBytes most scratch memory one group allocates at a time
+	 * @param deviceTimeout longest wait for a search's or write's device work
+	 */
+	public KnnEngine(GpuLauncher launcher, StreamPool pool, LoadedKernels kernels, StreamPermits permits,
+			int parallelism, int minQueriesPerGroup, long scratchBytes, Duration deviceTimeout) {
+		this.launcher = launcher;
+		this.pool = pool;
+		this.permits = permits;
+		this.parallelism = Math.max(1, Math.min(parallelism, permits.total()));
+		this.minQueriesPerGroup = Math.max(1, minQueriesPerGroup);
+		this.scratchBytes = scratchBytes;
+		this.deviceTimeout = deviceTimeout;
+		this.score = kernels.get(KnnKernels.SCORE);
+		this.topk = kernels.get(KnnKernels.TOPK);
+		this.sortInit = kernels.get(KnnKernels.SORT_INIT);
+		this.bitonicStep = kernels.get(KnnKernels.BITONIC_STEP);
+		this.scatter = kernels.get(KnnKernels.SCATTER);
+	}
+
+	/** The kernels by source, as the application loaded them. */
+	@FunctionalInterface
+	public interface LoadedKernels {
+
+		Kernel get(dev.gpucompute.KernelSource source);
+
+	}
+
+	/** Most streams one search uses. */
+	public int parallelism() {
+		return this.parallelism;
+	}
+
+	// ---- writes ------------------------------------------------------------------------------
+
+	/**
+	 * Writes {@code rows} (row-major, {@code slots.length} rows) at the given slots of the collection's
+	 * device storage, first growing it to {@code capacityRows} rows if it is smaller. Call with the
+	 * write lock held; returns when the device holds the data.
+	 * @throws GpuOutOfMemoryException when the device has no room for the storage
+	 */
+	void write(VectorCollection collection, int[] slots, float[] rows, long capacityRows) {
+		int dim = collection.dimension();
+		this.permits.acquire(1);
+		try (StreamLease lease = this.pool.acquire(this.deviceTimeout)) {
+			GpuStream stream = lease.stream();
+			RuntimeException failure = null;
+			try (StreamScope scope = this.launcher.useStream(stream)) {
+				if (capacityRows > collection.deviceRows) {
+					grow(collection, capacityRows, stream);
+				}
+				if (slots.length > 0) {
+					long total = (long) slots.length * dim;
+					try (DeviceBuffer slotBuffer = this.launcher.upload(slots);
+							DeviceBuffer rowBuffer = this.launcher.upload(rows)) {
+						this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK),
+								total, dim, slotBuffer, rowBuffer, collection.device);
+					}
+				}
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+			}
+			// Also after a failure: nothing may still run on the storage once the lock is released.
+			failure = synchronize(stream, failure);
+			if (failure != null) {
+				throw failure;
+			}
+		}
+		finally {
+			this.permits.release(1);
+		}
+	}
+
+	private void grow(VectorCollection collection, long capacityRows, GpuStream stream) {
+		long usedBytes = (long) collection.size() * collection.dimension() * Float.BYTES;
+		DeviceBuffer grown = this.launcher.allocate(capacityRows * collection.dimension() * Float.BYTES);
+		try {
+			if (usedBytes > 0) {
+				grown.copyFrom(collection.device, 0, 0, usedBytes, stream);
+			}
+		}
+		catch (RuntimeException ex) {
+			grown.close();
+			throw ex;
+		}
+		DeviceBuffer old = collection.device;
+		collection.device = grown;
+		collection.deviceRows = capacityRows;
+		if (old != null) {
+			// Freed on its own stream once this copy and every search that used it are done.
+			old.close();
+		}
+	}
+
+	/** Frees a collection's device storage (write lock held). */
+	void free(VectorCollection collection) {
+		DeviceBuffer device = collection.device;
+		collection.device = null;
+		collection.deviceRows = 0;
+		if (device != null) {
+			device.close();
+		}
+	}
+
+	// ---- search ------------------------------------------------------------------------------
+
+	/**
+	 * The top {@code k} slots and scores of each query, best first. Call with the read lock held and
+	 * {@code 1 <= k <= size}.
+	 * @param queries {@code queryCount} rows of the collection's dimension, already normalised for cosine
+	 * @return the scores and slots, {@code queryCount * k} of each, query-major
+	 */
+	TopK search(VectorCollection collection, float[] queries, int queryCount, int k) {
+		int n = collection.size();
+		int dim = collection.dimension();
+		int groups = Math.max(1, Math.min(this.parallelism, ceilDiv(queryCount, this.minQueriesPerGroup)));
+		int perGroup = ceilDiv(queryCount, groups);
+		groups = ceilDiv(queryCount, perGroup);
+		float[] scores = new float[queryCount * k];
+		int[] slots = new int[queryCount * k];
+		DeviceBuffer vectors = collection.device;
+		List<CompletableFuture<Void>> downloads = new ArrayList<>();
+		List<Consumer<GpuStream>> branches = new ArrayList<>(groups);
+		for (int g = 0; g < groups; g++) {
+			int from = g * perGroup;
+			int to = Math.min(queryCount, from + perGroup);
+			branches.add((stream) -> searchGroup(stream, vectors, n, dim, queries, from, to, k, scores, slots,
+					downloads));
+		}
+		this.permits.acquire(groups);
+		try {
+			RuntimeException failure = null;
+			try {
+				this.launcher.parallel(branches);
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+			}
+			// The join events make the current stream wait for every branch, also after a failure.
+			failure = synchronize(this.launcher.currentStream(), failure);
+			if (failure != null) {
+				throw failure;
+			}
+			await(downloads);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());
+		}
+		finally {
+			this.permits.release(groups);
+		}
+		return new TopK(scores, slots);
+	}
+
+	/** Search results: {@code k} per query, query-major, best first. */
+	record TopK(float[] scores, int[] slots) {
+	}
+
+	private void searchGroup(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from,
+			int to, int k, float[] scores, int[] slots, List<CompletableFuture<Void>> downloads) {
+		long perQuery = scratchPerQuery(n, k);
+		int batch = (int) Math.max(1, Math.min(Math.min(to - from, 65_535), this.scratchBytes / perQuery));
+		for (int first = from; first < to; first += batch) {
+			int count = Math.min(batch, to - first);
+			float[] slice = java.util.Arrays.copyOfRange(queries, first * dim, (first + count) * dim);
+			float[] batchScores = new float[count * k];
+			int[] batchSlots = new int[count * k];
+			try (DeviceBuffer queryBuffer = this.launcher.upload(slice);
+					DeviceBuffer scoreBuffer = this.launcher.allocate((long) count * n * Float.BYTES)) {
+				int warps = KnnKernels.SCORE_BLOCK / KnnKernels.WARP;
+				this.launcher.launch(stream, this.score,
+						LaunchConfig.of(Dim3.of(ceilDiv(n, warps), count), Dim3.of(KnnKernels.SCORE_BLOCK)), n, dim,
+						vectors, queryBuffer, scoreBuffer);
+				DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K) ? chunkedTopK(stream, scoreBuffer, n, count, k)
+						: sortedTopK(stream, scoreBuffer, n, count, k);
+				try {
+					CompletableFuture<Void> scoresDone = best[0].download(batchScores, stream);
+					CompletableFuture<Void> slotsDone = best[1].download(batchSlots, stream);
+					int offset = first * k;
+					downloads.add(CompletableFuture.allOf(scoresDone, slotsDone).thenRun(() -> {
+						System.arraycopy(batchScores, 0, scores, offset, batchScores.length);
+						System.arraycopy(batchSlots, 0, slots, offset, batchSlots.length);
+					}));
+				}
+				finally {
+					closeAll(best);
+				}
+			}
+		}
+	}
+
+	/** Scratch bytes one query needs: its score row plus the candidate buffers of its top-k path. */
+	static long scratchPerQuery(int n, int k) {
+		if (k <= KnnKernels.MAX_CHUNKED_K) {
+			return (long) n * CHUNKED_BYTES_PER_VECTOR + 4L * KnnKernels.CHUNK * 8;
+		}
+		long p = Long.highestOneBit(Math.max(1, n - 1)) << 1;
+		return 4L * n + 8L * p + 8L * k;
+	}
+
+	/**
+	 * Repeated {@code knn_topk} passes until one chunk per query is left.
+	 * @return the compact top k: scores and slots, {@code count * k} each
+	 */
+	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k) {
+		int keep = Math.min(k, KnnKernels.CHUNK);
+		// Passes alternate between two buffer pairs; the first pass writes the most candidates, so
+		// pair a (sized by it) and pair b (sized by the second) fit every later pass too.
+		DeviceBuffer[] a = null;
+		DeviceBuffer[] b = null;
+		DeviceBuffer[] previous = null;
+		int m = n;
+		try {
+			for (int pass = 0;; pass++) {
+				int chunks = ceilDiv(m, KnnKernels.CHUNK);
+				long entries = (long) count * chunks * keep;
+				DeviceBuffer[] out;
+				if (pass % 2 == 0) {
+					a = (a != null) ? a : allocatePair(entries);
+					out = a;
+				}
+				else {
+					b = (b != null) ? b : allocatePair(entries);
+					out = b;
+				}
+				DeviceBuffer inScores = (previous != null) ? previous[0] : scores;
+				DeviceBuffer inIds = (previous != null) ? previous[1] : scores; // not read when useIds = 0
+				this.launcher.launch(stream, this.topk,
+						LaunchConfig.of(Dim3.of(chunks, count), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k,
+						(previous != null) ? 1 : 0, inScores, inIds, out[0], out[1]);
+				if (chunks == 1) {
+					closeAll((out == a) ? b : a);
+					return out;
+				}
+				previous = out;
+				m = chunks * keep;
+			}
+		}
+		catch (RuntimeException ex) {
+			closeAll(a);
+			closeAll(b);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Whole-row bitonic sort for large k, then a device-to-device copy of each row's first k entries.
+	 * @return the compact top k: scores and slots, {@code count * k} each
+	 */
+	private DeviceBuffer[] sortedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k) {
+		int p = Integer.highestOneBit(Math.max(1, n - 1)) << 1;
+		DeviceBuffer[] rows = allocatePair((long) count * p);
+		try {
+			int block = KnnKernels.LINEAR_BLOCK;
+			this.launcher.launch(stream, this.sortInit, LaunchConfig.of(Dim3.of(ceilDiv(p, block), count), Dim3.of(block)),
+					n, p, scores, rows[0], rows[1]);
+			LaunchConfig steps = LaunchConfig.of(Dim3.of(ceilDiv(p / 2, block), count), Dim3.of(block));
+			for (int size = 2; size <= p; size <<= 1) {
+				for (int stride = size >> 1; stride > 0; stride >>= 1) {
+					this.launcher.launch(stream, this.bitonicStep, steps, p, size, stride, rows[0], rows[1]);
+				}
+			}
+			DeviceBuffer[] best = allocatePair((long) count * k);
+			try {
+				for (int q = 0; q < count; q++) {
+					best[0].copyFrom(rows[0], 4L * q * p, 4L * q * k, 4L * k, stream);
+					best[1].copyFrom(rows[1], 4L * q * p, 4L * q * k, 4L * k, stream);
+				}
+			}
+			catch (RuntimeException ex) {
+				closeAll(best);
+				throw ex;
+			}
+			return best;
+		}
+		finally {
+			closeAll(rows);
+		}
+	}
+
+	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
+	private DeviceBuffer[] allocatePair(long entries) {
+		DeviceBuffer values = this.launcher.allocate(entries * Float.BYTES);
+		try {
+			return new DeviceBuffer[] { values, this.launcher.allocate(entries * Integer.BYTES) };
+		}
+		catch (RuntimeException ex) {
+			values.close();
+			throw ex;
+		}
+	}
+
+	private static void closeAll(DeviceBuffer[] buffers) {
+		if (buffers != null) {
+			for (DeviceBuffer buffer : buffers) {
+				buffer.close();
+			}
+		}
+	}
+
+	/** Waits for {@code stream}; a failure of its own is added to {@code failure}, which it returns. */
+	private static RuntimeException synchronize(GpuStream stream, RuntimeException failure) {
+		try {
+			stream.synchronize();
+		}
+		catch (RuntimeException ex) {
+			if (failure == null) {
+				return ex;
+			}
+			failure.addSuppressed(ex);
+		}
+		return failure;
+	}
+
+	private void await(List<CompletableFuture<Void>> downloads) {
+		try {
+			CompletableFuture.allOf(downloads.toArray(new CompletableFuture<?>[0]))
+				.get(this.deviceTimeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (ExecutionException | CompletionException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			throw new GpuException("Downloading search results failed", cause);
+		}
+		catch (TimeoutException ex) {
+			throw new GpuException("Search results did not arrive within " + this.deviceTimeout);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new GpuException("Interrupted while waiting for search results");
+		}
+	}
+
+	static int ceilDiv(long a, long b) {
+		return (int) ((a + b - 1) / b);
+	}
+
+}

@@ -1,0 +1,144 @@
+package dev.gpucompute.sample.search;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A request the service refuses, with everything an RFC 9457 problem detail needs: HTTP status, a
+ * stable type slug, a title, a human-readable detail and machine-readable properties. The web layer
+ * turns it into Spring's {@code ProblemDetail}; the search core stays free of web types.
+ *
+ * <p>Thrown before any device resource is taken wherever the check allows it, so a refused request
+ * never holds a stream, an event or a buffer.
+ */
+public class ServiceProblem extends RuntimeException {
+
+	private final int status;
+
+	private final String type;
+
+	private final String title;
+
+	private final Map<String, Object> properties;
+
+	public ServiceProblem(int status, String type, String title, String detail, Map<String, Object> properties) {
+		super(detail);
+		this.status = status;
+		this.type = type;
+		this.title = title;
+		this.properties = Collections.unmodifiableMap(new LinkedHashMap<>(properties));
+	}
+
+	/** The HTTP status. */
+	public int status() {
+		return this.status;
+	}
+
+	/** A short, stable slug naming the kind of problem, e.g. {@code unknown-collection}. */
+	public String type() {
+		return this.type;
+	}
+
+	public String title() {
+		return this.title;
+	}
+
+	public String detail() {
+		return getMessage();
+	}
+
+	/** Extra members of the problem detail (names of fields, limits, sizes). */
+	public Map<String, Object> properties() {
+		return this.properties;
+	}
+
+	// ---- the problems of this service --------------------------------------------------------
+
+	public static ServiceProblem unknownCollection(String name) {
+		return new ServiceProblem(404, "unknown-collection", "Unknown collection",
+				"No collection named '" + name + "' exists", Map.of("collection", name));
+	}
+
+	public static ServiceProblem collectionConflict(String name, CollectionInfo existing, int dimension,
+			Metric metric) {
+		return new ServiceProblem(409, "collection-conflict", "Collection exists with another shape",
+				"Collection '" + name + "' already exists with dimension " + existing.dimension() + " and metric "
+						+ existing.metric().jsonName() + "; requested dimension " + dimension + " and metric "
+						+ metric.jsonName(),
+				Map.of("collection", name, "dimension", existing.dimension(), "metric", existing.metric().jsonName()));
+	}
+
+	public static ServiceProblem wrongDimension(String collection, String field, int expected, long actual) {
+		return new ServiceProblem(400, "wrong-dimension", "Wrong vector dimension",
+				field + " has " + actual + " values, but collection '" + collection + "' holds vectors of dimension "
+						+ expected,
+				Map.of("collection", collection, "field", field, "expected", expected, "actual", actual));
+	}
+
+	public static ServiceProblem kOutOfRange(String collection, int k, int size) {
+		return new ServiceProblem(400, "k-out-of-range", "k out of range",
+				"k must be between 1 and the collection's size (" + size + "), got " + k,
+				Map.of("collection", collection, "k", k, "size", size));
+	}
+
+	public static ServiceProblem tooManyResults(int queries, int k, int limit) {
+		return new ServiceProblem(400, "too-many-results", "Too many results",
+				queries + " queries with k = " + k + " would return " + ((long) queries * k)
+						+ " hits, more than the limit of " + limit + " per request (sample.limits.max-results)",
+				Map.of("queries", queries, "k", k, "limit", limit));
+	}
+
+	public static ServiceProblem nonFinite(String field, float value) {
+		return new ServiceProblem(400, "non-finite-value", "Non-finite value",
+				field + " is " + value + "; vectors must contain finite numbers only", Map.of("field", field));
+	}
+
+	public static ServiceProblem invalid(String field, String detail) {
+		return new ServiceProblem(400, "invalid-request", "Invalid request", detail, Map.of("field", field));
+	}
+
+	public static ServiceProblem bodyTooLarge(long limit, long actual) {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("limit", limit);
+		if (actual >= 0) {
+			properties.put("actual", actual);
+		}
+		return new ServiceProblem(413, "body-too-large", "Request body too large",
+				"The request body " + ((actual >= 0) ? "of " + actual + " bytes " : "") + "exceeds the limit of "
+						+ limit + " bytes (sample.limits.max-body-size)",
+				properties);
+	}
+
+	public static ServiceProblem memoryBudget(String collection, long rows, long requiredBytes, long budget,
+			long inUse) {
+		return new ServiceProblem(422, "memory-budget-exceeded", "Device memory budget exceeded",
+				"Collection '" + collection + "' would hold " + rows + " vectors (" + requiredBytes
+						+ " bytes of device memory), but only " + Math.max(0, budget - inUse) + " of the "
+						+ budget + " bytes of sample.memory-budget are left",
+				Map.of("collection", collection, "vectors", rows, "requiredBytes", requiredBytes, "budgetBytes",
+						budget, "usedBytes", inUse));
+	}
+
+	/** The device itself had no room for a collection's storage, although the budget allowed it. */
+	public static ServiceProblem deviceFull(String collection, long rows, long requiredBytes, String reason) {
+		return new ServiceProblem(422, "memory-budget-exceeded", "Device memory exhausted",
+				"Collection '" + collection + "' would hold " + rows + " vectors (" + requiredBytes
+						+ " bytes of device memory), but the device has no room: " + reason,
+				Map.of("collection", collection, "vectors", rows, "requiredBytes", requiredBytes));
+	}
+
+	/** A search's scratch memory could not be allocated; a server condition, so 503. */
+	public static ServiceProblem searchMemoryExhausted(String reason) {
+		return new ServiceProblem(503, "device-memory-exhausted", "Device memory exhausted",
+				"The search's scratch memory could not be allocated: " + reason + "; retry later or with fewer queries",
+				Map.of());
+	}
+
+	public static ServiceProblem busy(int streams, java.time.Duration waited) {
+		return new ServiceProblem(503, "busy", "Search capacity exhausted",
+				"No " + streams + " pooled streams became free within " + waited + "; retry later",
+				Map.of("streams", streams));
+	}
+
+}

@@ -1,0 +1,202 @@
+package dev.gpucompute.sample.web;
+
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.gpucompute.sample.search.CollectionInfo;
+import dev.gpucompute.sample.search.CollectionStore;
+import dev.gpucompute.sample.search.Hit;
+import dev.gpucompute.sample.search.Metric;
+import dev.gpucompute.sample.search.ServiceProblem;
+import dev.gpucompute.sample.search.Vectors;
+
+/**
+ * The REST API of the search service. Bodies are read through {@link RequestBodies} (size limit
+ * first), every input is checked before the store touches the device, and every refusal is a
+ * {@link ServiceProblem} that {@link ProblemDetailsAdvice} answers as an RFC 9457 problem detail.
+ */
+@RestController
+@RequestMapping("/collections")
+class CollectionsController {
+
+	/** Header carrying the ids of a binary upload, comma-separated. */
+	static final String IDS_HEADER = "X-Vector-Ids";
+
+	private final CollectionStore store;
+
+	private final RequestBodies bodies;
+
+	CollectionsController(CollectionStore store, RequestBodies bodies) {
+		this.store = store;
+		this.bodies = bodies;
+	}
+
+	/** {@code PUT /collections/{name}} with {@code {"dimension": 384, "metric": "cosine"}}. */
+	record CreateRequest(Integer dimension, String metric) {
+	}
+
+	/** A collection as the API shows it. */
+	record CollectionView(String name, int dimension, String metric, int size) {
+
+		static CollectionView of(CollectionInfo info) {
+			return new CollectionView(info.name(), info.dimension(), info.metric().jsonName(), info.size());
+		}
+
+	}
+
+	/** {@code POST /collections/{name}/vectors} as JSON. */
+	record UpsertRequest(List<String> ids, float[][] vectors) {
+	}
+
+	/** The outcome of a write: vectors added, vectors replaced, and the collection's size after. */
+	record UpsertResponse(int added, int replaced, int size) {
+	}
+
+	/** {@code POST /collections/{name}/search}. */
+	record SearchRequest(float[][] vectors, Integer k) {
+	}
+
+	/** One list of hits per query, best first. */
+	record SearchResponse(List<List<Hit>> results) {
+	}
+
+	@PutMapping("/{name}")
+	ResponseEntity<CollectionView> create(@PathVariable String name, HttpServletRequest request) {
+		CreateRequest body = this.bodies.json(request, CreateRequest.class);
+		Metric metric = (body.metric() != null) ? Metric.fromJson(body.metric()) : Metric.COSINE;
+		CollectionStore.Created created = this.store.create(name, body.dimension(), metric);
+		CollectionView view = CollectionView.of(created.info());
+		if (created.created()) {
+			return ResponseEntity.created(URI.create("/collections/" + name)).body(view);
+		}
+		return ResponseEntity.ok(view);
+	}
+
+	@GetMapping
+	List<CollectionView> list() {
+		return this.store.list().stream().map(CollectionView::of).toList();
+	}
+
+	@GetMapping("/{name}")
+	CollectionView get(@PathVariable String name) {
+		return CollectionView.of(this.store.get(name));
+	}
+
+	@DeleteMapping("/{name}")
+	ResponseEntity<Void> delete(@PathVariable String name) {
+		this.store.delete(name);
+		return ResponseEntity.noContent().build();
+	}
+
+	@PostMapping(path = "/{name}/vectors", consumes = MediaType.APPLICATION_JSON_VALUE)
+	UpsertResponse upsertJson(@PathVariable String name, HttpServletRequest request) {
+		CollectionInfo shape = this.store.get(name);
+		UpsertRequest body = this.bodies.json(request, UpsertRequest.class);
+		if (body.ids() == null) {
+			throw ServiceProblem.invalid("ids", "ids is required");
+		}
+		if (body.vectors() == null) {
+			throw ServiceProblem.invalid("vectors", "vectors is required");
+		}
+		if (body.ids().size() != body.vectors().length) {
+			throw ServiceProblem.invalid("ids",
+					body.ids().size() + " ids were given for " + body.vectors().length + " vectors");
+		}
+		float[] rows = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
+		return upserted(this.store.upsert(name, body.ids(), rows));
+	}
+
+	/**
+	 * {@code POST /collections/{name}/vectors} with {@code Content-Type: application/octet-stream}:
+	 * little-endian float32 rows, back to back. The ids come from, in order of precedence, the
+	 * {@code ids} query parameter (comma-separated, may repeat), the {@value #IDS_HEADER} header
+	 * (comma-separated), or {@code idPrefix} with an optional {@code idStart}, which names the rows
+	 * {@code <idPrefix><idStart>}, {@code <idPrefix><idStart + 1>}, ... for bulk loads whose ids would
+	 * not fit a URL or header.
+	 */
+	@PostMapping(path = "/{name}/vectors", consumes = MediaType.APPLICATION_OCTET_STREAM_VALUE)
+	UpsertResponse upsertBinary(@PathVariable String name, HttpServletRequest request,
+			@RequestHeader(name = IDS_HEADER, required = false) String idsHeader,
+			@RequestParam(name = "idPrefix", required = false) String idPrefix,
+			@RequestParam(name = "idStart", required = false) Long idStart) {
+		CollectionInfo shape = this.store.get(name);
+		byte[] body = this.bodies.read(request);
+		long rowBytes = (long) shape.dimension() * Float.BYTES;
+		if (body.length == 0) {
+			throw ServiceProblem.invalid("body", "At least one vector is required");
+		}
+		if (body.length % rowBytes != 0) {
+			throw ServiceProblem.wrongDimension(name, "body (" + body.length + " bytes of float32)", shape.dimension(),
+					body.length / Float.BYTES);
+		}
+		int rows = (int) (body.length / rowBytes);
+		List<String> ids = binaryIds(request.getParameterValues("ids"), idsHeader, idPrefix, idStart, rows);
+		if (ids.size() != rows) {
+			throw ServiceProblem.invalid("ids", ids.size() + " ids were given for " + rows + " vectors of dimension "
+					+ shape.dimension() + " (" + body.length + " bytes)");
+		}
+		float[] values = new float[rows * shape.dimension()];
+		ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(values);
+		return upserted(this.store.upsert(name, ids, values));
+	}
+
+	private static List<String> binaryIds(String[] params, String header, String prefix, Long start, int rows) {
+		if (params != null && params.length > 0) {
+			List<String> ids = new ArrayList<>();
+			for (String param : params) {
+				Collections.addAll(ids, param.split(",", -1));
+			}
+			return ids;
+		}
+		if (header != null) {
+			return List.of(header.split(",", -1));
+		}
+		if (prefix != null) {
+			long first = (start != null) ? start : 0;
+			List<String> ids = new ArrayList<>(rows);
+			for (int i = 0; i < rows; i++) {
+				ids.add(prefix + (first + i));
+			}
+			return ids;
+		}
+		throw ServiceProblem.invalid("ids", "A binary upload needs its ids: the 'ids' query parameter, the "
+				+ IDS_HEADER + " header (both comma-separated) or the 'idPrefix' query parameter");
+	}
+
+	@PostMapping(path = "/{name}/search", consumes = MediaType.APPLICATION_JSON_VALUE)
+	SearchResponse search(@PathVariable String name, HttpServletRequest request) {
+		CollectionInfo shape = this.store.get(name);
+		SearchRequest body = this.bodies.json(request, SearchRequest.class);
+		if (body.k() == null) {
+			throw ServiceProblem.invalid("k", "k is required");
+		}
+		if (body.vectors() == null || body.vectors().length == 0) {
+			throw ServiceProblem.invalid("vectors", "At least one query vector is required");
+		}
+		float[] queries = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
+		return new SearchResponse(this.store.search(name, queries, body.k()));
+	}
+
+	private static UpsertResponse upserted(CollectionStore.Upserted upserted) {
+		return new UpsertResponse(upserted.added(), upserted.replaced(), upserted.size());
+	}
+
+}

@@ -1,0 +1,83 @@
+package dev.gpucompute.sample.web;
+
+import java.net.URI;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.sample.search.ServiceProblem;
+
+/**
+ * Answers every error as an RFC 9457 problem detail ({@code application/problem+json}): the
+ * service's own {@link ServiceProblem}s with their status, type and properties, Spring MVC's
+ * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
+ * (pool exhausted, shutting down) or 500.
+ */
+@RestControllerAdvice
+class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
+
+	/** Problem types are URNs: unique and stable, without pretending to be a web page. */
+	static final String TYPE_PREFIX = "urn:gpu-compute:sample:problem:";
+
+	private static final Logger log = LoggerFactory.getLogger(ProblemDetailsAdvice.class);
+
+	@ExceptionHandler(ServiceProblem.class)
+	ResponseEntity<ProblemDetail> serviceProblem(ServiceProblem problem, HttpServletRequest request) {
+		ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.valueOf(problem.status()), problem.detail());
+		body.setType(URI.create(TYPE_PREFIX + problem.type()));
+		body.setTitle(problem.title());
+		problem.properties().forEach(body::setProperty);
+		return respond(body, request);
+	}
+
+	@ExceptionHandler(PoolExhaustedException.class)
+	ResponseEntity<ProblemDetail> poolExhausted(PoolExhaustedException ex, HttpServletRequest request) {
+		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU stream pool exhausted", ex.getMessage()),
+				request);
+	}
+
+	@ExceptionHandler(ContextClosedException.class)
+	ResponseEntity<ProblemDetail> contextClosed(ContextClosedException ex, HttpServletRequest request) {
+		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "shutting-down", "Shutting down", ex.getMessage()),
+				request);
+	}
+
+	@ExceptionHandler(java.io.UncheckedIOException.class)
+	ResponseEntity<ProblemDetail> storageFailure(java.io.UncheckedIOException ex, HttpServletRequest request) {
+		log.error("Storage failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
+		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "storage-failure", "Storage failure",
+				ex.getMessage() + ": " + ex.getCause().getMessage()), request);
+	}
+
+	@ExceptionHandler(GpuException.class)
+	ResponseEntity<ProblemDetail> gpuFailure(GpuException ex, HttpServletRequest request) {
+		log.error("GPU failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
+		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "gpu-failure", "GPU failure", ex.getMessage()),
+				request);
+	}
+
+	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
+		ProblemDetail body = ProblemDetail.forStatusAndDetail(status, detail);
+		body.setType(URI.create(TYPE_PREFIX + type));
+		body.setTitle(title);
+		return body;
+	}
+
+	private static ResponseEntity<ProblemDetail> respond(ProblemDetail body, HttpServletRequest request) {
+		body.setInstance(URI.create(request.getRequestURI()));
+		return ResponseEntity.status(body.getStatus()).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	}
+
+}

@@ -1,0 +1,136 @@
+package dev.gpucompute.sample;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A small HTTP client for the tests: real requests over loopback, JSON via Jackson. */
+public final class Http {
+
+	public static final JsonMapper JSON = JsonMapper.builder().build();
+
+	private final HttpClient client = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(10))
+		.build();
+
+	private final String base;
+
+	public Http(String base) {
+		this.base = base;
+	}
+
+	/** A response: status, content type and body. */
+	public record Response(int status, String contentType, String body) {
+
+		public JsonNode json() {
+			return JSON.readTree(this.body);
+		}
+
+	}
+
+	public Response get(String path) {
+		return send(HttpRequest.newBuilder(uri(path)).GET());
+	}
+
+	public Response delete(String path) {
+		return send(HttpRequest.newBuilder(uri(path)).DELETE());
+	}
+
+	public Response putJson(String path, String json) {
+		return send(HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", "application/json")
+			.PUT(HttpRequest.BodyPublishers.ofString(json)));
+	}
+
+	public Response postJson(String path, String json) {
+		return send(HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(json)));
+	}
+
+	public Response postJson(String path, Object body) {
+		return postJson(path, JSON.writeValueAsString(body));
+	}
+
+	public Response post(String path, String contentType, byte[] body, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", contentType)
+			.POST(HttpRequest.BodyPublishers.ofByteArray(body));
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		return send(request);
+	}
+
+	/** A POST whose body is streamed without a Content-Length (chunked transfer encoding). */
+	public Response postChunked(String path, String contentType, byte[] body) {
+		return send(HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", contentType)
+			.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))));
+	}
+
+	public Response send(HttpRequest.Builder request) {
+		try {
+			HttpResponse<String> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
+					HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+			return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+					response.body());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private URI uri(String path) {
+		return URI.create(this.base + path);
+	}
+
+	/** Rows as little-endian float32, back to back. */
+	public static byte[] littleEndian(float[][] rows) {
+		ByteBuffer buffer = ByteBuffer.allocate(rows.length * rows[0].length * 4).order(ByteOrder.LITTLE_ENDIAN);
+		for (float[] row : rows) {
+			for (float value : row) {
+				buffer.putFloat(value);
+			}
+		}
+		return buffer.array();
+	}
+
+	/** The ids and scores of one query's results. */
+	public record Hits(List<String> ids, float[] scores) {
+
+		public static List<Hits> of(JsonNode response) {
+			List<Hits> all = new ArrayList<>();
+			for (JsonNode query : response.get("results")) {
+				List<String> ids = new ArrayList<>();
+				float[] scores = new float[query.size()];
+				int i = 0;
+				for (JsonNode hit : query) {
+					ids.add(hit.get("id").asString());
+					scores[i++] = hit.get("score").floatValue();
+				}
+				all.add(new Hits(ids, scores));
+			}
+			return all;
+		}
+
+	}
+
+}

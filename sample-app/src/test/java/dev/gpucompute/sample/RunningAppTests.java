@@ -1,0 +1,85 @@
+package dev.gpucompute.sample;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.BeforeEach;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.autoconfigure.test.GpuCpuBackend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The application on a random port, CPU backend, small limits so that the limits can be tested, and
+ * a data directory of its own. Subclasses share one application context (Spring caches it), and
+ * each test starts with no collections.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "sample.limits.max-body-size=1MB", "sample.memory-budget=512KB", "sample.limits.max-queries=50",
+				"sample.limits.max-results=2000",
+				"gpu.streams.pool-size=2", "gpu.streams.max-size=8", "gpu.cpu.threads=2" })
+@GpuCpuBackend
+abstract class RunningAppTests {
+
+	static final Path DATA;
+
+	static {
+		try {
+			DATA = Files.createTempDirectory("sample-app-");
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(DATA)));
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static void deleteQuietly(Path dir) {
+		try (var files = Files.walk(dir)) {
+			files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+		catch (IOException ex) {
+			// A temporary directory; the OS cleans it up eventually.
+		}
+	}
+
+	@DynamicPropertySource
+	static void dataDir(DynamicPropertyRegistry registry) {
+		registry.add("sample.data-dir", DATA::toString);
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	GpuContext context;
+
+	Http http;
+
+	@BeforeEach
+	void emptyService() {
+		this.http = new Http("http://localhost:" + this.port);
+		for (JsonNode collection : this.http.get("/collections").json()) {
+			this.http.delete("/collections/" + collection.get("name").asString());
+		}
+	}
+
+	/** After successful work: sampled kernel timing returns its events once the work has completed. */
+	void awaitIdle() {
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			assertThat(this.context.streams().stats().active()).as("leased streams").isZero();
+			assertThat(this.context.events().inUse()).as("events in use").isZero();
+		});
+	}
+
+}

@@ -1,0 +1,320 @@
+package dev.gpucompute.sample.search;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.sample.BruteForce;
+import dev.gpucompute.sample.storage.CollectionFiles;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The search core against the runtime directly (no Spring), on the CPU backend: results equal a
+ * brute-force reference for both metrics over collections of several sizes and dimensions, every
+ * top-k path (single pass, several chunked passes, whole-row sort), batches split over streams,
+ * writes that replace and grow, concurrent searches and writes, and restart from the data directory.
+ */
+class CollectionStoreTest {
+
+	@TempDir
+	Path dataDir;
+
+	private GpuContext context;
+
+	private CollectionStore store;
+
+	@BeforeEach
+	void open() {
+		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(2).maxSize(8).cpuThreads(2).open();
+		this.store = newStore(this.context, 64L << 20, 4);
+	}
+
+	@AfterEach
+	void close() {
+		if (this.store != null) {
+			this.store.close();
+		}
+		if (this.context != null) {
+			this.context.close();
+		}
+	}
+
+	private CollectionStore newStore(GpuContext context, long budget, int parallelism) {
+		return newStore(context, budget, parallelism, 64L << 20);
+	}
+
+	private CollectionStore newStore(GpuContext context, long budget, int parallelism, long scratch) {
+		GpuLauncher launcher = context.launcher();
+		java.util.Map<String, KernelSource> sources = new java.util.HashMap<>();
+		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
+		KnnEngine engine = new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
+				new StreamPermits(context.streams().maxSize(), Duration.ofSeconds(30)), parallelism, 2, scratch,
+				Duration.ofSeconds(60));
+		CollectionStore created = new CollectionStore(engine, new CollectionFiles(this.dataDir), new DeviceMemoryBudget(budget),
+				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), Duration.ofHours(1));
+		created.start();
+		return created;
+	}
+
+	@ParameterizedTest(name = "{0} vectors of dimension {1}, {2}")
+	@CsvSource({ "1, 1, cosine", "1, 5, dot", "17, 3, cosine", "300, 64, dot", "300, 64, cosine", "2049, 33, cosine",
+			"2049, 33, dot", "5000, 128, cosine", "5000, 16, dot" })
+	void searchEqualsBruteForce(int size, int dimension, String metricName) {
+		Metric metric = Metric.fromJson(metricName);
+		Random random = new Random(size * 31L + dimension);
+		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "v" + i).toList();
+		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
+		this.store.create("c", dimension, metric);
+		// Two writes, so that the second one grows the device storage past its first capacity.
+		int half = size / 2;
+		if (half > 0) {
+			this.store.upsert("c", ids.subList(0, half), flat(vectors, 0, half));
+		}
+		this.store.upsert("c", ids.subList(half, size), flat(vectors, half, size));
+		assertThat(this.store.get("c").size()).isEqualTo(size);
+		float[][] queries = BruteForce.randomVectors(random, 9, dimension);
+		for (int k : new int[] { 1, Math.min(size, 10), Math.min(size, 1024), size }) {
+			List<List<Hit>> results = this.store.search("c", flat(queries, 0, queries.length), k);
+			assertMatches(results, ids, vectors, queries, k, metric, size + "x" + dimension + " " + metric + " k=" + k);
+		}
+		assertIdle();
+	}
+
+	@Test
+	void replacingVectorsKeepsTheirIdsAndChangesTheirScores() {
+		Random random = new Random(7);
+		int size = 500;
+		int dimension = 24;
+		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "doc-" + i).toList();
+		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
+		this.store.create("r", dimension, Metric.DOT);
+		this.store.upsert("r", ids, flat(vectors, 0, size));
+		float[][] replacement = BruteForce.randomVectors(random, 100, dimension);
+		List<String> replacedIds = new ArrayList<>();
+		for (int i = 0; i < 100; i++) {
+			int slot = i * 5;
+			replacedIds.add(ids.get(slot));
+			vectors[slot] = replacement[i];
+		}
+		CollectionStore.Upserted outcome = this.store.upsert("r", replacedIds, flat(replacement, 0, 100));
+		assertThat(outcome).isEqualTo(new CollectionStore.Upserted(0, 100, size));
+		float[][] queries = BruteForce.randomVectors(random, 5, dimension);
+		assertMatches(this.store.search("r", flat(queries, 0, 5), 20), ids, vectors, queries, 20, Metric.DOT, "replaced");
+		assertIdle();
+	}
+
+	@Test
+	void aBatchIsSplitIntoStreamParallelGroupsAndSubBatches() {
+		Random random = new Random(11);
+		int size = 3000;
+		int dimension = 32;
+		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "g" + i).toList();
+		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
+		this.store.close();
+		// Scratch for about two queries at a time: each group works through sub-batches.
+		this.store = newStore(this.context, 64L << 20, 4, 2 * KnnEngine.scratchPerQuery(size, 5));
+		this.store.create("g", dimension, Metric.COSINE);
+		this.store.upsert("g", ids, flat(vectors, 0, size));
+		long acquisitionsBefore = this.context.streams().stats().acquisitions();
+		float[][] queries = BruteForce.randomVectors(random, 40, dimension);
+		List<List<Hit>> results = this.store.search("g", flat(queries, 0, 40), 5);
+		assertMatches(results, ids, vectors, queries, 5, Metric.COSINE, "40 queries in 4 groups");
+		// One lease per group, all held at once by the stream-parallel group.
+		assertThat(this.context.streams().stats().acquisitions() - acquisitionsBefore).isEqualTo(4);
+		assertThat(this.context.streams().stats().highWaterMark()).isGreaterThanOrEqualTo(4);
+		assertIdle();
+	}
+
+	@Test
+	void concurrentSearchesSeeConsistentDataWhileWritesGrowTheCollection() throws Exception {
+		Random random = new Random(3);
+		int dimension = 16;
+		float[][] base = BruteForce.randomVectors(random, 200, dimension);
+		List<String> baseIds = IntStream.range(0, 200).mapToObj((i) -> "base-" + i).toList();
+		this.store.create("live", dimension, Metric.COSINE);
+		this.store.upsert("live", baseIds, flat(base, 0, 200));
+		AtomicBoolean writing = new AtomicBoolean(true);
+		ExecutorService threads = Executors.newFixedThreadPool(5);
+		try {
+			Future<Integer> writer = threads.submit(() -> {
+				Random r = new Random(5);
+				int written = 0;
+				for (int batch = 0; batch < 30; batch++) {
+					float[][] more = BruteForce.randomVectors(r, 100, dimension);
+					int start = written;
+					List<String> moreIds = IntStream.range(0, 100).mapToObj((i) -> "more-" + (start + i)).toList();
+					this.store.upsert("live", moreIds, flat(more, 0, 100));
+					written += 100;
+				}
+				writing.set(false);
+				return written;
+			});
+			List<Future<Integer>> readers = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				int seed = t;
+				readers.add(threads.submit(() -> {
+					Random r = new Random(seed);
+					int searches = 0;
+					while (writing.get() || searches < 5) {
+						int target = r.nextInt(200);
+						// A stored vector is its own nearest neighbour with cosine 1, whatever else is added.
+						List<List<Hit>> hits = this.store.search("live", base[target].clone(), 3);
+						assertThat(hits.get(0).get(0).id()).isEqualTo("base-" + target);
+						assertThat(hits.get(0).get(0).score()).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-5f));
+						searches++;
+					}
+					return searches;
+				}));
+			}
+			assertThat(writer.get(60, TimeUnit.SECONDS)).isEqualTo(3000);
+			for (Future<Integer> reader : readers) {
+				assertThat(reader.get(60, TimeUnit.SECONDS)).isGreaterThanOrEqualTo(5);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(this.store.get("live").size()).isEqualTo(3200);
+		assertIdle();
+	}
+
+	@Test
+	void collectionsSurviveARestartWithIdenticalResults() throws Exception {
+		Random random = new Random(17);
+		float[][] a = BruteForce.randomVectors(random, 700, 20);
+		float[][] b = BruteForce.randomVectors(random, 90, 7);
+		List<String> aIds = IntStream.range(0, 700).mapToObj((i) -> "a" + i).toList();
+		List<String> bIds = IntStream.range(0, 90).mapToObj((i) -> "b" + i).toList();
+		this.store.create("alpha", 20, Metric.COSINE);
+		this.store.create("beta", 7, Metric.DOT);
+		this.store.create("empty", 3, Metric.DOT);
+		this.store.upsert("alpha", aIds, flat(a, 0, 700));
+		this.store.upsert("beta", bIds, flat(b, 0, 90));
+		float[] qa = flat(BruteForce.randomVectors(random, 3, 20), 0, 3);
+		float[] qb = flat(BruteForce.randomVectors(random, 2, 7), 0, 2);
+		List<List<Hit>> beforeA = this.store.search("alpha", qa, 15);
+		List<List<Hit>> beforeB = this.store.search("beta", qb, 90);
+		List<CollectionInfo> listed = this.store.list();
+
+		this.store.close();
+		this.context.close();
+		try (var files = Files.list(this.dataDir)) {
+			assertThat(files.map((p) -> p.getFileName().toString()).sorted().toList())
+				.containsExactly("alpha.vec", "beta.vec", "empty.vec");
+		}
+		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(2).maxSize(8).cpuThreads(2).open();
+		this.store = newStore(this.context, 64L << 20, 4);
+
+		assertThat(this.store.list()).isEqualTo(listed);
+		assertThat(this.store.search("alpha", qa, 15)).isEqualTo(beforeA);
+		assertThat(this.store.search("beta", qb, 90)).isEqualTo(beforeB);
+		assertIdle();
+	}
+
+	@Test
+	void writesBeyondTheMemoryBudgetAreRefusedAndChangeNothing() {
+		this.store.close();
+		// Room for 1000 vectors of dimension 32.
+		this.store = newStore(this.context, 1000 * 32 * 4, 4);
+		this.store.create("m", 32, Metric.DOT);
+		Random random = new Random(1);
+		List<String> ids = IntStream.range(0, 900).mapToObj((i) -> "m" + i).toList();
+		this.store.upsert("m", ids, flat(BruteForce.randomVectors(random, 900, 32), 0, 900));
+		long buffers = this.context.memory().liveBuffers();
+		List<String> more = IntStream.range(900, 1101).mapToObj((i) -> "m" + i).toList();
+		assertThatThrownBy(() -> this.store.upsert("m", more, flat(BruteForce.randomVectors(random, 201, 32), 0, 201)))
+			.isInstanceOfSatisfying(ServiceProblem.class, (problem) -> {
+				assertThat(problem.status()).isEqualTo(422);
+				assertThat(problem.type()).isEqualTo("memory-budget-exceeded");
+			});
+		assertThat(this.store.get("m").size()).isEqualTo(900);
+		// Exactly up to the budget still fits (the doubled capacity would not).
+		this.store.upsert("m", more.subList(0, 100), flat(BruteForce.randomVectors(random, 100, 32), 0, 100));
+		assertThat(this.store.get("m").size()).isEqualTo(1000);
+		assertThat(this.store.budget().reservedBytes()).isEqualTo(1000 * 32 * 4);
+		assertThat(this.context.memory().liveBuffers()).isEqualTo(buffers);
+		this.store.delete("m");
+		assertThat(this.store.budget().reservedBytes()).isZero();
+		assertIdle();
+	}
+
+	@Test
+	void kernelsGiveTheSameBitsAsTheirDocumentedOrderOfOperations() {
+		// knn_score's warp reduction, replayed independently: lanes stride the dimensions with fma,
+		// then a shuffle-down tree. The CPU twin must produce exactly these bits (the CUDA kernel does).
+		Random random = new Random(23);
+		int dimension = 77;
+		float[][] v = BruteForce.randomVectors(random, 3, dimension);
+		float[] q = BruteForce.randomVectors(random, 1, dimension)[0];
+		this.store.create("bits", dimension, Metric.DOT);
+		this.store.upsert("bits", List.of("x", "y", "z"), flat(v, 0, 3));
+		List<Hit> hits = this.store.search("bits", q, 3).get(0);
+		for (Hit hit : hits) {
+			float[] row = v["xyz".indexOf(hit.id())];
+			float[] lanes = new float[32];
+			for (int lane = 0; lane < 32; lane++) {
+				for (int j = lane; j < dimension; j += 32) {
+					lanes[lane] = Math.fma(q[j], row[j], lanes[lane]);
+				}
+			}
+			for (int offset = 16; offset > 0; offset >>= 1) {
+				for (int lane = 0; lane < offset; lane++) {
+					lanes[lane] += lanes[lane + offset];
+				}
+			}
+			assertThat(Float.floatToIntBits(hit.score())).as(hit.id()).isEqualTo(Float.floatToIntBits(lanes[0]));
+		}
+		assertIdle();
+	}
+
+	private void assertMatches(List<List<Hit>> results, List<String> ids, float[][] vectors, float[][] queries, int k,
+			Metric metric, String what) {
+		assertThat(results).hasSize(queries.length);
+		for (int q = 0; q < queries.length; q++) {
+			List<Hit> hits = results.get(q);
+			float[] scores = new float[hits.size()];
+			for (int i = 0; i < scores.length; i++) {
+				scores[i] = hits.get(i).score();
+			}
+			BruteForce.assertSameResults(hits.stream().map(Hit::id).toList(), scores,
+					BruteForce.ranking(ids, vectors, queries[q], metric == Metric.COSINE), k, what + " query " + q);
+		}
+	}
+
+	private void assertIdle() {
+		assertThat(this.context.streams().stats().active()).as("leased streams").isZero();
+		assertThat(this.context.events().inUse()).as("events in use").isZero();
+	}
+
+	static float[] flat(float[][] rows, int from, int to) {
+		int dimension = rows[0].length;
+		float[] flat = new float[(to - from) * dimension];
+		for (int r = from; r < to; r++) {
+			System.arraycopy(rows[r], 0, flat, (r - from) * dimension, dimension);
+		}
+		return flat;
+	}
+
+}
