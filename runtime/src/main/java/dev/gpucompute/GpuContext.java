@@ -586,7 +586,7 @@ public final class GpuContext implements AutoCloseable {
 				opened.close();
 				throw ex;
 			}
-			log.info("GPU backend: {} on {} (device {}); {}", selection.backend(), opened.info().name(), this.device,
+			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
 					selection.reason());
 			return context;
 		}

@@ -264,6 +264,7 @@ public final class StreamPool {
 		List<Slot> taken = new ArrayList<>(count);
 		List<Slot> evicted = new ArrayList<>();
 		int creates = 0;
+		PoolExhaustedException timedOut = null;
 		this.lock.lock();
 		try {
 			long remaining = timeout.toNanos();
@@ -291,7 +292,8 @@ public final class StreamPool {
 				}
 				if (remaining <= 0) {
 					this.timeouts++;
-					throw new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
+					timedOut = new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
+					break;
 				}
 				this.pending++;
 				this.groupWaiters++;
@@ -307,14 +309,20 @@ public final class StreamPool {
 					this.groupWaiters--;
 				}
 			}
-			this.active += count;
-			this.acquisitions += count;
-			if (this.active > this.highWaterMark) {
-				this.highWaterMark = this.active;
+			if (timedOut == null) {
+				this.active += count;
+				this.acquisitions += count;
+				if (this.active > this.highWaterMark) {
+					this.highWaterMark = this.active;
+				}
 			}
 		}
 		finally {
 			this.lock.unlock();
+		}
+		if (timedOut != null) {
+			this.context.listener().leaseTimedOut(System.nanoTime() - start);
+			throw timedOut;
 		}
 		for (Slot slot : evicted) {
 			destroy(slot);

@@ -154,6 +154,27 @@ class CpuBackendTest {
 	}
 
 	@Test
+	void groupAcquisitionTimeoutsReachTheListener() {
+		AtomicInteger timeouts = new AtomicInteger();
+		GpuListener listener = new GpuListener() {
+			@Override
+			public void leaseTimedOut(long waitNanos) {
+				timeouts.incrementAndGet();
+			}
+		};
+		try (GpuContext small = GpuContext.builder().backend(Backend.CPU).cpuThreads(1).poolSize(0).maxSize(2)
+			.acquireTimeout(Duration.ofMillis(20)).listener(listener).open();
+				StreamLease held = small.streams().acquire()) {
+			assertThatThrownBy(() -> small.launcher().parallel(() -> {
+			}, () -> {
+			})).isInstanceOf(dev.gpucompute.PoolExhaustedException.class);
+			assertThat(timeouts).hasValue(1);
+			assertThat(small.streams().stats().timeouts()).isEqualTo(1);
+			assertThat(small.streams().stats().active()).isEqualTo(1);
+		}
+	}
+
+	@Test
 	void memoryBudgetIsEnforcedAndReturned() {
 		long start = this.context.memory().usedBytes();
 		DeviceBuffer big = this.context.launcher().allocate(768 * 1024);
