@@ -135,8 +135,9 @@ public class SampleProperties {
 		private DataSize scratch = DataSize.ofMegabytes(64);
 
 		/**
-		 * Longest wait for streams before a request is answered 503, and for a search's or write's
-		 * device work to finish.
+		 * Longest wait for a write's stream before the request is answered 503, and for a search's or
+		 * write's device work to finish. A search waits for its streams up to
+		 * {@code gpu.streams.acquire-timeout}, the pool's own timeout, which stream-parallel groups use.
 		 */
 		private Duration timeout = Duration.ofSeconds(30);
 

@@ -11,7 +11,6 @@ import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;
 import dev.gpucompute.sample.search.KnnEngine;
 import dev.gpucompute.sample.search.KnnKernels;
-import dev.gpucompute.sample.search.StreamPermits;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
 /**
@@ -50,15 +49,10 @@ class SearchConfiguration {
 	}
 
 	@Bean
-	StreamPermits streamPermits(StreamPool pool, SampleProperties properties) {
-		return new StreamPermits(pool.maxSize(), properties.getSearch().getTimeout());
-	}
-
-	@Bean
-	KnnEngine knnEngine(GpuLauncher launcher, StreamPool pool, StreamPermits permits, SampleProperties properties) {
+	KnnEngine knnEngine(GpuLauncher launcher, StreamPool pool, SampleProperties properties) {
 		SampleProperties.Search search = properties.getSearch();
 		// The launcher bean comes with every start-up kernel loaded; they are looked up by name.
-		return new KnnEngine(launcher, pool, (source) -> launcher.kernel(source.name()), permits,
+		return new KnnEngine(launcher, pool, (source) -> launcher.kernel(source.name()),
 				search.getParallelism(), search.getMinQueriesPerGroup(), search.getScratch().toBytes(),
 				search.getTimeout());
 	}

@@ -18,6 +18,7 @@ import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamScope;
@@ -37,7 +38,10 @@ import dev.gpucompute.StreamScope;
  * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
  * write lock for a write (see {@link VectorCollection}). Both return only after their device work
  * is complete, also when they fail, so no work outlives the lock that protects its data.
- * Admission goes through {@link StreamPermits}, so concurrent searches never deadlock on the pool.
+ * A write leases one stream and a search leases all of its group's streams at once
+ * ({@link dev.gpucompute.StreamPool#acquireAll}, through {@link GpuLauncher#parallel(List)}), so
+ * concurrent requests never hold part of the pool while waiting for the rest; when the streams do not
+ * become free in time the request fails with {@link ServiceProblem#busy} (503).
  */
 public final class KnnEngine {
 
@@ -47,8 +51,6 @@ public final class KnnEngine {
 	private final GpuLauncher launcher;
 
 	private final StreamPool pool;
-
-	private final StreamPermits permits;
 
 	private final int parallelism;
 
@@ -70,20 +72,19 @@ public final class KnnEngine {
 
 	/**
 	 * @param launcher the launcher to run on
-	 * @param pool the stream pool writes lease from
+	 * @param pool the stream pool writes lease from (searches lease through the launcher's groups)
 	 * @param kernels the service's kernels, as loaded by the application (see {@link KnnKernels})
-	 * @param permits admission control, sized to at most the pool's maximum
-	 * @param parallelism most stream-parallel groups one search splits into
+	 * @param parallelism most stream-parallel groups one search splits into; capped at the pool's
+	 * maximum size, since a group needs all of its streams at once
 	 * @param minQueriesPerGroup fewest queries worth a group of their own
 	 * @param scratchBytes most scratch memory one group allocates at a time
 	 * @param deviceTimeout longest wait for a search's or write's device work
 	 */
-	public KnnEngine(GpuLauncher launcher, StreamPool pool, LoadedKernels kernels, StreamPermits permits,
-			int parallelism, int minQueriesPerGroup, long scratchBytes, Duration deviceTimeout) {
+	public KnnEngine(GpuLauncher launcher, StreamPool pool, LoadedKernels kernels, int parallelism,
+			int minQueriesPerGroup, long scratchBytes, Duration deviceTimeout) {
 		this.launcher = launcher;
 		this.pool = pool;
-		this.permits = permits;
-		this.parallelism = Math.max(1, Math.min(parallelism, permits.total()));
+		this.parallelism = Math.max(1, Math.min(parallelism, pool.maxSize()));
 		this.minQueriesPerGroup = Math.max(1, minQueriesPerGroup);
 		this.scratchBytes = scratchBytes;
 		this.deviceTimeout = deviceTimeout;
@@ -114,11 +115,18 @@ public final class KnnEngine {
 	 * device storage, first growing it to {@code capacityRows} rows if it is smaller. Call with the
 	 * write lock held; returns when the device holds the data.
 	 * @throws GpuOutOfMemoryException when the device has no room for the storage
+	 * @throws ServiceProblem (503, busy) when no pooled stream became free within the device timeout
 	 */
 	void write(VectorCollection collection, int[] slots, float[] rows, long capacityRows) {
 		int dim = collection.dimension();
-		this.permits.acquire(1);
-		try (StreamLease lease = this.pool.acquire(this.deviceTimeout)) {
+		StreamLease lease;
+		try {
+			lease = this.pool.acquire(this.deviceTimeout);
+		}
+		catch (PoolExhaustedException ex) {
+			throw ServiceProblem.busy(1, this.deviceTimeout, ex);
+		}
+		try (lease) {
 			GpuStream stream = lease.stream();
 			RuntimeException failure = null;
 			try (StreamScope scope = this.launcher.useStream(stream)) {
@@ -142,9 +150,6 @@ public final class KnnEngine {
 			if (failure != null) {
 				throw failure;
 			}
-		}
-		finally {
-			this.permits.release(1);
 		}
 	}
 
@@ -186,6 +191,8 @@ public final class KnnEngine {
 	 * {@code 1 <= k <= size}.
 	 * @param queries {@code queryCount} rows of the collection's dimension, already normalised for cosine
 	 * @return the scores and slots, {@code queryCount * k} of each, query-major
+	 * @throws ServiceProblem (503, busy) when the group's streams did not all become free within the
+	 * pool's acquire timeout ({@code gpu.streams.acquire-timeout}), which {@link GpuLauncher#parallel(List)} uses
 	 */
 	TopK search(VectorCollection collection, float[] queries, int queryCount, int k) {
 		int n = collection.size();
@@ -204,7 +211,6 @@ public final class KnnEngine {
 			branches.add((stream) -> searchGroup(stream, vectors, n, dim, queries, from, to, k, scores, slots,
 					downloads));
 		}
-		this.permits.acquire(groups);
 		try {
 			RuntimeException failure = null;
 			try {
@@ -220,11 +226,12 @@ public final class KnnEngine {
 			}
 			await(downloads);
 		}
+		catch (PoolExhaustedException ex) {
+			// Only the group's acquireAll leases from the pool, before any branch runs.
+			throw ServiceProblem.busy(groups, this.pool.acquireTimeout(), ex);
+		}
 		catch (GpuOutOfMemoryException ex) {
 			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());
-		}
-		finally {
-			this.permits.release(groups);
 		}
 		return new TopK(scores, slots);
 	}

@@ -4,6 +4,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.gpucompute.PoolExhaustedException;
+
 /**
  * A request the service refuses, with everything an RFC 9457 problem detail needs: HTTP status, a
  * stable type slug, a title, a human-readable detail and machine-readable properties. The web layer
@@ -135,10 +137,18 @@ public class ServiceProblem extends RuntimeException {
 				Map.of());
 	}
 
-	public static ServiceProblem busy(int streams, java.time.Duration waited) {
-		return new ServiceProblem(503, "busy", "Search capacity exhausted",
+	/**
+	 * The stream pool had not enough free streams in time; a server condition, so 503.
+	 * @param streams the streams the request needed at once
+	 * @param waited how long it waited for them
+	 * @param cause the pool's exception, kept as the cause for logs (its figures are for operators)
+	 */
+	public static ServiceProblem busy(int streams, java.time.Duration waited, PoolExhaustedException cause) {
+		ServiceProblem problem = new ServiceProblem(503, "busy", "Search capacity exhausted",
 				"No " + streams + " pooled streams became free within " + waited + "; retry later",
 				Map.of("streams", streams));
+		problem.initCause(cause);
+		return problem;
 	}
 
 }

@@ -24,6 +24,10 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
+import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPriority;
 import dev.gpucompute.sample.BruteForce;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
@@ -34,7 +38,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The search core against the runtime directly (no Spring), on the CPU backend: results equal a
  * brute-force reference for both metrics over collections of several sizes and dimensions, every
  * top-k path (single pass, several chunked passes, whole-row sort), batches split over streams,
- * writes that replace and grow, concurrent searches and writes, and restart from the data directory.
+ * writes that replace and grow, concurrent searches and writes, requests refused as busy when the
+ * stream pool has no room for them in time, and restart from the data directory.
  */
 class CollectionStoreTest {
 
@@ -66,12 +71,16 @@ class CollectionStoreTest {
 	}
 
 	private CollectionStore newStore(GpuContext context, long budget, int parallelism, long scratch) {
+		return newStore(context, budget, parallelism, scratch, Duration.ofSeconds(60));
+	}
+
+	private CollectionStore newStore(GpuContext context, long budget, int parallelism, long scratch,
+			Duration deviceTimeout) {
 		GpuLauncher launcher = context.launcher();
 		java.util.Map<String, KernelSource> sources = new java.util.HashMap<>();
 		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
 		KnnEngine engine = new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
-				new StreamPermits(context.streams().maxSize(), Duration.ofSeconds(30)), parallelism, 2, scratch,
-				Duration.ofSeconds(60));
+				parallelism, 2, scratch, deviceTimeout);
 		CollectionStore created = new CollectionStore(engine, new CollectionFiles(this.dataDir), new DeviceMemoryBudget(budget),
 				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), Duration.ofHours(1));
 		created.start();
@@ -144,6 +153,103 @@ class CollectionStoreTest {
 		// One lease per group, all held at once by the stream-parallel group.
 		assertThat(this.context.streams().stats().acquisitions() - acquisitionsBefore).isEqualTo(4);
 		assertThat(this.context.streams().stats().highWaterMark()).isGreaterThanOrEqualTo(4);
+		assertIdle();
+	}
+
+	@Test
+	void requestsWhoseStreamsAreNotFreeInTimeAreAnsweredBusyAndChangeNothing() {
+		this.store.close();
+		this.context.close();
+		this.context = GpuContext.builder()
+			.backend(Backend.CPU)
+			.poolSize(2)
+			.maxSize(4)
+			.acquireTimeout(Duration.ofMillis(50))
+			.cpuThreads(2)
+			.open();
+		this.store = newStore(this.context, 64L << 20, 4, 64L << 20, Duration.ofMillis(50));
+		Random random = new Random(13);
+		int dimension = 8;
+		List<String> ids = IntStream.range(0, 100).mapToObj((i) -> "b" + i).toList();
+		float[][] vectors = BruteForce.randomVectors(random, 100, dimension);
+		this.store.create("b", dimension, Metric.DOT);
+		this.store.upsert("b", ids, flat(vectors, 0, 100));
+		long reserved = this.store.budget().reservedBytes();
+		float[][] queries = BruteForce.randomVectors(random, 16, dimension);
+		StreamPool pool = this.context.streams();
+		long timeoutsBefore = pool.stats().timeouts();
+
+		// Three of four streams taken: a search of four groups gets none of the free one, a write gets it.
+		List<StreamLease> held = pool.acquireAll(StreamPriority.NORMAL, 3, Duration.ZERO);
+		try {
+			assertBusy(() -> this.store.search("b", flat(queries, 0, 16), 3), 4);
+			assertThat(pool.stats().active()).as("leased streams after the refused search").isEqualTo(3);
+			this.store.upsert("b", List.of("b0"), flat(vectors, 0, 1));
+			try (StreamLease last = pool.acquire(Duration.ZERO)) {
+				assertBusy(() -> this.store.upsert("b", List.of("new"), flat(vectors, 1, 2)), 1);
+				assertBusy(() -> this.store.search("b", flat(queries, 0, 1), 3), 1);
+			}
+		}
+		finally {
+			held.forEach(StreamLease::close);
+		}
+		assertThat(pool.stats().timeouts() - timeoutsBefore).as("lease timeouts").isEqualTo(3);
+		assertThat(this.store.get("b").size()).isEqualTo(100);
+		assertThat(this.store.budget().reservedBytes()).isEqualTo(reserved);
+		assertIdle();
+		// With the streams back, the same requests succeed.
+		assertMatches(this.store.search("b", flat(queries, 0, 16), 3), ids, vectors, queries, 3, Metric.DOT, "after busy");
+		this.store.upsert("b", List.of("new"), flat(vectors, 1, 2));
+		assertThat(this.store.get("b").size()).isEqualTo(101);
+		assertIdle();
+	}
+
+	private static void assertBusy(org.assertj.core.api.ThrowableAssert.ThrowingCallable request, int streams) {
+		assertThatThrownBy(request).isInstanceOfSatisfying(ServiceProblem.class, (problem) -> {
+			assertThat(problem.status()).isEqualTo(503);
+			assertThat(problem.type()).isEqualTo("busy");
+			assertThat(problem.properties()).containsEntry("streams", streams);
+			assertThat(problem.getCause()).isInstanceOf(PoolExhaustedException.class);
+		});
+	}
+
+	@Test
+	void concurrentSearchesOfSeveralGroupsShareThePoolWithoutLeaseTimeouts() throws Exception {
+		Random random = new Random(29);
+		int size = 600;
+		int dimension = 16;
+		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "p" + i).toList();
+		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
+		this.store.create("p", dimension, Metric.DOT);
+		this.store.upsert("p", ids, flat(vectors, 0, size));
+		StreamPool pool = this.context.streams();
+		long timeoutsBefore = pool.stats().timeouts();
+		// Six searchers of four groups each (8 queries, at least 2 per group) against a pool of 8:
+		// taken one stream at a time, they could each hold part of the pool and wait for the rest.
+		ExecutorService threads = Executors.newFixedThreadPool(6);
+		try {
+			List<Future<Integer>> searchers = new ArrayList<>();
+			for (int t = 0; t < 6; t++) {
+				int seed = 100 + t;
+				searchers.add(threads.submit(() -> {
+					Random r = new Random(seed);
+					for (int i = 0; i < 10; i++) {
+						float[][] queries = BruteForce.randomVectors(r, 8, dimension);
+						assertMatches(this.store.search("p", flat(queries, 0, 8), 4), ids, vectors, queries, 4,
+								Metric.DOT, "searcher " + seed + " round " + i);
+					}
+					return 10;
+				}));
+			}
+			for (Future<Integer> searcher : searchers) {
+				assertThat(searcher.get(60, TimeUnit.SECONDS)).isEqualTo(10);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(pool.stats().timeouts()).as("lease timeouts").isEqualTo(timeoutsBefore);
+		assertThat(pool.stats().highWaterMark()).isBetween(4, pool.maxSize());
 		assertIdle();
 	}
 
