@@ -35,6 +35,8 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
 
+	private final java.util.concurrent.ConcurrentLinkedQueue<PendingTiming> pendingTimings = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
 	ContextLauncher(GpuContext context) {
 		this.context = context;
 		this.backend = context.backendHandle();
@@ -159,26 +161,52 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	private void timeLaunch(Kernel kernel, NativeStream target, NativeEvent start) {
-		EventRegistry events = this.context.events();
-		NativeEvent end = events.acquireNative(true);
+		NativeEvent end = this.context.events().acquireNative(true);
 		end.record(target);
-		this.context.whenDone(target, (failure) -> {
+		// Read later by the housekeeping thread: no callback and no thread hop per timed launch.
+		this.pendingTimings.add(new PendingTiming(kernel, start, end));
+	}
+
+	/**
+	 * Reports the device time of timed launches whose end event has completed and returns their
+	 * events. Called periodically by the context's housekeeping thread, and once at close after the
+	 * device has drained ({@code all}: also gives back the events of launches that did not finish).
+	 */
+	void drainTimings(boolean all) {
+		EventRegistry events = this.context.events();
+		for (var iterator = this.pendingTimings.iterator(); iterator.hasNext();) {
+			PendingTiming timing = iterator.next();
+			boolean done;
 			try {
-				if (failure == null && !this.context.isClosed()) {
-					long nanos = Math.round(end.elapsedMillisSince(start) * 1_000_000d);
-					kernel.timedLaunches.increment();
-					kernel.timedNanos.add(nanos);
-					this.listener.kernelTimed(kernel.name(), nanos);
+				done = timing.end.query();
+			}
+			catch (RuntimeException ex) {
+				done = false; // a device failure; the launch reports it at its stream's synchronisation
+			}
+			if (!done && !all) {
+				continue;
+			}
+			iterator.remove();
+			try {
+				if (done) {
+					long nanos = Math.round(timing.end.elapsedMillisSince(timing.start) * 1_000_000d);
+					timing.kernel.timedLaunches.increment();
+					timing.kernel.timedNanos.add(nanos);
+					this.listener.kernelTimed(timing.kernel.name(), nanos);
 				}
 			}
 			catch (RuntimeException ex) {
-				// Timing is best effort; the launch itself reports its own failure.
+				// Timing is best effort: a failed kernel has no meaningful device time.
 			}
 			finally {
-				events.releaseNative(start);
-				events.releaseNative(end);
+				events.releaseNative(timing.start);
+				events.releaseNative(timing.end);
 			}
-		});
+		}
+	}
+
+	/** A timed launch whose device time has not been read yet. */
+	private record PendingTiming(Kernel kernel, NativeEvent start, NativeEvent end) {
 	}
 
 	private Args checkArguments(KernelSource source, Object[] args) {

@@ -110,19 +110,20 @@ public final class DeviceBuffer implements AutoCloseable {
 			return CompletableFuture.completedFuture(null);
 		}
 		DeviceBackend backend = this.state.context.backendHandle();
-		ByteBuffer staging = backend.allocateStaging(bytes);
+		StagingPool pool = this.state.context.staging();
+		ByteBuffer staging = pool.take(bytes);
 		try {
 			fill.accept(staging.duplicate().order(ByteOrder.nativeOrder()));
 			backend.copyToDevice(staging, this.state.memory, offset, bytes, target);
 		}
 		catch (RuntimeException ex) {
-			backend.freeStaging(staging);
+			pool.give(staging);
 			throw ex;
 		}
 		this.state.usedOn(stream);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		this.state.context.whenDone(target, (failure) -> {
-			backend.freeStaging(staging);
+			pool.give(staging);
 			complete(done, failure);
 		});
 		return done;
@@ -167,12 +168,13 @@ public final class DeviceBuffer implements AutoCloseable {
 			return CompletableFuture.completedFuture(null);
 		}
 		DeviceBackend backend = this.state.context.backendHandle();
-		ByteBuffer staging = backend.allocateStaging(bytes);
+		StagingPool pool = this.state.context.staging();
+		ByteBuffer staging = pool.take(bytes);
 		try {
 			backend.copyToHost(this.state.memory, offset, staging, bytes, target);
 		}
 		catch (RuntimeException ex) {
-			backend.freeStaging(staging);
+			pool.give(staging);
 			throw ex;
 		}
 		this.state.usedOn(stream);
@@ -189,7 +191,7 @@ public final class DeviceBuffer implements AutoCloseable {
 				failure = new GpuException("Copying the download into host memory failed", ex);
 			}
 			finally {
-				backend.freeStaging(staging);
+				pool.give(staging);
 			}
 			complete(done, failure);
 		});

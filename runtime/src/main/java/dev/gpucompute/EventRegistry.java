@@ -45,7 +45,11 @@ public final class EventRegistry {
 	/** Every event not yet destroyed, so that close destroys them all. */
 	private final Set<NativeEvent> all = ConcurrentHashMap.newKeySet();
 
+	/** Events held by callers ({@link GpuEvent}s not yet closed). */
 	private final AtomicInteger inUse = new AtomicInteger();
+
+	/** Events held by the runtime itself, briefly: fork/join, waits, launch timing. */
+	private final AtomicInteger internal = new AtomicInteger();
 
 	private final AtomicLong created = new AtomicLong();
 
@@ -61,36 +65,55 @@ public final class EventRegistry {
 	/** A new event without timing, for ordering. The caller closes it. */
 	public GpuEvent create() {
 		this.context.ensureOpen();
-		return new GpuEvent(this, acquireNative(false), Leaks.site(this.recordSites, "Event"));
+		NativeEvent event = take(false);
+		this.inUse.incrementAndGet();
+		return new GpuEvent(this, event, Leaks.site(this.recordSites, "Event"));
 	}
 
 	/** A new event with timing, for {@link GpuEvent#elapsedSince(GpuEvent)}. The caller closes it. */
 	public GpuEvent createTiming() {
 		this.context.ensureOpen();
-		return new GpuEvent(this, acquireNative(true), Leaks.site(this.recordSites, "Timing event"));
+		NativeEvent event = take(true);
+		this.inUse.incrementAndGet();
+		return new GpuEvent(this, event, Leaks.site(this.recordSites, "Timing event"));
 	}
 
 	GpuContext context() {
 		return this.context;
 	}
 
+	/** An event for the runtime's own use (fork/join, cross-stream waits, launch timing). */
 	NativeEvent acquireNative(boolean timing) {
-		ConcurrentLinkedDeque<NativeEvent> free = timing ? this.freeTiming : this.freePlain;
-		NativeEvent event = free.pollLast();
-		if (event != null) {
-			(timing ? this.cachedTiming : this.cachedPlain).decrementAndGet();
-		}
-		else {
-			event = this.context.backendHandle().createEvent(timing);
-			this.all.add(event);
-			this.created.incrementAndGet();
-		}
-		this.inUse.incrementAndGet();
+		NativeEvent event = take(timing);
+		this.internal.incrementAndGet();
 		return event;
 	}
 
 	void releaseNative(NativeEvent event) {
+		this.internal.decrementAndGet();
+		recycle(event);
+	}
+
+	/** Called once per {@link GpuEvent}, by its close or by the leak cleaner. */
+	void releaseUserEvent(NativeEvent event) {
 		this.inUse.decrementAndGet();
+		recycle(event);
+	}
+
+	private NativeEvent take(boolean timing) {
+		ConcurrentLinkedDeque<NativeEvent> free = timing ? this.freeTiming : this.freePlain;
+		NativeEvent event = free.pollLast();
+		if (event != null) {
+			(timing ? this.cachedTiming : this.cachedPlain).decrementAndGet();
+			return event;
+		}
+		event = this.context.backendHandle().createEvent(timing);
+		this.all.add(event);
+		this.created.incrementAndGet();
+		return event;
+	}
+
+	private void recycle(NativeEvent event) {
 		if (this.closed) {
 			return; // destroyAll has destroyed it
 		}
@@ -120,6 +143,7 @@ public final class EventRegistry {
 	void destroyAll() {
 		this.closed = true;
 		int held = this.inUse.get();
+		this.internal.set(0);
 		if (held > 0) {
 			log.warn("{} events were still open at context close; destroying them", held);
 		}
@@ -132,9 +156,17 @@ public final class EventRegistry {
 		this.cachedTiming.set(0);
 	}
 
-	/** Events handed out and not yet closed (including the runtime's own, briefly, during launches). */
+	/**
+	 * Events handed out by {@link #create()} / {@link #createTiming()} and not yet closed: the figure
+	 * that shows leaks. The runtime's own events (launch timing, fork/join) are counted apart.
+	 */
 	public int inUse() {
 		return this.inUse.get();
+	}
+
+	/** Events the runtime holds for its own work right now (timed launches not yet read, joins). */
+	public int internal() {
+		return this.internal.get();
 	}
 
 	/** Events not yet destroyed: in use plus cached for reuse. Zero after the context closed. */
@@ -143,20 +175,21 @@ public final class EventRegistry {
 	}
 
 	public EventStats stats() {
-		return new EventStats(this.all.size(), this.inUse.get(), this.cachedPlain.get() + this.cachedTiming.get(),
-				this.created.get(), this.destroyed.get());
+		return new EventStats(this.all.size(), this.inUse.get(), this.internal.get(),
+				this.cachedPlain.get() + this.cachedTiming.get(), this.created.get(), this.destroyed.get());
 	}
 
 	/**
 	 * A snapshot of the registry.
 	 *
-	 * @param live events not yet destroyed (in use + cached)
-	 * @param inUse events handed out and not yet closed
+	 * @param live events not yet destroyed (in use + internal + cached)
+	 * @param inUse events handed out to callers and not yet closed
+	 * @param internal events the runtime holds for its own work (timed launches, joins)
 	 * @param cached closed events kept for reuse
 	 * @param created backend events created since open
 	 * @param destroyed backend events destroyed since open
 	 */
-	public record EventStats(int live, int inUse, int cached, long created, long destroyed) {
+	public record EventStats(int live, int inUse, int internal, int cached, long created, long destroyed) {
 	}
 
 	List<NativeEvent> snapshotForTests() {

@@ -41,6 +41,9 @@ public final class GpuContext implements AutoCloseable {
 
 	private static final AtomicInteger IDS = new AtomicInteger();
 
+	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
+	private static final long TIMING_READ_MILLIS = 20;
+
 	private enum State {
 
 		OPEN, CLOSING, CLOSED
@@ -79,6 +82,8 @@ public final class GpuContext implements AutoCloseable {
 
 	private final Set<DeviceBuffer.State> buffers = ConcurrentHashMap.newKeySet();
 
+	private final StagingPool staging;
+
 	private volatile State state = State.OPEN;
 
 	private GpuContext(Builder builder, DeviceBackend backend, String backendReason) {
@@ -93,6 +98,7 @@ public final class GpuContext implements AutoCloseable {
 		this.housekeeping = new ScheduledThreadPoolExecutor(1, daemon(prefix + "housekeeping"));
 		this.housekeeping.setRemoveOnCancelPolicy(true);
 		this.completions = Executors.newCachedThreadPool(daemon(prefix + "completion"));
+		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
 		this.events = new EventRegistry(this, builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold);
@@ -104,6 +110,10 @@ public final class GpuContext implements AutoCloseable {
 		this.perThreadStream = ThreadLocal.withInitial(() -> new GpuStream(this,
 				backend.defaultStream(DefaultStreamMode.PER_THREAD), StreamKind.DEFAULT_PER_THREAD,
 				StreamPriority.NORMAL, null, Thread.currentThread()));
+		if (this.kernelTiming != KernelTiming.OFF) {
+			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
+					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
+		}
 		long period = builder.utilizationSamplePeriod.toNanos();
 		if (period > 0) {
 			double alpha = 1 - Math.exp(-(double) period / builder.utilizationWindow.toNanos());
@@ -281,6 +291,10 @@ public final class GpuContext implements AutoCloseable {
 		});
 	}
 
+	StagingPool staging() {
+		return this.staging;
+	}
+
 	void track(DeviceBuffer.State buffer) {
 		this.buffers.add(buffer);
 	}
@@ -311,8 +325,11 @@ public final class GpuContext implements AutoCloseable {
 			this.pool.stopAccepting();
 			awaitIdle(this.drainTimeout);
 			this.housekeeping.shutdownNow();
+			awaitQuietly(this.housekeeping);
+			this.launcher.drainTimings(true);
 			this.completions.shutdown();
 			awaitQuietly(this.completions);
+			this.staging.close();
 			this.events.destroyAll();
 			this.pool.destroyAll();
 			freeBuffers();
@@ -439,6 +456,8 @@ public final class GpuContext implements AutoCloseable {
 
 		private Duration utilizationSamplePeriod = Duration.ofMillis(100);
 
+		private long stagingCacheBytes = 256L << 20;
+
 		private Duration utilizationWindow = Duration.ofSeconds(10);
 
 		private Builder() {
@@ -543,6 +562,18 @@ public final class GpuContext implements AutoCloseable {
 		public Builder utilizationSampling(Duration period, Duration window) {
 			this.utilizationSamplePeriod = requireNonNegative(period, "period");
 			this.utilizationWindow = requireNonNegative(window, "window");
+			return this;
+		}
+
+		/**
+		 * Most host staging memory (page-locked on CUDA) kept for reuse by copies between them
+		 * (default 256 MiB); zero allocates and frees staging memory for every copy.
+		 */
+		public Builder stagingCache(long bytes) {
+			if (bytes < 0) {
+				throw new IllegalArgumentException("stagingCache must not be negative, got " + bytes);
+			}
+			this.stagingCacheBytes = bytes;
 			return this;
 		}
 

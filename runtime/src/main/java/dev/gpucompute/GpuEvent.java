@@ -14,7 +14,8 @@ import dev.gpucompute.spi.NativeEvent;
  * the marker; waits already enqueued keep the record they saw.
  *
  * <p>Created by {@link EventRegistry}; the caller owns it and closes it, which returns it to the
- * registry for reuse. Methods are thread-safe; after close every method but {@code close} raises
+ * registry for reuse. With leak detection on, an event dropped without close is returned by a
+ * cleaner and logged with its creation site; without, it stays allocated until the context closes. Methods are thread-safe; after close every method but {@code close} raises
  * {@link GpuException}.
  */
 public final class GpuEvent implements AutoCloseable {
@@ -30,7 +31,8 @@ public final class GpuEvent implements AutoCloseable {
 	GpuEvent(EventRegistry registry, NativeEvent event, Throwable site) {
 		this.registry = registry;
 		this.handle = new Handle(registry, event, site);
-		this.cleanable = Leaks.CLEANER.register(this, this.handle);
+		// The safety net costs more than the event; it is paid only with leak detection on.
+		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.handle) : null;
 	}
 
 	/** Whether this event measures time ({@link EventRegistry#createTiming()}). */
@@ -92,7 +94,12 @@ public final class GpuEvent implements AutoCloseable {
 	@Override
 	public void close() {
 		this.handle.explicit = true;
-		this.cleanable.clean();
+		if (this.cleanable != null) {
+			this.cleanable.clean();
+		}
+		else {
+			this.handle.run();
+		}
 	}
 
 	/** The state the leak cleaner needs; must not refer to the event object. */
@@ -120,7 +127,7 @@ public final class GpuEvent implements AutoCloseable {
 				if (!this.explicit) {
 					Leaks.report("Event", this.site);
 				}
-				this.registry.releaseNative(this.event);
+				this.registry.releaseUserEvent(this.event);
 			}
 		}
 

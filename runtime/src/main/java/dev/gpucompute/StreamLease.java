@@ -2,7 +2,7 @@ package dev.gpucompute;
 
 import java.lang.ref.Cleaner;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:
@@ -18,6 +18,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * simply queues behind it. Closing twice is harmless and never returns the stream twice. After
  * closing, the stream handle raises {@link GpuException} on use. A lease is meant for one thread at
  * a time, but closing it from another thread is safe.
+ *
+ * <p>With leak detection on ({@code gpu.streams.leak-detection-threshold} > 0), a lease that becomes
+ * unreachable without being closed is also returned to the pool by a cleaner and logged with its
+ * acquisition site. Without it, such a stream stays out of the pool until the context closes: the
+ * safety net costs more than the lease itself, so it is paid only when asked for.
  */
 public final class StreamLease implements AutoCloseable {
 
@@ -30,7 +35,7 @@ public final class StreamLease implements AutoCloseable {
 	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
 		this.release = new Release(pool, slot, acquiredAt, site);
 		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this, null);
-		this.cleanable = Leaks.CLEANER.register(this, this.release);
+		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
 	}
 
 	/** The leased stream; valid until this lease is closed. */
@@ -40,7 +45,7 @@ public final class StreamLease implements AutoCloseable {
 
 	/** Whether this lease has been closed. */
 	public boolean isClosed() {
-		return this.release.closed.get();
+		return this.release.closed != 0;
 	}
 
 	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
@@ -59,9 +64,11 @@ public final class StreamLease implements AutoCloseable {
 	/** Returns the stream to the pool. Idempotent. */
 	@Override
 	public void close() {
-		if (this.release.closed.compareAndSet(false, true)) {
+		if (Release.CLOSED.compareAndSet(this.release, 0, 1)) {
 			this.release.returnStream();
-			this.cleanable.clean();
+			if (this.cleanable != null) {
+				this.cleanable.clean();
+			}
 		}
 	}
 
@@ -73,6 +80,9 @@ public final class StreamLease implements AutoCloseable {
 	/** The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it. */
 	private static final class Release implements Runnable {
 
+		static final AtomicIntegerFieldUpdater<Release> CLOSED = AtomicIntegerFieldUpdater.newUpdater(Release.class,
+				"closed");
+
 		private final StreamPool pool;
 
 		private final StreamPool.Slot slot;
@@ -81,7 +91,7 @@ public final class StreamLease implements AutoCloseable {
 
 		private final Throwable site;
 
-		private final AtomicBoolean closed = new AtomicBoolean();
+		volatile int closed;
 
 		private volatile ScheduledFuture<?> leakTask;
 
@@ -103,7 +113,7 @@ public final class StreamLease implements AutoCloseable {
 		/** Called by the cleaner when the lease became unreachable without being closed. */
 		@Override
 		public void run() {
-			if (this.closed.compareAndSet(false, true)) {
+			if (CLOSED.compareAndSet(this, 0, 1)) {
 				Leaks.report("Stream lease of " + this.slot.stream.name(), this.site);
 				returnStream();
 			}

@@ -161,7 +161,8 @@ public final class StreamPool {
 		if (timeout.isNegative()) {
 			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
 		}
-		long start = System.nanoTime();
+		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
+		long start = 0;
 		int p = priority.ordinal();
 		Slot slot;
 		Slot evicted = null;
@@ -194,12 +195,15 @@ public final class StreamPool {
 					int pendingNow = this.pending;
 					this.lock.unlock();
 					try {
-						this.context.listener().leaseTimedOut(System.nanoTime() - start);
+						this.context.listener().leaseTimedOut((start == 0) ? 0 : System.nanoTime() - start);
 					}
 					finally {
 						this.lock.lock();
 					}
 					throw new PoolExhaustedException(timeout, activeNow, this.maxSize, pendingNow);
+				}
+				if (start == 0) {
+					start = System.nanoTime();
 				}
 				this.pending++;
 				try {
@@ -229,7 +233,7 @@ public final class StreamPool {
 	private StreamLease lease(Slot slot, long start) {
 		slot.leased = true;
 		long now = System.nanoTime();
-		this.context.listener().leaseAcquired(now - start);
+		this.context.listener().leaseAcquired((start == 0) ? 0 : now - start);
 		StreamLease lease = new StreamLease(this, slot, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
 		if (this.leakThresholdNanos > 0) {
 			// The task must not hold the lease, or the leak cleaner could never see it unreachable.

@@ -11,8 +11,9 @@ class LeakSafetyNetTest {
 
 	@Test
 	void droppedLeaseEventAndBufferAreReturned() throws Exception {
+		// With leak detection on; the threshold is long so that only the cleaner acts here.
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1).maxSize(2)
-			.kernelTiming(KernelTiming.OFF)
+			.kernelTiming(KernelTiming.OFF).leakDetectionThreshold(java.time.Duration.ofHours(1))
 			.open()) {
 			long memory = context.memory().usedBytes();
 			dropResources(context);

@@ -116,7 +116,7 @@ class CpuBackendTest {
 			.hasMessageContaining("'cuda_only' has no CPU implementation");
 		assertThat(kernel.stats().errors()).isEqualTo(1);
 		assertThat(this.launched).containsExactly("cuda_only:false");
-		assertThat(this.context.events().inUse()).as("the timing event of the rejected launch").isZero();
+		assertThat(this.context.events().internal()).as("the timing event of the rejected launch").isZero();
 	}
 
 	@Test
@@ -241,10 +241,10 @@ class CpuBackendTest {
 		assertThat(kernel.stats().timedLaunches()).isEqualTo(3);
 		assertThat(kernel.stats().meanDeviceTime()).isGreaterThanOrEqualTo(Duration.ofMillis(15));
 		assertThat(this.timed).containsExactly("nap", "nap", "nap");
-		while (this.context.events().inUse() > 0 && System.nanoTime() < deadline) {
+		while (this.context.events().internal() > 0 && System.nanoTime() < deadline) {
 			Thread.sleep(5);
 		}
-		assertThat(this.context.events().inUse()).isZero();
+		assertThat(this.context.events().internal()).as("timing events returned once read").isZero();
 	}
 
 }
