@@ -47,7 +47,7 @@ public final class DeviceBuffer implements AutoCloseable {
 		NativeStream target = stream.use();
 		context.ensureSame(stream.context(), "Stream " + stream.name());
 		NativeMemory memory = context.backendHandle().allocate(bytes, target);
-		State state = new State(context, memory, stream, Leaks.site(false, "Device buffer"));
+		State state = new State(context, memory, stream, Leaks.site(context.recordsLeakSites(), "Device buffer"));
 		context.track(state);
 		return new DeviceBuffer(state);
 	}
@@ -370,12 +370,16 @@ public final class DeviceBuffer implements AutoCloseable {
 			backend.free(this.memory, ownerStream);
 		}
 
-		/** Frees without ordering: the context has drained and is closing. */
+		/**
+		 * Frees without ordering: the context has drained and its pooled streams are already
+		 * destroyed, so the free goes to the legacy default stream, which always exists.
+		 */
 		void freeAtShutdown() {
 			this.closed.set(true);
 			if (this.freed.compareAndSet(false, true)) {
 				try {
-					this.context.backendHandle().free(this.memory, this.owner.raw());
+					DeviceBackend backend = this.context.backendHandle();
+					backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
 				}
 				catch (RuntimeException ex) {
 					// The backend is closing; its close releases what is left.

@@ -84,6 +84,8 @@ public final class GpuContext implements AutoCloseable {
 
 	private final StagingPool staging;
 
+	private final boolean recordLeakSites;
+
 	private volatile State state = State.OPEN;
 
 	private GpuContext(Builder builder, DeviceBackend backend, String backendReason) {
@@ -99,7 +101,8 @@ public final class GpuContext implements AutoCloseable {
 		this.housekeeping.setRemoveOnCancelPolicy(true);
 		this.completions = Executors.newCachedThreadPool(daemon(prefix + "completion"));
 		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
-		this.events = new EventRegistry(this, builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0);
+		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
+		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold);
 		this.launcher = new ContextLauncher(this);
@@ -289,6 +292,11 @@ public final class GpuContext implements AutoCloseable {
 				action.accept(failure);
 			}
 		});
+	}
+
+	/** Whether acquisition sites are recorded for the leak report (leak detection is on). */
+	boolean recordsLeakSites() {
+		return this.recordLeakSites;
 	}
 
 	StagingPool staging() {
