@@ -123,8 +123,8 @@ final class ContextLauncher implements GpuLauncher {
 	private void launchOn(GpuStream stream, Kernel kernel, LaunchConfig config, Object[] args) {
 		Objects.requireNonNull(kernel, "kernel");
 		NativeStream target = stream.use();
-		this.context.ensureSame(stream.context(), "Stream " + stream.name());
-		this.context.ensureSame(kernel.context(), "Kernel '" + kernel.name() + "'");
+		this.context.ensureSame(stream.context(), "Stream ", stream.name());
+		this.context.ensureSame(kernel.context(), "Kernel ", kernel.name());
 		KernelSource source = kernel.source();
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
@@ -348,7 +348,7 @@ final class ContextLauncher implements GpuLauncher {
 	public StreamScope useStream(GpuStream stream) {
 		Objects.requireNonNull(stream, "stream");
 		stream.use();
-		this.context.ensureSame(stream.context(), "Stream " + stream.name());
+		this.context.ensureSame(stream.context(), "Stream ", stream.name());
 		GpuStream previous = this.current.get();
 		this.current.set(stream);
 		return new StreamScope(this, previous);

@@ -45,7 +45,7 @@ public final class DeviceBuffer implements AutoCloseable {
 			throw new InvalidBufferRangeException("A device buffer needs at least 1 byte, got " + bytes);
 		}
 		NativeStream target = stream.use();
-		context.ensureSame(stream.context(), "Stream " + stream.name());
+		context.ensureSame(stream.context(), "Stream ", stream.name());
 		NativeMemory memory = context.backendHandle().allocate(bytes, target);
 		State state = new State(context, memory, stream, Leaks.site(context.recordsLeakSites(), "Device buffer"));
 		context.track(state);

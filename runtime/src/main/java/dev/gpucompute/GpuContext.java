@@ -257,8 +257,16 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	void ensureSame(GpuContext other, String what) {
+		ensureSame(other, what, "");
+	}
+
+	/**
+	 * Rejects a handle of another context. The message is put together only on failure, since this
+	 * runs on every launch.
+	 */
+	void ensureSame(GpuContext other, String what, String name) {
 		if (other != this) {
-			throw new ContextClosedException(what + " belongs to another GPU context (#" + other.id
+			throw new ContextClosedException(what + name + " belongs to another GPU context (#" + other.id
 					+ "); it cannot be used with context #" + this.id);
 		}
 	}

@@ -103,7 +103,7 @@ public final class GpuStream {
 	public GpuStream waitFor(GpuStream other) {
 		NativeStream target = use();
 		NativeStream source = other.use();
-		this.context.ensureSame(other.context, "Stream " + other.name());
+		this.context.ensureSame(other.context, "Stream ", other.name());
 		if (source == target) {
 			return this;
 		}
