@@ -30,6 +30,9 @@ import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import static jcuda.driver.JCudaDriver.cuStreamCreateWithPriority;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -105,8 +108,17 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private static final AtomicLong IDS = new AtomicLong();
 
-	/** Per host thread: the id of the backend whose context this thread last made current. */
-	private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
+	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the code is compiled for Java 17. */
+	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+	/**
+	 * Per host thread: [0] the id of the backend whose context this thread last made current; [1] 1
+	 * when the thread is virtual. A CUDA context is current on an OS thread, and a virtual thread
+	 * can move to another carrier thread whenever it blocks, so for a virtual thread the cached id
+	 * proves nothing and {@link #enter()} sets the context on every call.
+	 */
+	private static final ThreadLocal<long[]> CURRENT = ThreadLocal
+			.withInitial(() -> new long[] { 0, isVirtual(Thread.currentThread()) ? 1 : 0 });
 
 	/** Per host thread: its per-thread default stream (one slot; replaced when another backend asks). */
 	private static final ThreadLocal<CudaStream[]> PER_THREAD = ThreadLocal.withInitial(() -> new CudaStream[1]);
@@ -320,7 +332,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			throw new ContextClosedException("The CUDA backend of device " + this.ordinal + " is closed");
 		}
 		long[] current = CURRENT.get();
-		if (current[0] != this.id) {
+		if (current[0] != this.id || current[1] != 0) {
 			int result = cuCtxSetCurrent(this.context);
 			if (result != CudaErrors.SUCCESS) {
 				throw failure(result, "cuCtxSetCurrent", null, null);
@@ -331,6 +343,28 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	boolean isClosed() {
 		return this.closedFlag;
+	}
+
+	/** Whether {@code thread} is a virtual thread; always {@code false} before Java 21. */
+	static boolean isVirtual(Thread thread) {
+		if (IS_VIRTUAL == null) {
+			return false;
+		}
+		try {
+			return (boolean) IS_VIRTUAL.invokeExact(thread);
+		}
+		catch (Throwable ex) {
+			return false;
+		}
+	}
+
+	private static MethodHandle isVirtualHandle() {
+		try {
+			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+		}
+		catch (ReflectiveOperationException | RuntimeException ex) {
+			return null; // Java 17..20: no virtual threads
+		}
 	}
 
 	CudaStream stream(NativeStream stream) {
@@ -446,9 +480,16 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return stream;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>A virtual thread gets the legacy default stream in both modes: {@code CU_STREAM_PER_THREAD}
+	 * names the stream of the OS thread that makes the call, and a virtual thread changes carrier
+	 * threads when it blocks, so its work would be spread over several streams with no order
+	 * between them (a download could overtake the kernel that writes its data).
+	 */
 	@Override
 	public NativeStream defaultStream(DefaultStreamMode mode) {
-		if (mode == DefaultStreamMode.LEGACY) {
+		if (mode == DefaultStreamMode.LEGACY || CURRENT.get()[1] != 0) {
 			return this.legacy;
 		}
 		CudaStream[] slot = PER_THREAD.get();
@@ -559,6 +600,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		jit.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, errorLog);
 		jit.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, errorLog.length);
 		CUmodule module = new CUmodule();
+		enter(); // again: compiling and reading the cache block, which may move a virtual thread to another carrier
 		int result = cuModuleLoadDataJIT(module, Pointer.to(data), jit);
 		if (result != CudaErrors.SUCCESS) {
 			if (result == CudaErrors.OUT_OF_MEMORY) {
@@ -672,6 +714,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			if (bytes <= kernel.dynamicSharedLimit) {
 				return;
 			}
+			enter(); // again: waiting for the lock may have moved a virtual thread to another carrier
 			int result = cuFuncSetAttribute(kernel.function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 					bytes);
 			if (result != CudaErrors.SUCCESS) {
@@ -948,7 +991,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			return;
 		}
 		long[] current = CURRENT.get();
-		if (current[0] != this.id && cuCtxSetCurrent(this.context) == CudaErrors.SUCCESS) {
+		if ((current[0] != this.id || current[1] != 0) && cuCtxSetCurrent(this.context) == CudaErrors.SUCCESS) {
 			current[0] = this.id;
 		}
 		int result = cuCtxSynchronize();

@@ -104,8 +104,15 @@ final class CudaStream implements NativeStream {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Called by the context's housekeeping thread to sample utilisation, which can race with the
+	 * pool destroying the stream; the lock shared with {@link #destroy()} keeps a destroyed handle
+	 * from reaching the driver (undefined behaviour there), and the race ends in an exception.
+	 */
 	@Override
-	public boolean query() {
+	public synchronized boolean query() {
+		checkUsable();
 		this.backend.enter();
 		int result = cuStreamQuery(this.handle);
 		if (result == CudaErrors.SUCCESS) {
@@ -152,7 +159,7 @@ final class CudaStream implements NativeStream {
 	}
 
 	@Override
-	public void destroy() {
+	public synchronized void destroy() {
 		if (this.kind != Kind.CREATED || this.destroyed) {
 			return; // default streams belong to CUDA
 		}
@@ -169,7 +176,7 @@ final class CudaStream implements NativeStream {
 	}
 
 	/** Destroys without throwing (backend shutdown). */
-	void destroyQuietly() {
+	synchronized void destroyQuietly() {
 		if (this.kind != Kind.CREATED || this.destroyed) {
 			return;
 		}
