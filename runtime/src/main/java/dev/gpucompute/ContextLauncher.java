@@ -135,6 +135,14 @@ final class ContextLauncher implements GpuLauncher {
 			start = this.context.events().acquireNative(true);
 			start.record(target);
 		}
+		if (view.buffers) {
+			// Before the launch: a first use on this stream must wait for the buffer's allocation.
+			for (int i = 0; i < args.length; i++) {
+				if (source.param(i) == ParamType.BUFFER) {
+					((DeviceBuffer) args[i]).usedOn(stream);
+				}
+			}
+		}
 		try {
 			this.backend.launch(kernel.handle(), config, view, target);
 		}
@@ -148,13 +156,6 @@ final class ContextLauncher implements GpuLauncher {
 		}
 		kernel.launches.increment();
 		this.listener.kernelLaunched(source.name(), true);
-		if (view.buffers) {
-			for (int i = 0; i < args.length; i++) {
-				if (source.param(i) == ParamType.BUFFER) {
-					((DeviceBuffer) args[i]).usedOn(stream);
-				}
-			}
-		}
 		if (start != null) {
 			timeLaunch(kernel, target, start);
 		}

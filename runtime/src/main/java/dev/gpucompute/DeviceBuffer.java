@@ -17,9 +17,11 @@ import dev.gpucompute.spi.NativeStream;
 
 /**
  * Device memory. Allocated on a stream (stream-ordered on CUDA), which becomes its owning stream;
- * copies and launches are ordered on the stream they are given. When the buffer is used on another
- * stream, that use is remembered, and {@link #close()} makes the owning stream wait for those
- * streams (with events) before the memory is freed on it, so a free never overtakes a pending use.
+ * copies and launches are ordered on the stream they are given. The first use on another stream
+ * waits (with an event, host not blocked) for the owning stream's work so far, which includes the
+ * allocation; every such stream is remembered, and {@link #close()} makes the owning stream wait
+ * for them before the memory is freed on it, so neither a first use nor a free can overtake the
+ * other side. Ordering between later uses on different streams is the caller's, as in CUDA.
  *
  * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload takes a copy of the
  * host data before it returns, so the caller may reuse its array at once; a download writes the
@@ -114,13 +116,13 @@ public final class DeviceBuffer implements AutoCloseable {
 		ByteBuffer staging = pool.take(bytes);
 		try {
 			fill.accept(staging.duplicate().order(ByteOrder.nativeOrder()));
+			this.state.usedOn(stream);
 			backend.copyToDevice(staging, this.state.memory, offset, bytes, target);
 		}
 		catch (RuntimeException ex) {
 			pool.give(staging);
 			throw ex;
 		}
-		this.state.usedOn(stream);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		this.state.context.whenDone(target, (failure) -> {
 			pool.give(staging);
@@ -171,13 +173,13 @@ public final class DeviceBuffer implements AutoCloseable {
 		StagingPool pool = this.state.context.staging();
 		ByteBuffer staging = pool.take(bytes);
 		try {
+			this.state.usedOn(stream);
 			backend.copyToHost(this.state.memory, offset, staging, bytes, target);
 		}
 		catch (RuntimeException ex) {
 			pool.give(staging);
 			throw ex;
 		}
-		this.state.usedOn(stream);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		this.state.context.whenDone(target, (failure) -> {
 			try {
@@ -203,8 +205,8 @@ public final class DeviceBuffer implements AutoCloseable {
 	/** Sets every byte to {@code value} on {@code stream}. */
 	public void fill(byte value, GpuStream stream) {
 		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
-		this.state.context.backendHandle().fill(this.state.memory, 0, byteSize(), value, target);
 		this.state.usedOn(stream);
+		this.state.context.backendHandle().fill(this.state.memory, 0, byteSize(), value, target);
 	}
 
 	/** Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at {@code dstOffset}. */
@@ -213,10 +215,10 @@ public final class DeviceBuffer implements AutoCloseable {
 		NativeStream target = checkCopy(dstOffset, bytes, stream, "copy");
 		NativeMemory from = src.memoryFor(this.state.context);
 		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
-		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
-				target);
 		this.state.usedOn(stream);
 		src.state.usedOn(stream);
+		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
+				target);
 	}
 
 	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
@@ -253,7 +255,10 @@ public final class DeviceBuffer implements AutoCloseable {
 		return this.state.memory;
 	}
 
-	/** Remembers a launch on {@code stream}, so the free waits for it. Cheap when it is the owner. */
+	/**
+	 * Remembers a use on {@code stream} before it is enqueued: orders it after the allocation and
+	 * makes the free wait for it. Cheap when it is the owner or a stream seen before.
+	 */
 	void usedOn(GpuStream stream) {
 		this.state.usedOn(stream);
 	}
@@ -302,6 +307,11 @@ public final class DeviceBuffer implements AutoCloseable {
 			this.site = site;
 		}
 
+		/**
+		 * Remembers a use on {@code stream}, before that use is enqueued. The first use on a stream
+		 * other than the owner makes that stream wait for the owner's work so far, which includes the
+		 * stream-ordered allocation; the free later waits for every such stream.
+		 */
 		void usedOn(GpuStream stream) {
 			if (sameQueue(stream, this.owner)) {
 				return;
@@ -316,6 +326,21 @@ public final class DeviceBuffer implements AutoCloseable {
 					}
 				}
 				this.others.add(stream);
+			}
+			if (this.owner.reachableFromHere()) {
+				EventRegistry events = this.context.events();
+				NativeEvent allocated = events.acquireNative(false);
+				try {
+					allocated.record(this.owner.raw());
+					stream.raw().waitEvent(allocated);
+				}
+				finally {
+					events.releaseNative(allocated);
+				}
+			}
+			else {
+				// The owner cannot be reached from this thread (another thread's default stream): rare.
+				this.context.backendHandle().synchronizeDevice();
 			}
 		}
 
@@ -344,13 +369,12 @@ public final class DeviceBuffer implements AutoCloseable {
 			synchronized (this) {
 				used = (this.others != null) ? List.copyOf(this.others) : List.of();
 			}
-			Thread current = Thread.currentThread();
-			boolean foreignDefault = (this.owner.owner() != null && this.owner.owner() != current);
+			boolean unreachable = !this.owner.reachableFromHere();
 			for (GpuStream stream : used) {
-				foreignDefault |= (stream.owner() != null && stream.owner() != current);
+				unreachable |= !stream.reachableFromHere();
 			}
-			if (foreignDefault) {
-				// Another thread's per-thread default stream cannot be reached from here: wait for the device.
+			if (unreachable) {
+				// Another thread's default stream, or a pooled stream destroyed since: wait for the device.
 				backend.synchronizeDevice();
 				backend.free(this.memory, this.context.defaultStream().raw());
 				return;

@@ -297,7 +297,10 @@ public final class GpuContext implements AutoCloseable {
 				this.completions.execute(() -> action.accept(failure));
 			}
 			catch (java.util.concurrent.RejectedExecutionException ex) {
-				action.accept(failure);
+				// Closing: still never on the backend's callback thread, where driver calls are refused.
+				Thread thread = new Thread(() -> action.accept(failure), "gpu-" + this.id + "-late-completion");
+				thread.setDaemon(true);
+				thread.start();
 			}
 		});
 	}

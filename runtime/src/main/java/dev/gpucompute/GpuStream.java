@@ -158,8 +158,16 @@ public final class GpuStream {
 		return this.stream;
 	}
 
-	boolean isPerThreadOf(Thread thread) {
-		return this.owner == thread;
+	/**
+	 * Whether work can still be enqueued on the backend stream from the calling thread without the
+	 * handle's checks: false for another thread's per-thread default stream and for a pooled
+	 * stream the pool has destroyed since.
+	 */
+	boolean reachableFromHere() {
+		if (this.owner != null && this.owner != Thread.currentThread()) {
+			return false;
+		}
+		return this.lease == null || !this.lease.streamDestroyed();
 	}
 
 	Thread owner() {

@@ -57,6 +57,11 @@ public final class StreamLease implements AutoCloseable {
 		this.release.leakTask = task;
 	}
 
+	/** Whether the pool has destroyed the leased stream since (evicted after the lease, or at close). */
+	boolean streamDestroyed() {
+		return this.release.slot.destroyed;
+	}
+
 	Throwable site() {
 		return this.release.site;
 	}

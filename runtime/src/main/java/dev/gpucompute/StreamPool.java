@@ -52,6 +52,9 @@ public final class StreamPool {
 
 		volatile double busyShare;
 
+		/** Set when the stream is destroyed (evicted or at close); handles still pointing at it must not enqueue. */
+		volatile boolean destroyed;
+
 		Slot(NativeStream stream, StreamPriority priority) {
 			this.stream = stream;
 			this.priority = priority;
@@ -400,6 +403,7 @@ public final class StreamPool {
 	}
 
 	private void destroy(Slot slot) {
+		slot.destroyed = true;
 		this.all.remove(slot);
 		try {
 			slot.stream.destroy();

@@ -893,6 +893,28 @@ public abstract class GpuContractSuite {
 	}
 
 	@Test
+	void firstUseOnAnotherStreamWaitsForTheOwningStream() {
+		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
+		Kernel copy = kernel(ContractKernels.COPY_CELL);
+		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire()) {
+			DeviceBuffer cell = this.launcher.callWithStream(a.stream(), () -> this.launcher.allocate(4));
+			DeviceBuffer out = this.launcher.callWithStream(b.stream(), () -> this.launcher.allocate(4));
+			try {
+				assertThat(cell.stream()).isSameAs(a.stream());
+				this.launcher.launch(a.stream(), slow, ONE, cell, 0, 11, 200);
+				// No explicit wait: the first use of cell on b is ordered after a's work so far.
+				this.launcher.launch(b.stream(), copy, ONE, cell, 0, out, 0, 1);
+				assertThat(read(out, 1, b.stream())).containsExactly(11);
+			}
+			finally {
+				cell.close();
+				out.close();
+			}
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
 	void bufferUsedOnAnotherStreamIsFreedOnlyAfterThatUse() {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
 		Kernel copy = kernel(ContractKernels.COPY_CELL);
