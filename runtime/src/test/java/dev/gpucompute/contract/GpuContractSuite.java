@@ -172,7 +172,8 @@ public abstract class GpuContractSuite {
 				DeviceBuffer cells = zeros(2); GpuEvent written = this.context.events().create()) {
 			a.stream().waitFor(cells.stream());
 			b.stream().waitFor(cells.stream());
-			this.launcher.launch(a.stream(), slow, ONE, cells, 0, 7, 300);
+			// Long enough that a stalled CI machine cannot finish it before the check below.
+			this.launcher.launch(a.stream(), slow, ONE, cells, 0, 7, 1000);
 			a.stream().record(written);
 			b.stream().waitFor(written);
 			assertThat(written.isComplete()).as("host did not wait for the record").isFalse();
@@ -231,7 +232,7 @@ public abstract class GpuContractSuite {
 		Kernel slow = launcher.load(ContractKernels.SLEEP_THEN_SET);
 		GpuStream stream = context.defaultStream();
 		try (DeviceBuffer cell = launcher.allocate(4)) {
-			launcher.launch(slow, ONE, cell, 0, 1, 300);
+			launcher.launch(slow, ONE, cell, 0, 1, 1000);
 			assertThat(stream.isIdle()).as("the kernel is still running").isFalse();
 			stream.synchronize();
 			assertThat(stream.isIdle()).as("synchronize returned only after the kernel").isTrue();
