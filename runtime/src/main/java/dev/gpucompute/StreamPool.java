@@ -208,23 +208,9 @@ public final class StreamPool {
 				if (start == 0) {
 					start = System.nanoTime();
 				}
-				this.pending++;
-				try {
-					remaining = this.available.awaitNanos(remaining);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new GpuException("Interrupted while waiting for a pooled stream", ex);
-				}
-				finally {
-					this.pending--;
-				}
+				remaining = awaitRelease(remaining, false);
 			}
-			this.active++;
-			this.acquisitions++;
-			if (this.active > this.highWaterMark) {
-				this.highWaterMark = this.active;
-			}
+			countLeased(1);
 		}
 		finally {
 			this.lock.unlock();
@@ -302,26 +288,10 @@ public final class StreamPool {
 					timedOut = new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
 					break;
 				}
-				this.pending++;
-				this.groupWaiters++;
-				try {
-					remaining = this.available.awaitNanos(remaining);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new GpuException("Interrupted while waiting for pooled streams", ex);
-				}
-				finally {
-					this.pending--;
-					this.groupWaiters--;
-				}
+				remaining = awaitRelease(remaining, true);
 			}
 			if (timedOut == null) {
-				this.active += count;
-				this.acquisitions += count;
-				if (this.active > this.highWaterMark) {
-					this.highWaterMark = this.active;
-				}
+				countLeased(count);
 			}
 		}
 		finally {
@@ -364,6 +334,36 @@ public final class StreamPool {
 		}
 		finally {
 			this.lock.unlock();
+		}
+	}
+
+	/** Waits, with the lock held, for a release; returns the time left. */
+	private long awaitRelease(long remaining, boolean group) {
+		this.pending++;
+		if (group) {
+			this.groupWaiters++;
+		}
+		try {
+			return this.available.awaitNanos(remaining);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new GpuException("Interrupted while waiting for a pooled stream", ex);
+		}
+		finally {
+			this.pending--;
+			if (group) {
+				this.groupWaiters--;
+			}
+		}
+	}
+
+	/** Books {@code count} granted leases, with the lock held. */
+	private void countLeased(int count) {
+		this.active += count;
+		this.acquisitions += count;
+		if (this.active > this.highWaterMark) {
+			this.highWaterMark = this.active;
 		}
 	}
 
