@@ -315,8 +315,8 @@ final class ContextLauncher implements GpuLauncher {
 
 		@Override
 		public NativeMemory memory(int index) {
-			DeviceBuffer buffer = (DeviceBuffer) this.args[index];
-			return buffer.memoryFor(buffer.stream().context());
+			// Checked by checkArguments moments ago; not checked again on the launch path.
+			return ((DeviceBuffer) this.args[index]).nativeMemory();
 		}
 
 	}
@@ -425,14 +425,7 @@ final class ContextLauncher implements GpuLauncher {
 			this.inGroup.remove();
 			for (StreamLease lease : leases) {
 				try {
-					NativeEvent join = events.acquireNative(false);
-					try {
-						join.record(lease.stream().raw());
-						parentStream.waitEvent(join);
-					}
-					finally {
-						events.releaseNative(join);
-					}
+					events.order(parentStream, lease.stream().raw());
 				}
 				catch (RuntimeException ex) {
 					if (failure == null) {

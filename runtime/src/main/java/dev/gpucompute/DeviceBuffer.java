@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.gpucompute.spi.DeviceBackend;
-import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 
@@ -245,6 +244,11 @@ public final class DeviceBuffer implements AutoCloseable {
 		}
 	}
 
+	/** The backend memory without checks, for a launch whose arguments were just checked. */
+	NativeMemory nativeMemory() {
+		return this.state.memory;
+	}
+
 	/** The backend memory, after checking this buffer may be used with {@code context}. */
 	NativeMemory memoryFor(GpuContext context) {
 		this.state.context.ensureOpen();
@@ -328,15 +332,7 @@ public final class DeviceBuffer implements AutoCloseable {
 				this.others.add(stream);
 			}
 			if (this.owner.reachableFromHere()) {
-				EventRegistry events = this.context.events();
-				NativeEvent allocated = events.acquireNative(false);
-				try {
-					allocated.record(this.owner.raw());
-					stream.raw().waitEvent(allocated);
-				}
-				finally {
-					events.releaseNative(allocated);
-				}
+				this.context.events().order(stream.raw(), this.owner.raw());
 			}
 			else {
 				// The owner cannot be reached from this thread (another thread's default stream): rare.
@@ -380,16 +376,8 @@ public final class DeviceBuffer implements AutoCloseable {
 				return;
 			}
 			NativeStream ownerStream = this.owner.raw();
-			EventRegistry events = this.context.events();
 			for (GpuStream stream : used) {
-				NativeEvent done = events.acquireNative(false);
-				try {
-					done.record(stream.raw());
-					ownerStream.waitEvent(done);
-				}
-				finally {
-					events.releaseNative(done);
-				}
+				this.context.events().order(ownerStream, stream.raw());
 			}
 			backend.free(this.memory, ownerStream);
 		}

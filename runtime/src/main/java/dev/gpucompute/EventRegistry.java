@@ -1,7 +1,6 @@
 package dev.gpucompute;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -12,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
 
 /**
  * Creates, recycles and tracks the events of one context. Closed events go back to a free list and
@@ -92,6 +92,22 @@ public final class EventRegistry {
 	void releaseNative(NativeEvent event) {
 		this.internal.decrementAndGet();
 		recycle(event);
+	}
+
+	/**
+	 * Makes all work enqueued on {@code waiter} from now on wait for the work enqueued on
+	 * {@code source} so far, with a recycled event; the host does not block. The wait captures the
+	 * record, so the event goes back at once.
+	 */
+	void order(NativeStream waiter, NativeStream source) {
+		NativeEvent marker = acquireNative(false);
+		try {
+			marker.record(source);
+			waiter.waitEvent(marker);
+		}
+		finally {
+			releaseNative(marker);
+		}
 	}
 
 	/** Called once per {@link GpuEvent}, by its close or by the leak cleaner. */
@@ -190,10 +206,6 @@ public final class EventRegistry {
 	 * @param destroyed backend events destroyed since open
 	 */
 	public record EventStats(int live, int inUse, int internal, int cached, long created, long destroyed) {
-	}
-
-	List<NativeEvent> snapshotForTests() {
-		return List.copyOf(this.all);
 	}
 
 }

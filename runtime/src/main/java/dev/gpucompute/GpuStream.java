@@ -2,7 +2,6 @@ package dev.gpucompute;
 
 import java.util.concurrent.CompletableFuture;
 
-import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -107,16 +106,7 @@ public final class GpuStream {
 		if (source == target) {
 			return this;
 		}
-		EventRegistry events = this.context.events();
-		NativeEvent marker = events.acquireNative(false);
-		try {
-			marker.record(source);
-			target.waitEvent(marker);
-		}
-		finally {
-			// The wait has captured the record, so the event can be reused at once.
-			events.releaseNative(marker);
-		}
+		this.context.events().order(target, source);
 		return this;
 	}
 

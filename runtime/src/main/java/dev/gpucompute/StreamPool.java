@@ -159,11 +159,7 @@ public final class StreamPool {
 	 * @throws ContextClosedException when the context is closing or closed
 	 */
 	public StreamLease acquire(StreamPriority priority, Duration timeout) {
-		Objects.requireNonNull(priority, "priority");
-		Objects.requireNonNull(timeout, "timeout");
-		if (timeout.isNegative()) {
-			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
-		}
+		checkArguments(priority, timeout);
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
@@ -219,6 +215,14 @@ public final class StreamPool {
 		return lease(leased, start);
 	}
 
+	private static void checkArguments(StreamPriority priority, Duration timeout) {
+		Objects.requireNonNull(priority, "priority");
+		Objects.requireNonNull(timeout, "timeout");
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
+		}
+	}
+
 	private StreamLease lease(Slot slot, long start) {
 		slot.leased = true;
 		long now = System.nanoTime();
@@ -242,14 +246,10 @@ public final class StreamPool {
 	 * @throws PoolExhaustedException when the streams did not become free in time
 	 */
 	public List<StreamLease> acquireAll(StreamPriority priority, int count, Duration timeout) {
-		Objects.requireNonNull(priority, "priority");
-		Objects.requireNonNull(timeout, "timeout");
+		checkArguments(priority, timeout);
 		if (count < 1 || count > this.maxSize) {
 			throw new IllegalArgumentException("Can lease 1 to " + this.maxSize + " streams at once (the pool's "
 					+ "maximum), asked for " + count);
-		}
-		if (timeout.isNegative()) {
-			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
 		}
 		long start = System.nanoTime();
 		int p = priority.ordinal();

@@ -326,11 +326,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 		return this.workers.isShutdown() ? "CPU backend closed" : null;
 	}
 
-	/** Streams the backend still tracks (default streams included); for tests and diagnostics. */
-	int trackedStreams() {
-		return this.streams.size();
-	}
-
 	@Override
 	public void close() {
 		List<Runnable> dropped = new ArrayList<>(this.workers.shutdownNow());
