@@ -1,8 +1,9 @@
 package dev.gpucompute;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:
@@ -45,7 +46,7 @@ public final class StreamLease implements AutoCloseable {
 
 	/** Whether this lease has been closed. */
 	public boolean isClosed() {
-		return this.release.closed != 0;
+		return this.release.isClosed();
 	}
 
 	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
@@ -69,11 +70,8 @@ public final class StreamLease implements AutoCloseable {
 	/** Returns the stream to the pool. Idempotent. */
 	@Override
 	public void close() {
-		if (Release.CLOSED.compareAndSet(this.release, 0, 1)) {
-			this.release.returnStream();
-			if (this.cleanable != null) {
-				this.cleanable.clean();
-			}
+		if (this.release.returnStream() && this.cleanable != null) {
+			this.cleanable.clean();
 		}
 	}
 
@@ -82,11 +80,23 @@ public final class StreamLease implements AutoCloseable {
 		return "StreamLease[" + this.stream.name() + (isClosed() ? ", closed" : "") + "]";
 	}
 
-	/** The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it. */
-	private static final class Release implements Runnable {
+	/**
+	 * The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it.
+	 * Its closed flag is decided under the pool's lock (see {@link StreamPool#release}), which the
+	 * return takes anyway: a separate compare-and-set would add a second fence to every close.
+	 */
+	static final class Release implements Runnable {
 
-		static final AtomicIntegerFieldUpdater<Release> CLOSED = AtomicIntegerFieldUpdater.newUpdater(Release.class,
-				"closed");
+		private static final VarHandle CLOSED;
+
+		static {
+			try {
+				CLOSED = MethodHandles.lookup().findVarHandle(Release.class, "closed", boolean.class);
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
+			}
+		}
 
 		private final StreamPool pool;
 
@@ -96,7 +106,8 @@ public final class StreamLease implements AutoCloseable {
 
 		private final Throwable site;
 
-		volatile int closed;
+		/** Written only under the pool's lock; read without it through {@link #isClosed()}. */
+		private boolean closed;
 
 		private volatile ScheduledFuture<?> leakTask;
 
@@ -107,20 +118,36 @@ public final class StreamLease implements AutoCloseable {
 			this.site = site;
 		}
 
-		void returnStream() {
+		boolean isClosed() {
+			return (boolean) CLOSED.getAcquire(this);
+		}
+
+		/** Marks this lease closed; the caller holds the pool's lock. False when it already was. */
+		boolean markClosed() {
+			if (this.closed) {
+				return false;
+			}
+			CLOSED.setRelease(this, true);
+			return true;
+		}
+
+		/** Returns the stream once; false when this lease was already closed. */
+		boolean returnStream() {
+			if (!this.pool.release(this, this.slot, System.nanoTime() - this.acquiredAt)) {
+				return false;
+			}
 			ScheduledFuture<?> task = this.leakTask;
 			if (task != null) {
 				task.cancel(false);
 			}
-			this.pool.release(this.slot, System.nanoTime() - this.acquiredAt);
+			return true;
 		}
 
 		/** Called by the cleaner when the lease became unreachable without being closed. */
 		@Override
 		public void run() {
-			if (CLOSED.compareAndSet(this, 0, 1)) {
+			if (returnStream()) {
 				Leaks.report("Stream lease of " + this.slot.stream.name(), this.site);
-				returnStream();
 			}
 		}
 

@@ -43,13 +43,15 @@ public final class StreamPool {
 
 		final StreamPriority priority;
 
-		/** Written under the pool lock, read by stats. */
-		volatile boolean leased;
+		// Guarded by the pool lock. Plain fields: a volatile write costs a fence, and the lease path
+		// would pay three of them for figures that only stats() reads, under the same lock.
+		boolean leased;
 
-		volatile long leases;
+		long leases;
 
-		volatile long heldNanos;
+		long heldNanos;
 
+		/** Written by the housekeeping thread only. */
 		volatile double busyShare;
 
 		/** Set when the stream is destroyed (evicted or at close); handles still pointing at it must not enqueue. */
@@ -125,7 +127,7 @@ public final class StreamPool {
 	/** Creates the up-front streams. */
 	void fill() {
 		for (int i = 0; i < this.minSize; i++) {
-			Slot slot = newSlot(StreamPriority.NORMAL);
+			Slot slot = newSlot(StreamPriority.NORMAL, false);
 			this.lock.lock();
 			try {
 				this.total++;
@@ -175,6 +177,7 @@ public final class StreamPool {
 				}
 				slot = this.idle[p].pollLast();
 				if (slot != null) {
+					slot.leased = true;
 					break;
 				}
 				if (this.total < this.maxSize) {
@@ -224,7 +227,6 @@ public final class StreamPool {
 	}
 
 	private StreamLease lease(Slot slot, long start) {
-		slot.leased = true;
 		long now = System.nanoTime();
 		this.context.listener().leaseAcquired((start == 0) ? 0 : now - start);
 		StreamLease lease = new StreamLease(this, slot, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
@@ -270,6 +272,7 @@ public final class StreamPool {
 					for (int i = 0; i < count; i++) {
 						Slot slot = this.idle[p].pollLast();
 						if (slot != null) {
+							slot.leased = true;
 							taken.add(slot);
 						}
 						else if (this.total < this.maxSize) {
@@ -307,7 +310,7 @@ public final class StreamPool {
 		int created = 0;
 		try {
 			for (; created < creates; created++) {
-				taken.add(newSlot(priority));
+				taken.add(newSlot(priority, true));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -326,6 +329,7 @@ public final class StreamPool {
 		this.lock.lock();
 		try {
 			for (Slot slot : taken) {
+				slot.leased = false;
 				this.idle[slot.priority.ordinal()].addLast(slot);
 			}
 			this.total -= notCreated;
@@ -372,7 +376,7 @@ public final class StreamPool {
 			destroy(evicted);
 		}
 		try {
-			return newSlot(priority);
+			return newSlot(priority, true);
 		}
 		catch (RuntimeException ex) {
 			this.lock.lock();
@@ -388,12 +392,13 @@ public final class StreamPool {
 		}
 	}
 
-	private Slot newSlot(StreamPriority priority) {
+	private Slot newSlot(StreamPriority priority, boolean leased) {
 		String name = "pool-" + this.names.incrementAndGet() + ((priority == StreamPriority.HIGH) ? "-high" : "");
 		Slot slot = new Slot(this.context.backendHandle().createStream(priority, name), priority);
 		this.all.add(slot);
 		this.lock.lock();
 		try {
+			slot.leased = leased;
 			this.created++;
 		}
 		finally {
@@ -426,10 +431,16 @@ public final class StreamPool {
 				TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos), site);
 	}
 
-	/** Called once per lease, by its close or by the leak cleaner. */
-	void release(Slot slot, long heldNanos) {
+	/**
+	 * Returns a lease's stream, called by its close or by the leak cleaner; false, with nothing
+	 * done, when that lease was already closed.
+	 */
+	boolean release(StreamLease.Release lease, Slot slot, long heldNanos) {
 		this.lock.lock();
 		try {
+			if (!lease.markClosed()) {
+				return false;
+			}
 			slot.leased = false;
 			slot.leases++;
 			slot.heldNanos += heldNanos;
@@ -449,6 +460,7 @@ public final class StreamPool {
 			this.lock.unlock();
 		}
 		this.context.listener().leaseReleased(heldNanos);
+		return true;
 	}
 
 	private ContextClosedException closedError() {
@@ -470,9 +482,15 @@ public final class StreamPool {
 	/** Destroys every pooled stream, leased or not. Called once by the context after draining. */
 	void destroyAll() {
 		List<Slot> slots;
+		int leased = 0;
 		this.lock.lock();
 		try {
 			slots = new ArrayList<>(this.all);
+			for (Slot slot : slots) {
+				if (slot.leased) {
+					leased++;
+				}
+			}
 			for (ArrayDeque<Slot> queue : this.idle) {
 				queue.clear();
 			}
@@ -481,11 +499,7 @@ public final class StreamPool {
 		finally {
 			this.lock.unlock();
 		}
-		int leased = 0;
 		for (Slot slot : slots) {
-			if (slot.leased) {
-				leased++;
-			}
 			destroy(slot);
 		}
 		if (leased > 0) {
@@ -513,14 +527,14 @@ public final class StreamPool {
 	public PoolStats stats() {
 		List<PoolStats.StreamStats> streams = new ArrayList<>();
 		double utilization = 0;
-		for (Slot slot : this.all) {
-			streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
-					slot.heldNanos, slot.busyShare));
-			utilization += slot.busyShare;
-		}
-		utilization = streams.isEmpty() ? 0 : utilization / streams.size();
 		this.lock.lock();
 		try {
+			for (Slot slot : this.all) {
+				streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
+						slot.heldNanos, slot.busyShare));
+				utilization += slot.busyShare;
+			}
+			utilization = streams.isEmpty() ? 0 : utilization / streams.size();
 			int idleNow = 0;
 			for (ArrayDeque<Slot> queue : this.idle) {
 				idleNow += queue.size();

@@ -614,6 +614,40 @@ public abstract class GpuContractSuite {
 	}
 
 	@Test
+	void closingALeaseFromManyThreadsAtOnceReturnsTheStreamOnce() throws Exception {
+		int threads = 8;
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			for (int round = 0; round < 200; round++) {
+				StreamLease lease = this.pool.acquire();
+				CyclicBarrier start = new CyclicBarrier(threads);
+				List<Future<?>> closes = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					closes.add(executor.submit(() -> {
+						start.await();
+						lease.close();
+						return null;
+					}));
+				}
+				for (Future<?> close : closes) {
+					close.get(10, TimeUnit.SECONDS);
+				}
+				assertThat(lease.isClosed()).isTrue();
+				PoolStats stats = this.pool.stats();
+				assertThat(stats.active()).as("round %d", round).isZero();
+				assertThat(stats.idle()).as("round %d", round).isEqualTo(stats.size());
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		PoolStats stats = this.pool.stats();
+		assertThat(stats.streams().stream().mapToLong(PoolStats.StreamStats::leases).sum())
+			.isEqualTo(stats.acquisitions());
+		assertNothingLeaked();
+	}
+
+	@Test
 	void priorityStreamsAreLeasedWithinTheSameBound() {
 		try (StreamLease high = this.pool.acquire(StreamPriority.HIGH); StreamLease normal = this.pool.acquire()) {
 			assertThat(high.stream().priority()).isEqualTo(StreamPriority.HIGH);
