@@ -10,13 +10,16 @@ import dev.gpucompute.KernelBlock;
 /** The block a worker is running; one per worker task, moved from block to block. */
 final class CpuBlock implements KernelBlock {
 
+	private static final byte[] NO_SHARED = new byte[0];
+
 	private final Dim3 grid;
 
 	private final Dim3 block;
 
 	private final byte[] shared;
 
-	private final ByteBuffer sharedBuffer;
+	/** Made on first use: most kernels never ask, and a block object is made per launch and worker. */
+	private ByteBuffer sharedBuffer;
 
 	private int x;
 
@@ -27,15 +30,34 @@ final class CpuBlock implements KernelBlock {
 	CpuBlock(Dim3 grid, Dim3 block, int sharedBytes) {
 		this.grid = grid;
 		this.block = block;
-		this.shared = new byte[sharedBytes];
-		this.sharedBuffer = ByteBuffer.wrap(this.shared).order(ByteOrder.nativeOrder());
+		this.shared = (sharedBytes == 0) ? NO_SHARED : new byte[sharedBytes];
 	}
 
+	/** Moves to the block with this linear index (x fastest), as the first of a run of blocks. */
 	void moveTo(long linear) {
 		this.x = (int) (linear % this.grid.x());
 		long rest = linear / this.grid.x();
 		this.y = (int) (rest % this.grid.y());
 		this.z = (int) (rest / this.grid.y());
+		clearShared();
+	}
+
+	/**
+	 * Moves to the next block in linear order. Workers run blocks in consecutive runs, and three
+	 * 64-bit divisions per block cost as much as a small kernel's body.
+	 */
+	void advance() {
+		if (++this.x == this.grid.x()) {
+			this.x = 0;
+			if (++this.y == this.grid.y()) {
+				this.y = 0;
+				this.z++;
+			}
+		}
+		clearShared();
+	}
+
+	private void clearShared() {
 		if (this.shared.length > 0) {
 			Arrays.fill(this.shared, (byte) 0);
 		}
@@ -68,6 +90,9 @@ final class CpuBlock implements KernelBlock {
 
 	@Override
 	public ByteBuffer sharedMemory() {
+		if (this.sharedBuffer == null) {
+			this.sharedBuffer = ByteBuffer.wrap(this.shared).order(ByteOrder.nativeOrder());
+		}
 		return this.sharedBuffer.clear();
 	}
 
