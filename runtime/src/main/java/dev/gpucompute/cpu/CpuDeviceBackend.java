@@ -11,7 +11,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.CpuKernel;
@@ -145,8 +146,11 @@ final class CpuDeviceBackend implements DeviceBackend {
 		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
 	}
 
-	/** Spreads a grid's blocks over the workers; each worker takes the next block until none is left. */
-	private final class BlockRun implements Supplier<CompletableFuture<Void>> {
+	/**
+	 * Spreads a grid's blocks over the workers: each worker takes the next run of blocks until none
+	 * is left. A grid that one worker runs alone skips the shared counters.
+	 */
+	private final class BlockRun implements Consumer<CompletableFuture<Void>> {
 
 		private final String kernel;
 
@@ -167,45 +171,53 @@ final class CpuDeviceBackend implements DeviceBackend {
 		}
 
 		@Override
-		public CompletableFuture<Void> get() {
+		public void accept(CompletableFuture<Void> done) {
 			long blocks = this.config.grid().volume();
 			int tasks = (int) Math.min(CpuDeviceBackend.this.threads, blocks);
-			CompletableFuture<Void> done = new CompletableFuture<>();
+			if (tasks == 1) {
+				execute(this.stream.priority, () -> this.stream.finish(done, runBlocks(newBlock(), 0, blocks)));
+				return;
+			}
 			AtomicLong next = new AtomicLong();
 			AtomicInteger remaining = new AtomicInteger(tasks);
-			java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+			AtomicReference<Throwable> failure = new AtomicReference<>();
 			long chunk = Math.max(1, blocks / (tasks * 8L));
 			for (int t = 0; t < tasks; t++) {
 				execute(this.stream.priority, () -> {
-					CpuBlock block = new CpuBlock(this.config.grid(), this.config.block(),
-							this.config.sharedMemoryBytes());
-					try {
-						long start;
-						while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
-							long end = Math.min(blocks, start + chunk);
-							for (long b = start; b < end; b++) {
-								block.moveTo(b);
-								this.implementation.run(block, this.args);
-							}
+					CpuBlock block = newBlock();
+					long start;
+					while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
+						Throwable failed = runBlocks(block, start, Math.min(blocks, start + chunk));
+						if (failed != null) {
+							failure.compareAndSet(null, failed);
 						}
-					}
-					catch (Throwable ex) {
-						failure.compareAndSet(null, new KernelLaunchException(this.kernel, this.stream.name(),
-								"the CPU implementation threw " + ex, ex));
 					}
 					// The stream moves on only when every worker has left the kernel, also after a failure.
 					if (remaining.decrementAndGet() == 0) {
-						Throwable failed = failure.get();
-						if (failed != null) {
-							done.completeExceptionally(failed);
-						}
-						else {
-							done.complete(null);
-						}
+						this.stream.finish(done, failure.get());
 					}
 				});
 			}
-			return done;
+		}
+
+		private CpuBlock newBlock() {
+			return new CpuBlock(this.config.grid(), this.config.block(), this.config.sharedMemoryBytes());
+		}
+
+		/** Runs blocks {@code start} (inclusive) to {@code end}; returns the failure, or null. */
+		private Throwable runBlocks(CpuBlock block, long start, long end) {
+			try {
+				block.moveTo(start);
+				this.implementation.run(block, this.args);
+				for (long b = start + 1; b < end; b++) {
+					block.advance();
+					this.implementation.run(block, this.args);
+				}
+				return null;
+			}
+			catch (Throwable ex) {
+				return new KernelLaunchException(this.kernel, this.stream.name(), "the CPU implementation threw " + ex, ex);
+			}
 		}
 
 	}

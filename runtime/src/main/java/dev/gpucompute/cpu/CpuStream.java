@@ -2,7 +2,6 @@ package dev.gpucompute.cpu;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeEvent;
@@ -46,45 +45,53 @@ final class CpuStream implements NativeStream {
 	}
 
 	/**
-	 * Appends an operation. {@code start} must not block: it dispatches the work and returns a
-	 * future that completes (normally or not) when the work is done.
+	 * Appends an operation. {@code start} runs once the work before it is done; it must not block:
+	 * it dispatches the work, which then ends by calling {@link #finish} with the future it was
+	 * given. The stream's queue is one future per operation, each started by its predecessor, so an
+	 * operation costs one future and one dependent, whichever thread completes the work.
 	 */
-	void enqueue(Supplier<CompletableFuture<Void>> start) {
+	void enqueue(Consumer<CompletableFuture<Void>> start) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		CompletableFuture<Void> previous;
 		synchronized (this.lock) {
-			this.tail = this.tail.thenCompose((ignored) -> {
-				CompletableFuture<Void> work;
-				try {
-					work = start.get();
-				}
-				catch (RuntimeException ex) {
-					fail(ex);
-					return DONE;
-				}
-				return work.handle((result, failure) -> {
-					if (failure != null) {
-						fail(failure);
-					}
-					return null;
-				});
-			});
+			previous = this.tail;
+			this.tail = done;
 		}
+		// Attached outside the lock: when the previous operation is already done, start runs here.
+		// whenComplete, not thenRun: should a stage before it ever fail, the stream must still move on.
+		previous.whenComplete((ignored, failure) -> {
+			try {
+				start.accept(done);
+			}
+			catch (RuntimeException ex) {
+				finish(done, ex);
+			}
+		});
+	}
+
+	/**
+	 * Ends an operation: records its failure, if any, for the next {@link #synchronize()}, then lets
+	 * the next operation start. The queue's futures never complete exceptionally.
+	 */
+	void finish(CompletableFuture<Void> done, Throwable failure) {
+		if (failure != null) {
+			fail(failure);
+		}
+		done.complete(null);
 	}
 
 	/** Appends a host task run by one worker. */
 	void enqueueTask(Runnable task) {
-		enqueue(() -> {
-			CompletableFuture<Void> done = new CompletableFuture<>();
-			this.backend.execute(this.priority, () -> {
-				try {
-					task.run();
-					done.complete(null);
-				}
-				catch (Throwable ex) {
-					done.completeExceptionally(ex);
-				}
-			});
-			return done;
-		});
+		enqueue((done) -> this.backend.execute(this.priority, () -> {
+			Throwable failure = null;
+			try {
+				task.run();
+			}
+			catch (Throwable ex) {
+				failure = ex;
+			}
+			finish(done, failure);
+		}));
 	}
 
 	private void fail(Throwable failure) {

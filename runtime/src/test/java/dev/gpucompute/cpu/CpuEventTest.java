@@ -23,14 +23,14 @@ class CpuEventTest {
 		try {
 			CpuStream stream = (CpuStream) backend.createStream(StreamPriority.NORMAL, "s");
 			CompletableFuture<Void> gate = new CompletableFuture<>();
-			stream.enqueue(() -> gate);
+			stream.enqueue((done) -> gate.thenRun(() -> stream.finish(done, null)));
 			CpuEvent event = new CpuEvent(true);
 			event.record(stream);
 			AtomicLong nextStarted = new AtomicLong();
-			stream.enqueue(() -> {
+			stream.enqueue((done) -> {
 				nextStarted.set(System.nanoTime());
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-				return CompletableFuture.completedFuture(null);
+				stream.finish(done, null);
 			});
 			// Completing the gate here runs the queued stages on this thread, in the order CompletableFuture picks.
 			gate.complete(null);
