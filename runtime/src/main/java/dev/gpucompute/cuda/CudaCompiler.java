@@ -27,11 +27,13 @@ import jcuda.nvrtc.nvrtcProgram;
 import jcuda.nvrtc.nvrtcResult;
 
 /**
- * Compiles CUDA C to PTX. First choice is NVRTC through JCuda's binding; that binding is linked
- * against {@code libnvrtc.so.12}, which a CUDA 13-only machine does not have, so the second
- * choice is {@code nvcc -ptx} when an {@code nvcc} is on {@code PATH}, under {@code CUDA_HOME},
- * {@code CUDA_PATH} or in {@code /usr/local/cuda/bin}. Without either, compilation fails with a
- * message naming the missing library and the PTX alternative.
+ * Compiles CUDA C to a module image. First choice is NVRTC through JCuda's binding, which gives
+ * PTX; that binding is linked against {@code libnvrtc.so.12}, which a CUDA 13-only machine does not
+ * have, so the second choice is {@code nvcc} when a working one is on {@code PATH}, under
+ * {@code CUDA_HOME}, {@code CUDA_PATH} or in {@code /usr/local/cuda/bin}. nvcc makes a fatbin with
+ * the device's machine code and its PTX: PTX alone would need a driver at least as new as that
+ * nvcc, machine code only the same major CUDA version. Without either compiler, compilation fails
+ * with a message naming the missing library and the PTX alternative.
  */
 final class CudaCompiler {
 
@@ -51,6 +53,9 @@ final class CudaCompiler {
 	private volatile Path nvcc;
 
 	private volatile boolean nvccResolved;
+
+	/** Why the nvcc candidates found were not usable; {@code null} when one is, or none was found. */
+	private volatile String nvccProblem;
 
 	private volatile List<Integer> nvccArchs;
 
@@ -99,8 +104,13 @@ final class CudaCompiler {
 		return new ArrayList<>(candidates);
 	}
 
-	/** The outcome of a compilation. */
-	record Result(byte[] ptx, String compiler, String log) {
+	/**
+	 * The outcome of a compilation.
+	 * @param image what {@code cuModuleLoadData} takes: PTX text (NVRTC) or a fatbin (nvcc)
+	 * @param compiler which compiler made it, for logs
+	 * @param log the compiler's messages (warnings), possibly empty
+	 */
+	record Result(byte[] image, String compiler, String log) {
 	}
 
 	/** A short description of what will compile CUDA C here, for logs. */
@@ -110,13 +120,16 @@ final class CudaCompiler {
 			return Nvrtc.version();
 		}
 		Path nvccPath = nvcc();
-		return (nvccPath != null) ? "nvcc (" + nvccPath + "; " + nvrtcProblem + ")" : "none (" + nvrtcProblem + ")";
+		if (nvccPath != null) {
+			return "nvcc (" + nvccPath + "; " + nvrtcProblem + ")";
+		}
+		return "none (" + nvrtcProblem + ((this.nvccProblem != null) ? "; " + this.nvccProblem : "") + ")";
 	}
 
 	/**
-	 * Compiles {@code source} to PTX for a device of compute capability {@code major.minor}. The
-	 * target is {@code compute_XY} of the device, lowered to the newest architecture the compiler
-	 * supports when the compiler is older than the device, unless {@code options} name one.
+	 * Compiles {@code source} for a device of compute capability {@code major.minor}. The target is
+	 * the device's architecture, lowered to the newest one the compiler supports when the compiler is
+	 * older than the device, unless {@code options} name one.
 	 * @throws KernelCompilationException with the compiler's log
 	 */
 	Result compile(String kernelName, String source, List<String> options, int major, int minor) {
@@ -130,13 +143,15 @@ final class CudaCompiler {
 			logger.debug("Compiling kernel '{}' with {} ({})", kernelName, nvccPath, nvrtcProblem);
 			return compileWithNvcc(nvccPath, kernelName, source, options, clampArch(wanted, nvccArchs(nvccPath)));
 		}
-		throw new KernelCompilationException(kernelName, noCompilerMessage(nvrtcProblem, wanted), null, null);
+		throw new KernelCompilationException(kernelName, noCompilerMessage(nvrtcProblem, this.nvccProblem, wanted),
+				null, null);
 	}
 
 	/** The message when neither NVRTC nor nvcc can be used. */
-	static String noCompilerMessage(String nvrtcProblem, int arch) {
-		return "no CUDA C compiler is available here. " + nvrtcProblem + "; and no nvcc was found on PATH, under "
-				+ "CUDA_HOME or CUDA_PATH, or in /usr/local/cuda/bin. Ship the kernel as PTX instead: compile it once "
+	static String noCompilerMessage(String nvrtcProblem, String nvccProblem, int arch) {
+		String nvcc = (nvccProblem != null) ? nvccProblem
+				: "no nvcc was found on PATH, under CUDA_HOME or CUDA_PATH, or in /usr/local/cuda/bin";
+		return "no CUDA C compiler is available here. " + nvrtcProblem + "; and " + nvcc + ". Ship the kernel as PTX instead: compile it once "
 				+ "with `nvcc -ptx -arch=compute_" + arch + " kernel.cu` and load the .ptx (KernelSource.ptx(...), or a "
 				+ ".ptx file in gpu/kernels/ on the class path), or install CUDA 12's NVRTC so that libnvrtc.so.12 is on "
 				+ "the library path (LD_LIBRARY_PATH, CUDA_HOME/lib64, or -Dgpu.cuda.nvrtc-library=/path/to/libnvrtc.so.12)";
@@ -211,18 +226,18 @@ final class CudaCompiler {
 		try {
 			dir = Files.createTempDirectory("gpu-compute-nvcc-");
 			Path cu = dir.resolve(kernelName + ".cu");
-			Path ptx = dir.resolve(kernelName + ".ptx");
+			Path image = dir.resolve(kernelName + ".fatbin");
 			Path log = dir.resolve("nvcc.log");
 			Files.writeString(cu, source, StandardCharsets.UTF_8);
 			List<String> command = new ArrayList<>();
 			command.add(nvccPath.toString());
-			command.add("-ptx");
+			command.add("-fatbin");
 			if (!namesArch(options)) {
-				command.add("-arch=compute_" + arch);
+				command.add(gencode(arch));
 			}
 			command.addAll(options);
 			command.add("-o");
-			command.add(ptx.toString());
+			command.add(image.toString());
 			command.add(cu.toString());
 			Process process = new ProcessBuilder(command).directory(dir.toFile())
 				.redirectErrorStream(true)
@@ -234,11 +249,11 @@ final class CudaCompiler {
 						readQuietly(log), null);
 			}
 			String logText = readQuietly(log);
-			if (process.exitValue() != 0 || !Files.isRegularFile(ptx)) {
+			if (process.exitValue() != 0 || !Files.isRegularFile(image)) {
 				throw new KernelCompilationException(kernelName,
 						"nvcc exited with status " + process.exitValue() + " (" + String.join(" ", command) + ")", logText, null);
 			}
-			return new Result(Files.readAllBytes(ptx), "nvcc (" + nvccPath + ")", logText);
+			return new Result(Files.readAllBytes(image), "nvcc (" + nvccPath + ")", logText);
 		}
 		catch (IOException ex) {
 			throw new KernelCompilationException(kernelName, "nvcc at " + nvccPath + " could not be run: " + ex, null, ex);
@@ -252,17 +267,75 @@ final class CudaCompiler {
 		}
 	}
 
-	/** The first executable {@code nvcc} among the candidates, or {@code null}. */
+	/** Machine code and PTX for {@code compute_XY}, so that a driver older than nvcc can still load it. */
+	static String gencode(int arch) {
+		return "-gencode=arch=compute_" + arch + ",code=[sm_" + arch + ",compute_" + arch + "]";
+	}
+
+	/**
+	 * The first {@code nvcc} among the candidates that compiles a trivial kernel, or {@code null}.
+	 * An nvcc that is present but cannot work (no host compiler, an unsupported gcc) is passed over
+	 * with its reason kept for the error message, instead of failing every kernel later.
+	 */
 	Path nvcc() {
 		if (!this.nvccResolved) {
 			synchronized (this) {
 				if (!this.nvccResolved) {
-					this.nvcc = this.nvccCandidates.stream().filter(Files::isExecutable).findFirst().orElse(null);
+					List<String> problems = new ArrayList<>();
+					for (Path candidate : this.nvccCandidates) {
+						if (!Files.isExecutable(candidate)) {
+							continue;
+						}
+						String problem = trialCompile(candidate);
+						if (problem == null) {
+							this.nvcc = candidate;
+							break;
+						}
+						problems.add("nvcc at " + candidate + " cannot compile (" + problem + ")");
+					}
+					this.nvccProblem = (this.nvcc == null && !problems.isEmpty()) ? String.join("; ", problems) : null;
 					this.nvccResolved = true;
 				}
 			}
 		}
 		return this.nvcc;
+	}
+
+	/** Compiles an empty kernel with nvcc's default target; {@code null} when that worked, else why not. */
+	private static String trialCompile(Path nvccPath) {
+		Path dir = null;
+		try {
+			dir = Files.createTempDirectory("gpu-compute-nvcc-probe-");
+			Path cu = Files.writeString(dir.resolve("probe.cu"), "extern \"C\" __global__ void probe() {}\n");
+			Path log = dir.resolve("nvcc.log");
+			Process process = new ProcessBuilder(nvccPath.toString(), "-fatbin", "-o", dir.resolve("probe.fatbin").toString(),
+					cu.toString())
+				.directory(dir.toFile())
+				.redirectErrorStream(true)
+				.redirectOutput(log.toFile())
+				.start();
+			if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+				process.destroyForcibly();
+				return "a trial compile did not finish within " + NVCC_TIMEOUT_SECONDS + " s";
+			}
+			if (process.exitValue() != 0) {
+				String output = readQuietly(log).strip();
+				int newline = output.indexOf('\n');
+				return "a trial compile exited with status " + process.exitValue()
+						+ (output.isEmpty() ? "" : ": " + ((newline > 0) ? output.substring(0, newline) : output));
+			}
+			return null;
+		}
+		catch (IOException ex) {
+			return "it could not be run: " + ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return "interrupted during a trial compile";
+		}
+		finally {
+			deleteQuietly(dir);
+		}
 	}
 
 	/** The {@code compute_XY} targets {@code nvcc --list-gpu-arch} names, or an empty list. */

@@ -540,7 +540,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 					throw ex;
 				}
 				// A cached entry the driver rejects (corrupt, or from an incompatible compiler): drop it, compile again.
-				logger.warn("Cached PTX for kernel '{}' was rejected ({}); compiling it again", name, ex.getMessage());
+				logger.warn("Cached code for kernel '{}' was rejected ({}); compiling it again", name, ex.getMessage());
 				this.cache.evict(name, key);
 				this.compiled.remove(key);
 				Compiled fresh = compile(name, code, options, key);
@@ -579,11 +579,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (result.log() != null && !result.log().isBlank()) {
 			logger.info("Kernel '{}' compiled by {} with messages:\n{}", name, result.compiler(), result.log().strip());
 		}
-		this.compiled.put(key, result.ptx());
+		this.compiled.put(key, result.image());
 		if (this.cache != null) {
-			this.cache.write(name, key, result.ptx());
+			this.cache.write(name, key, result.image());
 		}
-		return new Compiled(result.ptx(), result.compiler(), false);
+		return new Compiled(result.image(), result.compiler(), false);
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.gpucompute.cuda;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventQuery;
@@ -31,7 +33,8 @@ final class CudaEvent implements NativeEvent {
 	/** The stream of the most recent record, named in errors. */
 	private volatile CudaStream recordedOn;
 
-	private volatile boolean destroyed;
+	/** Set once, by whichever destroy comes first, so the handle is never destroyed twice. */
+	private final AtomicBoolean destroyed = new AtomicBoolean();
 
 	CudaEvent(CudaDeviceBackend backend, CUevent handle, boolean timing) {
 		this.backend = backend;
@@ -47,6 +50,7 @@ final class CudaEvent implements NativeEvent {
 	@Override
 	public void record(NativeStream stream) {
 		CudaStream cudaStream = this.backend.stream(stream);
+		checkUsable();
 		this.backend.enter();
 		int result = cuEventRecord(this.handle, cudaStream.handle);
 		if (result != CudaErrors.SUCCESS) {
@@ -57,6 +61,7 @@ final class CudaEvent implements NativeEvent {
 
 	@Override
 	public void synchronize() {
+		checkUsable();
 		this.backend.enter();
 		int result = cuEventSynchronize(this.handle);
 		if (result != CudaErrors.SUCCESS) {
@@ -66,6 +71,7 @@ final class CudaEvent implements NativeEvent {
 
 	@Override
 	public boolean query() {
+		checkUsable();
 		this.backend.enter();
 		int result = cuEventQuery(this.handle);
 		if (result == CudaErrors.SUCCESS) {
@@ -88,13 +94,11 @@ final class CudaEvent implements NativeEvent {
 			throw new GpuException("Elapsed time needs both events recorded; " + ((from.recordedOn == null) ? "the start event"
 					: "this event") + " was never recorded");
 		}
-		this.backend.enter();
+		// cuEventElapsedTime answers NOT_READY until both events completed; the SPI promises to wait.
+		from.synchronize();
+		synchronize();
 		float[] millis = new float[1];
 		int result = cuEventElapsedTime(millis, from.handle, this.handle);
-		if (result == CudaErrors.NOT_READY) {
-			throw new GpuException("Elapsed time is not available yet: an event's work has not completed "
-					+ "(synchronize the later event first)");
-		}
 		if (result != CudaErrors.SUCCESS) {
 			throw failure(result, "cuEventElapsedTime");
 		}
@@ -103,10 +107,9 @@ final class CudaEvent implements NativeEvent {
 
 	@Override
 	public void destroy() {
-		if (this.destroyed) {
+		if (!this.destroyed.compareAndSet(false, true)) {
 			return;
 		}
-		this.destroyed = true;
 		this.backend.forget(this);
 		if (this.backend.isClosed()) {
 			return;
@@ -120,13 +123,19 @@ final class CudaEvent implements NativeEvent {
 
 	/** Destroys without throwing (backend shutdown). */
 	void destroyQuietly() {
-		if (this.destroyed) {
+		if (!this.destroyed.compareAndSet(false, true)) {
 			return;
 		}
-		this.destroyed = true;
 		int result = cuEventDestroy(this.handle);
 		if (result != CudaErrors.SUCCESS) {
 			logger.debug("cuEventDestroy at close returned {}", CudaErrors.name(result));
+		}
+	}
+
+	/** A destroyed handle must not reach the driver, which may have reused it for another event. */
+	private void checkUsable() {
+		if (this.destroyed.get()) {
+			throw new GpuException("Event " + this + " was destroyed");
 		}
 	}
 

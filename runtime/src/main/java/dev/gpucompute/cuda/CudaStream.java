@@ -97,6 +97,7 @@ final class CudaStream implements NativeStream {
 
 	@Override
 	public void synchronize() {
+		checkUsable();
 		this.backend.enter();
 		int result = cuStreamSynchronize(this.handle);
 		if (result != CudaErrors.SUCCESS) {
@@ -127,6 +128,7 @@ final class CudaStream implements NativeStream {
 	@Override
 	public void waitEvent(NativeEvent event) {
 		CudaEvent cudaEvent = this.backend.event(event);
+		checkUsable();
 		this.backend.enter();
 		int result = cuStreamWaitEvent(this.handle, cudaEvent.handle, 0);
 		if (result != CudaErrors.SUCCESS) {
@@ -147,6 +149,7 @@ final class CudaStream implements NativeStream {
 	@Override
 	public void whenDone(Consumer<GpuException> callback) {
 		Objects.requireNonNull(callback, "callback");
+		checkUsable();
 		this.backend.enter();
 		int result = cuStreamAddCallback(this.handle, DONE, new Completion(this, callback), 0);
 		if (result != CudaErrors.SUCCESS) {

@@ -75,9 +75,9 @@ final class KernelCache {
 		digest.update(new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value });
 	}
 
-	/** The file of an entry: {@code <kernel>-<key>.ptx}. */
+	/** The file of an entry: {@code <kernel>-<key>.module} (PTX or a fatbin, as the compiler made it). */
 	Path pathFor(String kernelName, String key) {
-		return this.directory.resolve(kernelName + "-" + key + ".ptx");
+		return this.directory.resolve(kernelName + "-" + key + ".module");
 	}
 
 	/** The cached bytes, or {@code null} when there is no (readable) entry. */

@@ -15,8 +15,8 @@ public interface NativeEvent {
 	boolean query();
 
 	/**
-	 * Milliseconds between {@code start}'s completion and this event's completion. Both must be
-	 * timing events, recorded and complete.
+	 * Milliseconds between {@code start}'s completion and this event's completion, waiting for both
+	 * to complete. Both must be timing events and recorded.
 	 */
 	float elapsedMillisSince(NativeEvent start);
 

@@ -461,7 +461,7 @@ class CudaBackendGpuTest {
 			assertThat(first.cacheHits()).isZero();
 		}
 		try (Stream<Path> files = Files.list(cacheDir)) {
-			assertThat(files.filter((p) -> p.getFileName().toString().endsWith(".ptx"))).hasSize(1);
+			assertThat(files.filter((p) -> p.getFileName().toString().endsWith(".module"))).hasSize(1);
 		}
 		try (CudaDeviceBackend second = CudaTestSupport.open(cacheDir)) {
 			NativeKernel kernel = second.loadKernel(saxpy);

@@ -3,9 +3,11 @@ package dev.gpucompute.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Assumptions;
@@ -74,12 +76,12 @@ class CudaCompilerTest {
 	}
 
 	@Test
-	void nvccCompilesCudaCToPtx() {
+	void nvccCompilesCudaCToAFatbinWithMachineCodeAndPtx() {
 		Path nvcc = nvccOrSkip();
 		CudaCompiler compiler = new CudaCompiler(false, List.of(nvcc));
 		CudaCompiler.Result result = compiler.compile("saxpy", SAXPY, List.of("-lineinfo"), 9, 0);
-		String ptx = new String(result.ptx(), StandardCharsets.UTF_8);
-		assertThat(ptx).contains(".entry saxpy", ".target sm_90");
+		assertThat(fatbinEntries(result.image())).as("(kind, sm) of each entry; kind 2 is machine code, 1 is PTX")
+			.containsExactlyInAnyOrder(List.of(2, 90), List.of(1, 90));
 		assertThat(result.compiler()).startsWith("nvcc");
 	}
 
@@ -87,8 +89,49 @@ class CudaCompilerTest {
 	void nvccClampsAnArchitectureNewerThanItKnows() {
 		Path nvcc = nvccOrSkip();
 		CudaCompiler compiler = new CudaCompiler(false, List.of(nvcc));
-		String ptx = new String(compiler.compile("saxpy", SAXPY, List.of(), 99, 9).ptx(), StandardCharsets.UTF_8);
-		assertThat(ptx).contains(".entry saxpy").containsPattern("\\.target sm_\\d+");
+		List<List<Integer>> entries = fatbinEntries(compiler.compile("saxpy", SAXPY, List.of(), 99, 9).image());
+		assertThat(entries).hasSize(2);
+		int sm = entries.get(0).get(1);
+		assertThat(sm).as("the newest architecture nvcc knows, below the device's 99.9").isBetween(75, 998);
+		assertThat(entries).containsExactlyInAnyOrder(List.of(2, sm), List.of(1, sm));
+	}
+
+	@Test
+	void anNvccThatCannotCompileIsPassedOverWithItsReason(@TempDir Path dir) throws Exception {
+		Path broken = dir.resolve("nvcc");
+		Files.writeString(broken, "#!/bin/sh\necho 'nvcc fatal   : Failed to preprocess host compiler properties.' >&2\nexit 1\n");
+		assertThat(broken.toFile().setExecutable(true)).isTrue();
+		CudaCompiler onlyBroken = new CudaCompiler(false, List.of(broken));
+		assertThat(onlyBroken.nvcc()).isNull();
+		assertThatThrownBy(() -> onlyBroken.compile("saxpy", SAXPY, List.of(), 9, 0))
+			.isInstanceOf(KernelCompilationException.class)
+			.hasMessageContaining("no CUDA C compiler is available")
+			.hasMessageContaining("nvcc at " + broken + " cannot compile")
+			.hasMessageContaining("Failed to preprocess host compiler properties");
+		assertThat(onlyBroken.describe()).startsWith("none").contains("cannot compile");
+		Path working = nvccOrSkip();
+		assertThat(new CudaCompiler(false, List.of(broken, working)).nvcc()).isEqualTo(working);
+	}
+
+	/**
+	 * The (kind, sm) pairs of a fatbin's entries. The layout (a 16-byte header with the magic
+	 * 0xBA55ED50 and the payload size, then entries with kind at 0, their header size at 4, their
+	 * payload size at 8 and the SM version at 28) is how nvcc 12 and 13 write it.
+	 */
+	private static List<List<Integer>> fatbinEntries(byte[] image) {
+		ByteBuffer fatbin = ByteBuffer.wrap(image).order(ByteOrder.LITTLE_ENDIAN);
+		assertThat(fatbin.getInt(0)).as("fatbin magic").isEqualTo(0xBA55ED50);
+		int headerSize = Short.toUnsignedInt(fatbin.getShort(6));
+		long end = headerSize + fatbin.getLong(8);
+		List<List<Integer>> entries = new ArrayList<>();
+		for (int entry = headerSize; entry < end;) {
+			int kind = Short.toUnsignedInt(fatbin.getShort(entry));
+			int entryHeader = fatbin.getInt(entry + 4);
+			long payload = fatbin.getLong(entry + 8);
+			entries.add(List.of(kind, fatbin.getInt(entry + 28)));
+			entry += entryHeader + (int) payload;
+		}
+		return entries;
 	}
 
 	@Test

@@ -1,9 +1,11 @@
 package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -43,11 +45,23 @@ class CudaStickyErrorGpuTest {
 
 	private static Map<String, String> runProbe() throws IOException, InterruptedException {
 		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-		Process process = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
-				StickyErrorProbe.class.getName())).redirectErrorStream(true).start();
-		byte[] output = process.getInputStream().readAllBytes();
-		assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("the probe finished").isTrue();
-		String text = new String(output, StandardCharsets.UTF_8);
+		// The output goes to a file, so that a hung probe ends in the timeout below, not in a blocked read.
+		Path log = Files.createTempFile("sticky-error-probe", ".log");
+		try {
+			Process process = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
+					StickyErrorProbe.class.getName())).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			if (!process.waitFor(120, TimeUnit.SECONDS)) {
+				process.destroyForcibly();
+				fail("The probe did not finish within 120 s; its output:\n" + Files.readString(log));
+			}
+			return parse(Files.readString(log, StandardCharsets.UTF_8));
+		}
+		finally {
+			Files.deleteIfExists(log);
+		}
+	}
+
+	private static Map<String, String> parse(String text) {
 		Map<String, String> report = new HashMap<>();
 		for (String line : text.split("\\R")) {
 			int eq = line.indexOf('=');

@@ -54,7 +54,7 @@ class KernelCacheTest {
 		byte[] ptx = ".version 8.0\n.target sm_90\n".getBytes(StandardCharsets.UTF_8);
 		assertThat(cache.write("k", key, ptx)).isTrue();
 		assertThat(cache.read("k", key)).isEqualTo(ptx);
-		assertThat(cache.pathFor("k", key)).exists().hasFileName("k-" + key + ".ptx");
+		assertThat(cache.pathFor("k", key)).exists().hasFileName("k-" + key + ".module");
 		try (Stream<Path> files = Files.list(dir.resolve("nested/cache"))) {
 			assertThat(files).as("no temporary file is left").containsExactly(cache.pathFor("k", key));
 		}
