@@ -37,6 +37,9 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final java.util.concurrent.ConcurrentLinkedQueue<PendingTiming> pendingTimings = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
+	/** Size of {@link #pendingTimings}, which a queue does not know cheaply. */
+	private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+
 	ContextLauncher(GpuContext context) {
 		this.context = context;
 		this.backend = context.backendHandle();
@@ -129,7 +132,8 @@ final class ContextLauncher implements GpuLauncher {
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
 		boolean timed = this.timing == KernelTiming.ALL
-				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0);
+				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
+						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
 		NativeEvent start = null;
 		if (timed) {
 			start = this.context.events().acquireNative(true);
@@ -165,6 +169,7 @@ final class ContextLauncher implements GpuLauncher {
 		NativeEvent end = this.context.events().acquireNative(true);
 		end.record(target);
 		// Read later by the housekeeping thread: no callback and no thread hop per timed launch.
+		this.pendingCount.incrementAndGet();
 		this.pendingTimings.add(new PendingTiming(kernel, start, end));
 	}
 
@@ -188,6 +193,7 @@ final class ContextLauncher implements GpuLauncher {
 				continue;
 			}
 			iterator.remove();
+			this.pendingCount.decrementAndGet();
 			try {
 				if (done) {
 					long nanos = Math.round(timing.end.elapsedMillisSince(timing.start) * 1_000_000d);

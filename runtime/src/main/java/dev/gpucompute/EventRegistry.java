@@ -28,7 +28,8 @@ public final class EventRegistry {
 	private static final Logger log = LoggerFactory.getLogger(EventRegistry.class);
 
 	/** Free events kept per kind; more are destroyed on release. */
-	private static final int MAX_CACHED = 256;
+	/** Enough for {@link KernelTiming#MAX_SAMPLES_IN_FLIGHT} timed launches, two events each. */
+	private static final int MAX_CACHED = 2 * KernelTiming.MAX_SAMPLES_IN_FLIGHT;
 
 	private final GpuContext context;
 

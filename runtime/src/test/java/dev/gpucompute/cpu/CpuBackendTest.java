@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -17,6 +18,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.Kernel;
@@ -217,6 +219,46 @@ class CpuBackendTest {
 		}
 		assertThat(count).hasValue(600);
 		assertThat(smallest.get()).isGreaterThanOrEqualTo(0);
+	}
+
+	@Test
+	void sampledTimingHoldsABoundedNumberOfEventsBehindABacklog() throws Exception {
+		CountDownLatch gate = new CountDownLatch(1);
+		KernelSource blocker = KernelSource.named("blocker").cpu((block, args) -> {
+			try {
+				gate.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		KernelSource empty = KernelSource.named("empty").cpu((block, args) -> {
+		});
+		int launches = KernelTiming.SAMPLE_EVERY * 3 * KernelTiming.MAX_SAMPLES_IN_FLIGHT;
+		try (GpuContext sampled = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1)
+			.kernelTiming(KernelTiming.SAMPLED).open()) {
+			GpuLauncher launcher = sampled.launcher();
+			Kernel kernel = launcher.load(empty);
+			try {
+				launcher.launch(blocker, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
+				for (int i = 0; i < launches; i++) {
+					launcher.launch(kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
+				}
+				// Nothing has run yet: without the bound, 3x as many timing events would be held now.
+				assertThat(sampled.events().internal()).isLessThanOrEqualTo(2 * KernelTiming.MAX_SAMPLES_IN_FLIGHT + 2);
+			}
+			finally {
+				gate.countDown();
+			}
+			launcher.synchronize();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (sampled.events().internal() > 0 && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+			assertThat(sampled.events().internal()).isZero();
+			assertThat(kernel.stats().timedLaunches()).isPositive().isLessThanOrEqualTo(KernelTiming.MAX_SAMPLES_IN_FLIGHT);
+			assertThat(sampled.events().stats().destroyed()).as("every timing event was recycled").isZero();
+		}
 	}
 
 	@Test
