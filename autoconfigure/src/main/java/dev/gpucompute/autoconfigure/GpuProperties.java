@@ -293,7 +293,8 @@ public class GpuProperties implements Validator {
 
 		/**
 		 * GPU-time measurement of launches with a pair of timing events: 'off', 'sampled' (one
-		 * launch in 64 per kernel) or 'all' (every launch; two extra events each).
+		 * launch in 64 per kernel, while fewer than 128 timed launches wait to be read) or 'all'
+		 * (every launch; two extra events each).
 		 */
 		private KernelTiming kernelTiming = KernelTiming.SAMPLED;
 
