@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -64,6 +65,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	private final AtomicLong taskSequence = new AtomicLong();
 
+	private final AtomicLong droppedAfterClose = new AtomicLong();
+
 	private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
 
 	private final CpuStream legacy;
@@ -102,8 +105,24 @@ final class CpuDeviceBackend implements DeviceBackend {
 		return this.info;
 	}
 
+	/**
+	 * Hands a task to the workers. After {@link #close()} the task is dropped, like the queued tasks
+	 * {@code shutdownNow} drops: the operation never completes, so the operations queued behind it
+	 * never start. Failing it instead would complete it on this thread and start the next one here
+	 * too, which fails the same way: one stack frame chain per queued operation.
+	 */
 	void execute(int priority, Runnable task) {
-		this.workers.execute(new Task(priority, this.taskSequence.getAndIncrement(), task));
+		try {
+			this.workers.execute(new Task(priority, this.taskSequence.getAndIncrement(), task));
+		}
+		catch (RejectedExecutionException ex) {
+			this.droppedAfterClose.incrementAndGet();
+		}
+	}
+
+	/** Tasks dropped because they were handed over after close. */
+	long droppedAfterClose() {
+		return this.droppedAfterClose.get();
 	}
 
 	void forget(CpuStream stream) {
