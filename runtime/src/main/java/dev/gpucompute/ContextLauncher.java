@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -35,10 +37,10 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
 
-	private final java.util.concurrent.ConcurrentLinkedQueue<PendingTiming> pendingTimings = new java.util.concurrent.ConcurrentLinkedQueue<>();
+	private final ConcurrentLinkedQueue<PendingTiming> pendingTimings = new ConcurrentLinkedQueue<>();
 
 	/** Size of {@link #pendingTimings}, which a queue does not know cheaply. */
-	private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+	private final AtomicInteger pendingCount = new AtomicInteger();
 
 	ContextLauncher(GpuContext context) {
 		this.context = context;

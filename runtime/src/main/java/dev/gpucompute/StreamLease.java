@@ -118,6 +118,10 @@ public final class StreamLease implements AutoCloseable {
 			this.site = site;
 		}
 
+		StreamPool.Slot slot() {
+			return this.slot;
+		}
+
 		boolean isClosed() {
 			return (boolean) CLOSED.getAcquire(this);
 		}
@@ -133,7 +137,7 @@ public final class StreamLease implements AutoCloseable {
 
 		/** Returns the stream once; false when this lease was already closed. */
 		boolean returnStream() {
-			if (!this.pool.release(this, this.slot, System.nanoTime() - this.acquiredAt)) {
+			if (!this.pool.release(this, System.nanoTime() - this.acquiredAt)) {
 				return false;
 			}
 			ScheduledFuture<?> task = this.leakTask;

@@ -435,7 +435,8 @@ public final class StreamPool {
 	 * Returns a lease's stream, called by its close or by the leak cleaner; false, with nothing
 	 * done, when that lease was already closed.
 	 */
-	boolean release(StreamLease.Release lease, Slot slot, long heldNanos) {
+	boolean release(StreamLease.Release lease, long heldNanos) {
+		Slot slot = lease.slot();
 		this.lock.lock();
 		try {
 			if (!lease.markClosed()) {

@@ -227,7 +227,6 @@ final class CudaCompiler {
 			dir = Files.createTempDirectory("gpu-compute-nvcc-");
 			Path cu = dir.resolve(kernelName + ".cu");
 			Path image = dir.resolve(kernelName + ".fatbin");
-			Path log = dir.resolve("nvcc.log");
 			Files.writeString(cu, source, StandardCharsets.UTF_8);
 			List<String> command = new ArrayList<>();
 			command.add(nvccPath.toString());
@@ -239,21 +238,16 @@ final class CudaCompiler {
 			command.add("-o");
 			command.add(image.toString());
 			command.add(cu.toString());
-			Process process = new ProcessBuilder(command).directory(dir.toFile())
-				.redirectErrorStream(true)
-				.redirectOutput(log.toFile())
-				.start();
-			if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-				process.destroyForcibly();
+			NvccRun run = runNvcc(command, dir, NVCC_TIMEOUT_SECONDS);
+			if (run.exitValue() == null) {
 				throw new KernelCompilationException(kernelName, "nvcc did not finish within " + NVCC_TIMEOUT_SECONDS + " s",
-						readQuietly(log), null);
+						run.output(), null);
 			}
-			String logText = readQuietly(log);
-			if (process.exitValue() != 0 || !Files.isRegularFile(image)) {
+			if (run.exitValue() != 0 || !Files.isRegularFile(image)) {
 				throw new KernelCompilationException(kernelName,
-						"nvcc exited with status " + process.exitValue() + " (" + String.join(" ", command) + ")", logText, null);
+						"nvcc exited with status " + run.exitValue() + " (" + String.join(" ", command) + ")", run.output(), null);
 			}
-			return new Result(Files.readAllBytes(image), "nvcc (" + nvccPath + ")", logText);
+			return new Result(Files.readAllBytes(image), "nvcc (" + nvccPath + ")", run.output());
 		}
 		catch (IOException ex) {
 			throw new KernelCompilationException(kernelName, "nvcc at " + nvccPath + " could not be run: " + ex, null, ex);
@@ -307,21 +301,15 @@ final class CudaCompiler {
 		try {
 			dir = Files.createTempDirectory("gpu-compute-nvcc-probe-");
 			Path cu = Files.writeString(dir.resolve("probe.cu"), "extern \"C\" __global__ void probe() {}\n");
-			Path log = dir.resolve("nvcc.log");
-			Process process = new ProcessBuilder(nvccPath.toString(), "-fatbin", "-o", dir.resolve("probe.fatbin").toString(),
-					cu.toString())
-				.directory(dir.toFile())
-				.redirectErrorStream(true)
-				.redirectOutput(log.toFile())
-				.start();
-			if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-				process.destroyForcibly();
+			NvccRun run = runNvcc(List.of(nvccPath.toString(), "-fatbin", "-o", dir.resolve("probe.fatbin").toString(),
+					cu.toString()), dir, NVCC_TIMEOUT_SECONDS);
+			if (run.exitValue() == null) {
 				return "a trial compile did not finish within " + NVCC_TIMEOUT_SECONDS + " s";
 			}
-			if (process.exitValue() != 0) {
-				String output = readQuietly(log).strip();
+			if (run.exitValue() != 0) {
+				String output = run.output().strip();
 				int newline = output.indexOf('\n');
-				return "a trial compile exited with status " + process.exitValue()
+				return "a trial compile exited with status " + run.exitValue()
 						+ (output.isEmpty() ? "" : ": " + ((newline > 0) ? output.substring(0, newline) : output));
 			}
 			return null;
@@ -349,17 +337,11 @@ final class CudaCompiler {
 	}
 
 	private static List<Integer> listNvccArchs(Path nvccPath) {
-		Path out = null;
+		Path dir = null;
 		try {
-			out = Files.createTempFile("gpu-compute-nvcc-archs-", ".txt");
-			Process process = new ProcessBuilder(nvccPath.toString(), "--list-gpu-arch").redirectErrorStream(true)
-				.redirectOutput(out.toFile())
-				.start();
-			if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-				process.destroyForcibly();
-				return List.of();
-			}
-			return parseArchs(Files.readString(out));
+			dir = Files.createTempDirectory("gpu-compute-nvcc-archs-");
+			NvccRun run = runNvcc(List.of(nvccPath.toString(), "--list-gpu-arch"), dir, 60);
+			return (run.exitValue() != null && run.exitValue() == 0) ? parseArchs(run.output()) : List.of();
 		}
 		catch (IOException | RuntimeException ex) {
 			return List.of();
@@ -369,8 +351,27 @@ final class CudaCompiler {
 			return List.of();
 		}
 		finally {
-			deleteQuietly(out);
+			deleteQuietly(dir);
 		}
+	}
+
+	/** What an nvcc run printed, and its exit status ({@code null}: killed after the timeout). */
+	private record NvccRun(Integer exitValue, String output) {
+	}
+
+	/** Runs nvcc in {@code dir}, its output (stdout and stderr) going to a log file there. */
+	private static NvccRun runNvcc(List<String> command, Path dir, long timeoutSeconds)
+			throws IOException, InterruptedException {
+		Path log = dir.resolve("nvcc.log");
+		Process process = new ProcessBuilder(command).directory(dir.toFile())
+			.redirectErrorStream(true)
+			.redirectOutput(log.toFile())
+			.start();
+		if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+			process.destroyForcibly();
+			return new NvccRun(null, readQuietly(log));
+		}
+		return new NvccRun(process.exitValue(), readQuietly(log));
 	}
 
 	/** The numbers of the {@code compute_XY} tokens in {@code text}, sorted. */
