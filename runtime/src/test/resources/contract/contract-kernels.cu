@@ -59,3 +59,13 @@ extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
 		y[i] = a * x[i] + y[i];
 	}
 }
+
+// saxpy for blocks of at most 32 threads. Launched with larger blocks, CUDA refuses the launch (a
+// failure that leaves the context usable); its Java twin throws while it runs. The fault-injection
+// soak uses it as the failing kernel on every backend.
+extern "C" __global__ void __launch_bounds__(32) bounded_saxpy(int n, float a, const float* x, float* y) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) {
+		y[i] = a * x[i] + y[i];
+	}
+}

@@ -33,6 +33,9 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final ConcurrentHashMap<String, Kernel> kernels = new ConcurrentHashMap<>();
 
+	/** Loads in progress by kernel name, so that a name is loaded once while other names load in parallel. */
+	private final ConcurrentHashMap<String, CompletableFuture<Kernel>> loading = new ConcurrentHashMap<>();
+
 	private final ThreadLocal<GpuStream> current = new ThreadLocal<>();
 
 	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
@@ -63,20 +66,53 @@ final class ContextLauncher implements GpuLauncher {
 		this.context.ensureOpen();
 		Kernel existing = this.kernels.get(source.name());
 		if (existing == null) {
-			synchronized (this.kernels) {
-				existing = this.kernels.get(source.name());
-				if (existing == null) {
-					Kernel loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
-					this.kernels.put(source.name(), loaded);
-					return loaded;
-				}
+			existing = loadOnce(source);
+		}
+		if (existing.source() != source) {
+			String difference = existing.source().differenceFrom(source);
+			if (difference != null) {
+				throw new GpuException("A different kernel named '" + source.name() + "' is already loaded (" + difference
+						+ "); kernel names must be unique within a context. Keep each KernelSource in a constant, or give "
+						+ "the other kernel another name");
 			}
 		}
-		if (existing.source() != source && !existing.source().sameCode(source)) {
-			throw new GpuException("A different kernel named '" + source.name() + "' is already loaded; kernel names "
-					+ "must be unique within a context");
-		}
 		return existing;
+	}
+
+	/**
+	 * Loads a kernel not loaded yet. Compiling can take seconds, so it runs outside any lock shared
+	 * between kernels: only callers of the same name wait for it, and they get its outcome.
+	 */
+	private Kernel loadOnce(KernelSource source) {
+		CompletableFuture<Kernel> mine = new CompletableFuture<>();
+		CompletableFuture<Kernel> theirs = this.loading.putIfAbsent(source.name(), mine);
+		if (theirs != null) {
+			try {
+				return theirs.join();
+			}
+			catch (java.util.concurrent.CompletionException ex) {
+				if (ex.getCause() instanceof RuntimeException runtime) {
+					throw runtime;
+				}
+				throw ex;
+			}
+		}
+		try {
+			Kernel loaded = this.kernels.get(source.name());
+			if (loaded == null) {
+				loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
+				this.kernels.put(source.name(), loaded);
+			}
+			mine.complete(loaded);
+			return loaded;
+		}
+		catch (RuntimeException | Error ex) {
+			mine.completeExceptionally(ex);
+			throw ex;
+		}
+		finally {
+			this.loading.remove(source.name(), mine);
+		}
 	}
 
 	@Override
@@ -133,14 +169,6 @@ final class ContextLauncher implements GpuLauncher {
 		KernelSource source = kernel.source();
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
-		boolean timed = this.timing == KernelTiming.ALL
-				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
-						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
-		NativeEvent start = null;
-		if (timed) {
-			start = this.context.events().acquireNative(true);
-			start.record(target);
-		}
 		if (view.buffers) {
 			// Before the launch: a first use on this stream must wait for the buffer's allocation.
 			for (int i = 0; i < args.length; i++) {
@@ -148,6 +176,15 @@ final class ContextLauncher implements GpuLauncher {
 					((DeviceBuffer) args[i]).usedOn(stream);
 				}
 			}
+		}
+		boolean timed = this.timing == KernelTiming.ALL
+				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
+						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
+		NativeEvent start = null;
+		if (timed) {
+			// After the waits for the buffers' other streams, so that the device time is the kernel's alone.
+			start = this.context.events().acquireNative(true);
+			start.record(target);
 		}
 		try {
 			this.backend.launch(kernel.handle(), config, view, target);
@@ -334,7 +371,19 @@ final class ContextLauncher implements GpuLauncher {
 	@Override
 	public GpuStream currentStream() {
 		GpuStream stream = this.current.get();
-		return (stream != null) ? stream : this.context.defaultStream();
+		if (stream == null) {
+			return this.context.defaultStream();
+		}
+		if (stream.leaseClosed()) {
+			// A scope outlived its lease (closed out of order, or reclaimed by the leak safety net). Drop
+			// it, so that this thread (a pooled request thread, say) is not stuck with it, and say so.
+			this.current.remove();
+			throw new GpuException("The current stream " + stream.name() + " of thread '" + Thread.currentThread().getName()
+					+ "' belongs to a lease that was closed while a StreamScope still made it current; the scope has "
+					+ "been dropped, so later calls on this thread use the default stream. Close a StreamScope before "
+					+ "its lease (declare the lease first in try-with-resources)");
+		}
+		return stream;
 	}
 
 	@Override

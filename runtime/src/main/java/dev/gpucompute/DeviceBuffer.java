@@ -77,6 +77,10 @@ public final class DeviceBuffer implements AutoCloseable {
 	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
 	public CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
+		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / Float.BYTES) {
+			throw new InvalidBufferRangeException("The upload of " + src.length + " floats at element " + elementOffset
+					+ " does not fit a device buffer of " + byteSize() + " bytes");
+		}
 		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream,
 				(staging) -> staging.asFloatBuffer().put(src));
 	}
@@ -159,6 +163,9 @@ public final class DeviceBuffer implements AutoCloseable {
 	 */
 	public CompletableFuture<Void> download(ByteBuffer dst, long byteOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
+		if (dst.isReadOnly()) {
+			throw new IllegalArgumentException("The download destination is a read-only buffer");
+		}
 		ByteBuffer target = dst.duplicate();
 		return toHost(byteOffset, dst.remaining(), stream, (staging) -> target.put(staging));
 	}
@@ -214,6 +221,11 @@ public final class DeviceBuffer implements AutoCloseable {
 		NativeStream target = checkCopy(dstOffset, bytes, stream, "copy");
 		NativeMemory from = src.memoryFor(this.state.context);
 		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
+		if (src == this && bytes > 0 && srcOffset < dstOffset + bytes && dstOffset < srcOffset + bytes) {
+			throw new InvalidBufferRangeException("The copy of " + bytes + " bytes from offset " + srcOffset + " to offset "
+					+ dstOffset + " within one buffer overlaps itself, which devices do not copy reliably; copy through "
+					+ "a second buffer");
+		}
 		this.state.usedOn(stream);
 		src.state.usedOn(stream);
 		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
@@ -251,8 +263,8 @@ public final class DeviceBuffer implements AutoCloseable {
 
 	/** The backend memory, after checking this buffer may be used with {@code context}. */
 	NativeMemory memoryFor(GpuContext context) {
-		this.state.context.ensureOpen();
 		context.ensureSame(this.state.context, "Device buffer");
+		this.state.context.ensureOpen();
 		if (this.state.closed.get()) {
 			throw new GpuException("Device buffer of " + byteSize() + " bytes used after it was closed");
 		}
@@ -331,13 +343,30 @@ public final class DeviceBuffer implements AutoCloseable {
 				}
 				this.others.add(stream);
 			}
-			if (this.owner.reachableFromHere()) {
-				this.context.events().order(stream.raw(), this.owner.raw());
+			NativeStream after = orderingStream(this.owner);
+			if (after != null) {
+				this.context.events().order(stream.raw(), after);
 			}
 			else {
-				// The owner cannot be reached from this thread (another thread's default stream): rare.
+				// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
 				this.context.backendHandle().synchronizeDevice();
 			}
+		}
+
+		/**
+		 * A stream this thread may enqueue on whose work so far includes {@code stream}'s: the stream
+		 * itself when reachable from here; for another thread's per-thread default stream that this
+		 * backend cannot reach from here (CUDA), the legacy default stream, which orders after the work
+		 * of every per-thread default stream; {@code null} for a destroyed pooled stream.
+		 */
+		private NativeStream orderingStream(GpuStream stream) {
+			if (stream.reachableFromHere()) {
+				return stream.raw();
+			}
+			if (stream.kind() == StreamKind.DEFAULT_PER_THREAD) {
+				return this.context.backendHandle().defaultStream(DefaultStreamMode.LEGACY);
+			}
+			return null;
 		}
 
 		private static boolean sameQueue(GpuStream a, GpuStream b) {
@@ -365,40 +394,36 @@ public final class DeviceBuffer implements AutoCloseable {
 			synchronized (this) {
 				used = (this.others != null) ? List.copyOf(this.others) : List.of();
 			}
-			boolean unreachable = !this.owner.reachableFromHere();
+			NativeStream freeOn = orderingStream(this.owner);
+			List<NativeStream> waits = new ArrayList<>(used.size());
+			boolean destroyed = freeOn == null;
 			for (GpuStream stream : used) {
-				unreachable |= !stream.reachableFromHere();
+				NativeStream after = orderingStream(stream);
+				destroyed |= after == null;
+				if (after != null && after != freeOn) {
+					waits.add(after);
+				}
 			}
-			if (unreachable) {
-				// Another thread's default stream, or a pooled stream destroyed since: wait for the device.
+			if (destroyed) {
+				// A pooled stream that used the buffer was destroyed since (evicted): wait for the device.
 				backend.synchronizeDevice();
-				backend.free(this.memory, this.context.defaultStream().raw());
+				backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
 				return;
 			}
-			NativeStream ownerStream = this.owner.raw();
-			for (GpuStream stream : used) {
-				this.context.events().order(ownerStream, stream.raw());
+			for (NativeStream stream : waits) {
+				this.context.events().order(freeOn, stream);
 			}
-			backend.free(this.memory, ownerStream);
+			backend.free(this.memory, freeOn);
 		}
 
 		/**
-		 * Frees without ordering: the context has drained and its pooled streams are already
-		 * destroyed, so the free goes to the legacy default stream, which always exists.
+		 * Marks the buffer closed at context close; the backend releases the memory with the device
+		 * (after the drain), since the streams it could be freed on are already destroyed.
 		 */
-		void freeAtShutdown() {
+		void markReleasedAtShutdown() {
 			this.closed.set(true);
-			if (this.freed.compareAndSet(false, true)) {
-				try {
-					DeviceBackend backend = this.context.backendHandle();
-					backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
-				}
-				catch (RuntimeException ex) {
-					// The backend is closing; its close releases what is left.
-				}
-			}
+			this.freed.set(true);
 		}
-
 	}
 
 }

@@ -6,13 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
@@ -20,6 +18,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
@@ -43,6 +42,15 @@ public final class GpuContext implements AutoCloseable {
 
 	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
 	private static final long TIMING_READ_MILLIS = 20;
+
+	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
+	public static final int MAX_STREAMS = 1024;
+
+	/** Most worker threads of the CPU backend. */
+	public static final int MAX_CPU_THREADS = 4096;
+
+	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
+	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
 	private enum State {
 
@@ -82,13 +90,19 @@ public final class GpuContext implements AutoCloseable {
 
 	private final Set<DeviceBuffer.State> buffers = ConcurrentHashMap.newKeySet();
 
+	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
+	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
+
+	/** Set at close once pending work is given up on; completions registered later end at once. */
+	private volatile String abandonedAtClose;
+
 	private final StagingPool staging;
 
 	private final boolean recordLeakSites;
 
 	private volatile State state = State.OPEN;
 
-	private GpuContext(Builder builder, DeviceBackend backend, String backendReason) {
+	private GpuContext(Builder builder, DeviceBackend backend, String backendReason, FailureRelay failures) {
 		this.backend = backend;
 		this.info = backend.info();
 		this.backendReason = backendReason;
@@ -106,6 +120,7 @@ public final class GpuContext implements AutoCloseable {
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold);
 		this.launcher = new ContextLauncher(this);
+		failures.launcher = this.launcher;
 		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
 				? new GpuStream(this, backend.defaultStream(DefaultStreamMode.LEGACY), StreamKind.DEFAULT_LEGACY,
 						StreamPriority.NORMAL, null, null)
@@ -266,8 +281,14 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	void ensureSame(GpuContext other, String what, String name) {
 		if (other != this) {
-			throw new ContextClosedException(what + name + " belongs to another GPU context (#" + other.id
-					+ "); it cannot be used with context #" + this.id);
+			if (other.isClosed()) {
+				throw new ContextClosedException(what + name + " belongs to GPU context #" + other.id
+						+ ", which is closed");
+			}
+			throw new ContextMismatchException(what + name + " belongs to another GPU context (#" + other.id + ", "
+					+ other.info.backend() + " device " + other.info.ordinal() + "); it cannot be used with context #"
+					+ this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+					+ "): handles are never shared between contexts");
 		}
 	}
 
@@ -288,21 +309,97 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	/**
-	 * Runs {@code action} off the backend's callback thread once {@code stream}'s work so far is done;
-	 * the failure of that work, if any, is passed along.
+	 * Runs {@code action} off the backend's callback thread once {@code stream}'s work so far is done,
+	 * with the failures of that work not reported yet (see {@link NativeStream#whenDone}). If the
+	 * context closes first and gives up on that work, {@code action} gets a
+	 * {@link ContextClosedException} saying it was abandoned at close: it always runs, once.
 	 */
 	void whenDone(NativeStream stream, java.util.function.Consumer<GpuException> action) {
-		stream.whenDone((failure) -> {
+		PendingCompletion pending = new PendingCompletion(action);
+		this.pendingCompletions.add(pending);
+		if (this.abandonedAtClose != null) {
+			abandon(pending);
+			return;
+		}
+		try {
+			stream.whenDone((failure) -> {
+				if (pending.claim()) {
+					this.pendingCompletions.remove(pending);
+					dispatch(action, failure);
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			if (pending.claim()) {
+				this.pendingCompletions.remove(pending);
+			}
+			throw ex;
+		}
+	}
+
+	/** Runs a completion action on the completion threads, never on the backend's callback thread. */
+	private void dispatch(java.util.function.Consumer<GpuException> action, GpuException failure) {
+		try {
+			this.completions.execute(() -> action.accept(failure));
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// Closed: still never on the backend's callback thread, where driver calls are refused.
+			Thread thread = new Thread(() -> action.accept(failure), "gpu-" + this.id + "-late-completion");
+			thread.setDaemon(true);
+			thread.start();
+		}
+	}
+
+	private void abandon(PendingCompletion pending) {
+		if (pending.claim()) {
+			this.pendingCompletions.remove(pending);
+			dispatch(pending.action, new ContextClosedException(this.abandonedAtClose));
+		}
+	}
+
+	/** A completion action that runs once: when its work is done, or when close gives up on that work. */
+	private static final class PendingCompletion {
+
+		private static final java.lang.invoke.VarHandle CLAIMED;
+
+		static {
 			try {
-				this.completions.execute(() -> action.accept(failure));
+				CLAIMED = java.lang.invoke.MethodHandles.lookup().findVarHandle(PendingCompletion.class, "claimed",
+						boolean.class);
 			}
-			catch (java.util.concurrent.RejectedExecutionException ex) {
-				// Closing: still never on the backend's callback thread, where driver calls are refused.
-				Thread thread = new Thread(() -> action.accept(failure), "gpu-" + this.id + "-late-completion");
-				thread.setDaemon(true);
-				thread.start();
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
 			}
-		});
+		}
+
+		final java.util.function.Consumer<GpuException> action;
+
+		@SuppressWarnings("unused") // through CLAIMED
+		private volatile boolean claimed;
+
+		PendingCompletion(java.util.function.Consumer<GpuException> action) {
+			this.action = action;
+		}
+
+		boolean claim() {
+			return CLAIMED.compareAndSet(this, false, true);
+		}
+
+	}
+
+	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
+	private static final class FailureRelay implements BackendListener {
+
+		volatile ContextLauncher launcher;
+
+		@Override
+		public void kernelFailed(String kernel, GpuException failure) {
+			ContextLauncher target = this.launcher;
+			if (target != null) {
+				target.kernelFailed(kernel);
+			}
+		}
+
 	}
 
 	/** Whether acquisition sites are recorded for the leak report (leak detection is on). */
@@ -330,7 +427,12 @@ public final class GpuContext implements AutoCloseable {
 
 	/**
 	 * Closes the context: stops accepting work, waits up to the drain timeout for work in flight,
-	 * then destroys events, pooled streams and buffers and releases the device. Idempotent.
+	 * then destroys events, pooled streams and buffers and releases the device. Work still pending
+	 * when the drain timeout passes is abandoned: its futures complete exceptionally with a
+	 * {@link ContextClosedException} that says so, and threads blocked in a synchronisation return
+	 * with it. Idempotent; no thread, memory or native handle of the context outlives it (except
+	 * what a kernel that cannot be stopped still uses: a CUDA kernel, or a CPU kernel that ignores
+	 * interrupts).
 	 */
 	@Override
 	public void close() {
@@ -340,15 +442,31 @@ public final class GpuContext implements AutoCloseable {
 			}
 			this.state = State.CLOSING;
 		}
+		long started = System.nanoTime();
+		boolean drained = true;
+		int abandoned = 0;
 		try {
 			this.pool.stopAccepting();
-			awaitIdle(this.drainTimeout);
+			drained = this.backend.awaitIdle(this.drainTimeout.toNanos());
+			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+					+ ") closed before this work finished: it was abandoned at close, "
+					+ (drained ? "submitted while the context was closing"
+							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
+			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));
 			this.housekeeping.shutdownNow();
 			awaitQuietly(this.housekeeping);
 			this.launcher.drainTimings(true);
+			this.abandonedAtClose = reason;
+			for (PendingCompletion pending : List.copyOf(this.pendingCompletions)) {
+				if (pending.claim()) {
+					abandoned++;
+					this.pendingCompletions.remove(pending);
+					dispatch(pending.action, new ContextClosedException(reason));
+				}
+			}
 			this.completions.shutdown();
 			awaitQuietly(this.completions);
-			this.staging.close();
+			this.staging.close(quiet);
 			this.events.destroyAll();
 			this.pool.destroyAll();
 			freeBuffers();
@@ -361,7 +479,16 @@ public final class GpuContext implements AutoCloseable {
 			catch (RuntimeException ex) {
 				log.warn("Releasing {} device {} failed", this.info.backend(), this.info.ordinal(), ex);
 			}
-			log.info("Closed GPU context #{} ({} device {})", this.id, this.info.backend(), this.info.ordinal());
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+			if (drained) {
+				log.info("Closed GPU context #{} ({} device {}) in {} ms; its work had finished", this.id,
+						this.info.backend(), this.info.ordinal(), millis);
+			}
+			else {
+				log.warn("Closed GPU context #{} ({} device {}) in {} ms; work was still running after the drain timeout "
+						+ "of {}: {} waiting completions abandoned", this.id, this.info.backend(), this.info.ordinal(),
+						millis, this.drainTimeout, abandoned);
+			}
 		}
 	}
 
@@ -372,42 +499,19 @@ public final class GpuContext implements AutoCloseable {
 	 * beans before it destroys beans). Leases already held stay usable until they are closed, and
 	 * launches on them or on default streams still run; acquiring a lease afterwards raises
 	 * {@link ContextClosedException}. Thread-safe and idempotent; {@link #close()} afterwards still
-	 * waits for whatever was enqueued after this call.
+	 * waits for whatever was enqueued after this call. Starts no thread, and returns by the timeout
+	 * even when a kernel never ends.
 	 * @param timeout longest wait for the device to become idle
 	 * @return whether the device became idle within the timeout (also {@code true} when closed)
+	 * @throws IllegalArgumentException when the timeout is negative or longer than about 292 years
 	 */
 	public boolean drain(Duration timeout) {
-		Objects.requireNonNull(timeout, "timeout");
+		long nanos = Checks.nanos(timeout, "timeout");
 		if (this.state == State.CLOSED) {
 			return true;
 		}
 		this.pool.stopAccepting();
-		return awaitIdle(timeout);
-	}
-
-	private boolean awaitIdle(Duration timeout) {
-		CompletableFuture<Void> drained = CompletableFuture.runAsync(this.backend::synchronizeDevice,
-				(runnable) -> {
-					Thread thread = new Thread(runnable, "gpu-" + this.id + "-drain");
-					thread.setDaemon(true);
-					thread.start();
-				});
-		try {
-			drained.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-			return true;
-		}
-		catch (TimeoutException ex) {
-			log.warn("GPU work still in flight after the drain timeout of {}", timeout);
-			return false;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
-		catch (java.util.concurrent.ExecutionException ex) {
-			log.warn("A kernel failed while the context drained: {}", ex.getCause().getMessage());
-			return true;
-		}
+		return this.backend.awaitIdle(nanos);
 	}
 
 	private static void awaitQuietly(ExecutorService executor) {
@@ -422,13 +526,15 @@ public final class GpuContext implements AutoCloseable {
 		}
 	}
 
+	/** Buffers left open are released with the backend, which holds every allocation. */
 	private void freeBuffers() {
 		List<DeviceBuffer.State> left = new ArrayList<>(this.buffers);
 		if (!left.isEmpty()) {
-			log.warn("{} device buffers were still open at context close; freeing them", left.size());
+			log.warn("{} device buffers were still open at context close; they are released with the device",
+					left.size());
 		}
 		for (DeviceBuffer.State buffer : left) {
-			buffer.freeAtShutdown();
+			buffer.markReleasedAtShutdown();
 		}
 		this.buffers.clear();
 	}
@@ -496,20 +602,22 @@ public final class GpuContext implements AutoCloseable {
 			return this;
 		}
 
-		/** Streams created up front. */
+		/** Streams created up front: 0 to {@value GpuContext#MAX_STREAMS}, at most {@link #maxSize(int)}. */
 		public Builder poolSize(int poolSize) {
-			this.poolSize = poolSize;
+			this.poolSize = Checks.within(poolSize, 0, MAX_STREAMS, "poolSize");
 			return this;
 		}
 
-		/** Most streams the pool will create. */
+		/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
 		public Builder maxSize(int maxSize) {
-			this.maxSize = maxSize;
+			this.maxSize = Checks.within(maxSize, 1, MAX_STREAMS, "maxSize");
 			return this;
 		}
 
+		/** Longest wait for a lease (zero: do not wait). */
 		public Builder acquireTimeout(Duration timeout) {
-			this.acquireTimeout = requireNonNegative(timeout, "acquireTimeout");
+			Checks.nanos(timeout, "acquireTimeout");
+			this.acquireTimeout = timeout;
 			return this;
 		}
 
@@ -520,21 +628,21 @@ public final class GpuContext implements AutoCloseable {
 
 		/** A lease held longer than this logs its acquisition stack; zero turns it off. */
 		public Builder leakDetectionThreshold(Duration threshold) {
-			this.leakDetectionThreshold = requireNonNegative(threshold, "leakDetectionThreshold");
+			Checks.nanos(threshold, "leakDetectionThreshold");
+			this.leakDetectionThreshold = threshold;
 			return this;
 		}
 
+		/** Longest wait at close for work in flight; work still pending then is abandoned. */
 		public Builder drainTimeout(Duration timeout) {
-			this.drainTimeout = requireNonNegative(timeout, "drainTimeout");
+			Checks.nanos(timeout, "drainTimeout");
+			this.drainTimeout = timeout;
 			return this;
 		}
 
-		/** Worker threads of the CPU backend (default: the number of cores). */
+		/** Worker threads of the CPU backend: 1 to {@value GpuContext#MAX_CPU_THREADS} (default: the number of cores). */
 		public Builder cpuThreads(int threads) {
-			if (threads < 1) {
-				throw new IllegalArgumentException("cpuThreads must be at least 1, got " + threads);
-			}
-			this.cpuThreads = threads;
+			this.cpuThreads = Checks.within(threads, 1, MAX_CPU_THREADS, "cpuThreads");
 			return this;
 		}
 
@@ -547,13 +655,23 @@ public final class GpuContext implements AutoCloseable {
 			return this;
 		}
 
-		/** Bytes the CUDA stream-ordered allocator keeps cached between frees (default: all). */
+		/** Bytes the CUDA allocator keeps cached between frees (default: all); not negative. */
 		public Builder memoryPoolReleaseThreshold(long bytes) {
+			if (bytes < 0) {
+				throw new IllegalArgumentException("memoryPoolReleaseThreshold must not be negative, got " + bytes);
+			}
 			this.memoryPoolReleaseThreshold = bytes;
 			return this;
 		}
 
+		/** Extra compiler options for CUDA C kernels; no element may be null. */
 		public Builder compileOptions(List<String> options) {
+			Objects.requireNonNull(options, "options");
+			for (int i = 0; i < options.size(); i++) {
+				if (options.get(i) == null) {
+					throw new NullPointerException("compileOptions[" + i + "] is null");
+				}
+			}
 			this.compileOptions = List.copyOf(options);
 			return this;
 		}
@@ -576,11 +694,25 @@ public final class GpuContext implements AutoCloseable {
 
 		/**
 		 * How often pooled streams are sampled for the utilisation statistic, and the window it
-		 * averages over. A zero period turns sampling off.
+		 * averages over. A zero period turns sampling off; otherwise the period is at least
+		 * {@link GpuContext#MIN_UTILIZATION_SAMPLE_PERIOD} (each sample queries every pooled stream) and
+		 * the window at least the period.
 		 */
 		public Builder utilizationSampling(Duration period, Duration window) {
-			this.utilizationSamplePeriod = requireNonNegative(period, "period");
-			this.utilizationWindow = requireNonNegative(window, "window");
+			Checks.nanos(period, "period");
+			Checks.nanos(window, "window");
+			if (!period.isZero()) {
+				if (period.compareTo(MIN_UTILIZATION_SAMPLE_PERIOD) < 0) {
+					throw new IllegalArgumentException("The utilisation sampling period must be zero (off) or at least "
+							+ MIN_UTILIZATION_SAMPLE_PERIOD + ", got " + period);
+				}
+				if (window.compareTo(period) < 0) {
+					throw new IllegalArgumentException("The utilisation window (" + window
+							+ ") must be at least the sampling period (" + period + ")");
+				}
+			}
+			this.utilizationSamplePeriod = period;
+			this.utilizationWindow = window;
 			return this;
 		}
 
@@ -596,26 +728,12 @@ public final class GpuContext implements AutoCloseable {
 			return this;
 		}
 
-		private static Duration requireNonNegative(Duration value, String name) {
-			Objects.requireNonNull(value, name);
-			if (value.isNegative()) {
-				throw new IllegalArgumentException(name + " must not be negative, got " + value);
-			}
-			return value;
-		}
-
 		/**
 		 * Opens the device and creates {@code poolSize} streams.
 		 * @throws BackendUnavailableException when the requested backend cannot run here
 		 * @throws IllegalArgumentException when sizes contradict each other
 		 */
 		public GpuContext open() {
-			if (this.poolSize < 0) {
-				throw new IllegalArgumentException("poolSize must not be negative, got " + this.poolSize);
-			}
-			if (this.maxSize < 1) {
-				throw new IllegalArgumentException("maxSize must be at least 1, got " + this.maxSize);
-			}
 			if (this.poolSize > this.maxSize) {
 				throw new IllegalArgumentException(
 						"poolSize (" + this.poolSize + ") must not exceed maxSize (" + this.maxSize + ")");
@@ -624,16 +742,28 @@ public final class GpuContext implements AutoCloseable {
 			if (selection.provider() == null || !selection.availability().available()) {
 				throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
 			}
+			FailureRelay failures = new FailureRelay();
 			BackendConfig config = new BackendConfig(this.device, this.cpuThreads, this.cpuMemoryBudget,
-					this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir);
+					this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir, failures);
 			DeviceBackend opened = selection.provider().open(config);
-			GpuContext context;
+			GpuContext context = null;
 			try {
-				context = new GpuContext(this, opened, selection.reason());
+				context = new GpuContext(this, opened, selection.reason(), failures);
 				context.pool.fill();
 			}
-			catch (RuntimeException ex) {
-				opened.close();
+			catch (RuntimeException | Error ex) {
+				// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
+				try {
+					if (context != null) {
+						context.close();
+					}
+					else {
+						opened.close();
+					}
+				}
+				catch (RuntimeException | Error closing) {
+					ex.addSuppressed(closing);
+				}
 				throw ex;
 			}
 			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,

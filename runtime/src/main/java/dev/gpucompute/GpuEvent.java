@@ -2,6 +2,7 @@ package dev.gpucompute;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gpucompute.spi.NativeEvent;
@@ -47,20 +48,29 @@ public final class GpuEvent implements AutoCloseable {
 
 	/** Captures the work enqueued on {@code stream} so far. */
 	public GpuEvent record(GpuStream stream) {
+		Objects.requireNonNull(stream, "stream");
 		NativeEvent event = use(stream.context());
 		event.record(stream.use());
 		this.recorded = true;
 		return this;
 	}
 
-	/** Blocks the calling thread until the recorded work is done. */
+	/**
+	 * Blocks the calling thread until the recorded work is done; returns at once when never recorded.
+	 * @throws KernelLaunchException when a kernel among the work before the record failed and its
+	 * failure was not reported yet (it then counts as reported, as with {@link GpuStream#synchronize()})
+	 */
 	public void synchronize() {
-		use(this.registry.context()).synchronize();
+		NativeEvent event = use(this.registry.context());
+		if (this.recorded) {
+			event.synchronize();
+		}
 	}
 
-	/** Whether the recorded work is done (true when never recorded). */
+	/** Whether the recorded work is done; true when never recorded (also for an event reused from the registry). */
 	public boolean isComplete() {
-		return use(this.registry.context()).query();
+		NativeEvent event = use(this.registry.context());
+		return !this.recorded || event.query();
 	}
 
 	/**
@@ -68,6 +78,7 @@ public final class GpuEvent implements AutoCloseable {
 	 * @throws GpuException when either is not a timing event or was never recorded
 	 */
 	public Duration elapsedSince(GpuEvent start) {
+		Objects.requireNonNull(start, "start");
 		NativeEvent end = use(this.registry.context());
 		NativeEvent begin = start.use(this.registry.context());
 		if (!isTiming() || !start.isTiming()) {

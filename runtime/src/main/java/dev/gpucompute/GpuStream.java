@@ -1,7 +1,9 @@
 package dev.gpucompute;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
+import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -25,14 +27,18 @@ public final class GpuStream {
 
 	private final StreamPriority priority;
 
-	/** The lease of a pooled stream, whose closing ends this handle's validity. */
-	private final StreamLease lease;
+	/**
+	 * The lease of a pooled stream, whose closing ends this handle's validity. Its release part, not
+	 * the lease itself: a stream left current by an unclosed scope must not keep the lease reachable,
+	 * or the leak safety net could never return it.
+	 */
+	private final StreamLease.Release lease;
 
 	/** The thread a per-thread default stream belongs to. */
 	private final Thread owner;
 
-	GpuStream(GpuContext context, NativeStream stream, StreamKind kind, StreamPriority priority, StreamLease lease,
-			Thread owner) {
+	GpuStream(GpuContext context, NativeStream stream, StreamKind kind, StreamPriority priority,
+			StreamLease.Release lease, Thread owner) {
 		this.context = context;
 		this.stream = stream;
 		this.kind = kind;
@@ -60,18 +66,15 @@ public final class GpuStream {
 
 	/**
 	 * Blocks until all work enqueued so far is done.
-	 * @throws KernelLaunchException when a kernel on this stream failed since the last
-	 * synchronisation; the stream stays usable afterwards (unless the device hit a sticky error)
+	 * @throws KernelLaunchException when a kernel among that work failed and its failure was not
+	 * reported yet (by an earlier synchronisation, a completion or download future, or an event
+	 * wait): each failure is reported once, to the holder of the stream whose work depends on it,
+	 * never to a later holder of a pooled stream; the stream stays usable afterwards (unless the
+	 * device hit a sticky error, see {@link GpuContext#healthProblem()})
+	 * @throws ContextClosedException when the context closed and abandoned the work
 	 */
 	public void synchronize() {
-		NativeStream target = use();
-		try {
-			target.synchronize();
-		}
-		catch (KernelLaunchException ex) {
-			this.context.launcherImpl().kernelFailed(ex.kernelName());
-			throw ex;
-		}
+		use().synchronize();
 	}
 
 	/** Whether all work enqueued so far is done, without blocking. */
@@ -81,6 +84,7 @@ public final class GpuStream {
 
 	/** Records {@code event} here: it completes when the work enqueued so far is done. */
 	public GpuStream record(GpuEvent event) {
+		Objects.requireNonNull(event, "event");
 		event.record(this);
 		return this;
 	}
@@ -90,8 +94,12 @@ public final class GpuStream {
 	 * record). The host does not block. An event never recorded is already complete.
 	 */
 	public GpuStream waitFor(GpuEvent event) {
+		Objects.requireNonNull(event, "event");
 		NativeStream target = use();
-		target.waitEvent(event.use(this.context));
+		NativeEvent marker = event.use(this.context);
+		if (event.isRecorded()) {
+			target.waitEvent(marker);
+		}
 		return this;
 	}
 
@@ -100,6 +108,7 @@ public final class GpuStream {
 	 * is done. The host does not block.
 	 */
 	public GpuStream waitFor(GpuStream other) {
+		Objects.requireNonNull(other, "other");
 		NativeStream target = use();
 		NativeStream source = other.use();
 		this.context.ensureSame(other.context, "Stream ", other.name());
@@ -112,7 +121,9 @@ public final class GpuStream {
 
 	/**
 	 * A future that completes when the work enqueued so far is done; exceptionally with the
-	 * {@link GpuException} of a failed kernel. Dependent stages run on the context's completion
+	 * {@link GpuException} of a failed kernel among that work (which then counts as reported, see
+	 * {@link #synchronize()}), or with a {@link ContextClosedException} when the context closed and
+	 * abandoned the work. It always completes. Dependent stages run on the context's completion
 	 * threads, never on a backend thread.
 	 */
 	public CompletableFuture<Void> completion() {
@@ -154,10 +165,15 @@ public final class GpuStream {
 	 * stream the pool has destroyed since.
 	 */
 	boolean reachableFromHere() {
-		if (this.owner != null && this.owner != Thread.currentThread()) {
+		if (this.owner != null && this.owner != Thread.currentThread() && !this.stream.usableFromAnyThread()) {
 			return false;
 		}
-		return this.lease == null || !this.lease.streamDestroyed();
+		return this.lease == null || !this.lease.slot().destroyed;
+	}
+
+	/** Whether this is a pooled stream whose lease was closed. */
+	boolean leaseClosed() {
+		return this.lease != null && this.lease.isClosed();
 	}
 
 	Thread owner() {

@@ -113,6 +113,7 @@ public final class KernelSource {
 	 * @param resource a class-path resource name, e.g. {@code gpu/kernels/saxpy.cu}
 	 */
 	public KernelSource cudaResource(String resource) {
+		Objects.requireNonNull(resource, "resource");
 		ClassLoader loader = Thread.currentThread().getContextClassLoader();
 		if (loader == null) {
 			loader = KernelSource.class.getClassLoader();
@@ -159,6 +160,7 @@ public final class KernelSource {
 
 	/** Extra compiler options for CUDA C source (added to {@code gpu.kernels.compile-options}). */
 	public KernelSource compileOptions(String... options) {
+		Objects.requireNonNull(options, "options");
 		return new KernelSource(this.name, this.params, this.cudaForm, this.cudaCode, List.of(options), this.cpu);
 	}
 
@@ -212,10 +214,31 @@ public final class KernelSource {
 		return this.cpu;
 	}
 
-	/** Whether the CUDA code is identical to {@code other}'s (used to detect conflicting registrations). */
+	/**
+	 * Whether this source loads and runs the same kernel as {@code other}: the same parameters, CUDA
+	 * code, compile options and CPU implementation (the same object: two lambdas are never compared
+	 * by what they do). Used to refuse a different kernel under a name already loaded.
+	 */
 	public boolean sameCode(KernelSource other) {
-		return this.cudaForm == other.cudaForm && Arrays.equals(this.cudaCode, other.cudaCode)
-				&& Arrays.equals(this.params, other.params);
+		return differenceFrom(other) == null;
+	}
+
+	/** What differs from {@code other}, in words, or {@code null} when nothing does. */
+	String differenceFrom(KernelSource other) {
+		Objects.requireNonNull(other, "other");
+		if (!Arrays.equals(this.params, other.params)) {
+			return "its parameters are " + List.of(this.params) + ", not " + List.of(other.params);
+		}
+		if (this.cudaForm != other.cudaForm || !Arrays.equals(this.cudaCode, other.cudaCode)) {
+			return "its CUDA code differs";
+		}
+		if (!this.compileOptions.equals(other.compileOptions)) {
+			return "its compile options are " + this.compileOptions + ", not " + other.compileOptions;
+		}
+		if (this.cpu != other.cpu) {
+			return "its CPU implementation is a different object";
+		}
+		return null;
 	}
 
 	@Override

@@ -30,7 +30,7 @@ public record LaunchConfig(Dim3 grid, Dim3 block, int sharedMemoryBytes) {
 		if (blockSize < 1) {
 			throw new InvalidLaunchConfigException("Block size must be at least 1, got " + blockSize);
 		}
-		long blocks = (n + blockSize - 1) / blockSize;
+		long blocks = n / blockSize + ((n % blockSize == 0) ? 0 : 1); // no overflow, unlike (n + blockSize - 1) / blockSize
 		if (blocks > Integer.MAX_VALUE) {
 			throw new InvalidLaunchConfigException(n + " elements need " + blocks + " blocks, more than a grid axis holds");
 		}

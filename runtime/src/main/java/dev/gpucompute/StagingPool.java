@@ -30,6 +30,8 @@ final class StagingPool {
 
 	private volatile boolean closed;
 
+	private volatile boolean leaveToProcess;
+
 	StagingPool(DeviceBackend backend, long maxCachedBytes) {
 		this.backend = backend;
 		this.maxCachedBytes = maxCachedBytes;
@@ -61,17 +63,29 @@ final class StagingPool {
 				if (this.closed && queue.remove(buffer)) {
 					// Raced with close, which may already have emptied this queue.
 					this.cachedBytes.addAndGet(-capacity);
-					this.backend.freeStaging(buffer);
+					release(buffer);
 				}
 				return;
 			}
 			this.cachedBytes.addAndGet(-capacity);
 		}
+		release(buffer);
+	}
+
+	private void release(ByteBuffer buffer) {
+		if (this.leaveToProcess) {
+			return; // work may still copy into it (see close)
+		}
 		this.backend.freeStaging(buffer);
 	}
 
-	/** Frees every cached buffer; later returns are freed at once. */
-	void close() {
+	/**
+	 * Frees every cached buffer; later returns are freed at once. When {@code release} is false, work
+	 * abandoned at close may still copy into buffers given back later, so nothing more is freed: the
+	 * memory goes with the process.
+	 */
+	void close(boolean release) {
+		this.leaveToProcess = !release;
 		this.closed = true;
 		for (ConcurrentLinkedDeque<ByteBuffer> queue : this.free) {
 			ByteBuffer buffer;

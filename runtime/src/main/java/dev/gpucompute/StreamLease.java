@@ -35,7 +35,7 @@ public final class StreamLease implements AutoCloseable {
 
 	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
 		this.release = new Release(pool, slot, acquiredAt, site);
-		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this, null);
+		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this.release, null);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
 	}
 
@@ -56,11 +56,6 @@ public final class StreamLease implements AutoCloseable {
 
 	void leakTask(ScheduledFuture<?> task) {
 		this.release.leakTask = task;
-	}
-
-	/** Whether the pool has destroyed the leased stream since (evicted after the lease, or at close). */
-	boolean streamDestroyed() {
-		return this.release.slot.destroyed;
 	}
 
 	Throwable site() {

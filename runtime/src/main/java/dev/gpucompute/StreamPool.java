@@ -220,10 +220,7 @@ public final class StreamPool {
 
 	private static void checkArguments(StreamPriority priority, Duration timeout) {
 		Objects.requireNonNull(priority, "priority");
-		Objects.requireNonNull(timeout, "timeout");
-		if (timeout.isNegative()) {
-			throw new IllegalArgumentException("Acquire timeout must not be negative, got " + timeout);
-		}
+		Checks.nanos(timeout, "Acquire timeout");
 	}
 
 	private StreamLease lease(Slot slot, long start) {
@@ -442,6 +439,8 @@ public final class StreamPool {
 			if (!lease.markClosed()) {
 				return false;
 			}
+			// Before anyone else can lease it: the next holder must never be told of this holder's failures.
+			slot.stream.discardFailures();
 			slot.leased = false;
 			slot.leases++;
 			slot.heldNanos += heldNanos;

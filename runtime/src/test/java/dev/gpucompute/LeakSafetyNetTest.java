@@ -1,6 +1,7 @@
 package dev.gpucompute;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.concurrent.TimeUnit;
 
@@ -30,6 +31,35 @@ class LeakSafetyNetTest {
 			assertThat(context.events().inUse()).as("event returned by the cleaner").isZero();
 			assertThat(context.memory().usedBytes()).as("buffer freed by the cleaner").isEqualTo(memory);
 		}
+	}
+
+	@Test
+	void aLeaseLeftCurrentByAnUnclosedScopeIsReturnedAndTheThreadRecovers() throws Exception {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1).maxSize(2)
+			.kernelTiming(KernelTiming.OFF).leakDetectionThreshold(java.time.Duration.ofHours(1))
+			.open()) {
+			String leaked = leaveScopeOpen(context);
+			assertThat(context.streams().stats().active()).isEqualTo(1);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+			while (context.streams().stats().active() > 0 && System.nanoTime() < deadline) {
+				System.gc();
+				Thread.sleep(20);
+			}
+			assertThat(context.streams().stats().active()).as("lease returned by the cleaner").isZero();
+			// The scope's stream is stale now: the next call on this thread says so once, then the thread
+			// is back on its default stream.
+			assertThatThrownBy(() -> context.launcher().currentStream()).isInstanceOf(GpuException.class)
+				.hasMessageContaining(leaked)
+				.hasMessageContaining("StreamScope");
+			assertThat(context.launcher().currentStream().kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+		}
+	}
+
+	/** Leases a stream and makes it current without ever closing the scope or the lease. */
+	private static String leaveScopeOpen(GpuContext context) {
+		StreamLease lease = context.streams().acquire();
+		context.launcher().useStream(lease.stream());
+		return lease.stream().name();
 	}
 
 	private static void dropResources(GpuContext context) {

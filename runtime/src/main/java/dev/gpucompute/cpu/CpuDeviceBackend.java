@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -13,7 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.CpuKernel;
@@ -29,6 +30,7 @@ import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.UnsupportedBackendOperationException;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
@@ -41,6 +43,13 @@ import dev.gpucompute.spi.NativeStream;
  * priority, so high-priority streams go first when the workers are contended.
  */
 final class CpuDeviceBackend implements DeviceBackend {
+
+	private static final Logger log = LoggerFactory.getLogger(CpuDeviceBackend.class);
+
+	private static final AtomicInteger IDS = new AtomicInteger();
+
+	/** How long close waits for running worker tasks to notice the interrupt before it gives up on them. */
+	private static final long WORKER_GRACE_MILLIS = 2_000;
 
 	/** Limits mirror a current NVIDIA GPU, so a launch valid here is valid there. */
 	private static final int MAX_THREADS_PER_BLOCK = 1024;
@@ -67,7 +76,15 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	private final AtomicLong droppedAfterClose = new AtomicLong();
 
+	private final BackendListener listener;
+
 	private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+
+	/** Allocations not yet freed, so that close frees what buffers left open still hold. */
+	private final Set<CpuMemory> allocations = ConcurrentHashMap.newKeySet();
+
+	/** Whether work may still run after {@link #abandon}: then memory is left to the garbage collector. */
+	private volatile boolean workStillRunning;
 
 	private final CpuStream legacy;
 
@@ -78,10 +95,12 @@ final class CpuDeviceBackend implements DeviceBackend {
 	CpuDeviceBackend(BackendConfig config) {
 		this.threads = config.cpuThreads();
 		this.budget = config.cpuMemoryBudgetBytes();
+		this.listener = config.listener();
 		AtomicInteger workerNumber = new AtomicInteger();
+		String prefix = "gpu-cpu" + IDS.incrementAndGet() + "-worker-";
 		this.workers = new ThreadPoolExecutor(this.threads, this.threads, 0, TimeUnit.MILLISECONDS,
 				new PriorityBlockingQueue<>(), (runnable) -> {
-					Thread thread = new Thread(runnable, "gpu-cpu-worker-" + workerNumber.incrementAndGet());
+					Thread thread = new Thread(runnable, prefix + workerNumber.incrementAndGet());
 					thread.setDaemon(true);
 					return thread;
 				});
@@ -106,10 +125,9 @@ final class CpuDeviceBackend implements DeviceBackend {
 	}
 
 	/**
-	 * Hands a task to the workers. After {@link #close()} the task is dropped, like the queued tasks
-	 * {@code shutdownNow} drops: the operation never completes, so the operations queued behind it
-	 * never start. Failing it instead would complete it on this thread and start the next one here
-	 * too, which fails the same way: one stack frame chain per queued operation.
+	 * Hands a task to the workers.
+	 * @throws RejectedExecutionException after close; the stream then fails the operation, and
+	 * dropped the rest of its queue when it was abandoned
 	 */
 	void execute(int priority, Runnable task) {
 		try {
@@ -117,12 +135,23 @@ final class CpuDeviceBackend implements DeviceBackend {
 		}
 		catch (RejectedExecutionException ex) {
 			this.droppedAfterClose.incrementAndGet();
+			throw ex;
 		}
 	}
 
-	/** Tasks dropped because they were handed over after close. */
+	/** Tasks refused because they were handed over after close. */
 	long droppedAfterClose() {
 		return this.droppedAfterClose.get();
+	}
+
+	/** A kernel failed while it ran: counted by the context, once. */
+	void kernelFailed(String kernel, GpuException failure) {
+		try {
+			this.listener.kernelFailed(kernel, failure);
+		}
+		catch (RuntimeException ex) {
+			log.warn("The failure listener threw", ex);
+		}
 	}
 
 	void forget(CpuStream stream) {
@@ -169,7 +198,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	 * Spreads a grid's blocks over the workers: each worker takes the next run of blocks until none
 	 * is left. A grid that one worker runs alone skips the shared counters.
 	 */
-	private final class BlockRun implements Consumer<CompletableFuture<Void>> {
+	private final class BlockRun extends CpuStream.Op {
 
 		private final String kernel;
 
@@ -190,33 +219,47 @@ final class CpuDeviceBackend implements DeviceBackend {
 		}
 
 		@Override
-		public void accept(CompletableFuture<Void> done) {
+		boolean start(CpuStream target) {
 			long blocks = this.config.grid().volume();
 			int tasks = (int) Math.min(CpuDeviceBackend.this.threads, blocks);
 			if (tasks == 1) {
-				execute(this.stream.priority, () -> this.stream.finish(done, runBlocks(newBlock(), 0, blocks)));
-				return;
+				execute(this.stream.priority, () -> this.stream.finish(this, runBlocks(newBlock(), 0, blocks)));
+				return false;
 			}
 			AtomicLong next = new AtomicLong();
 			AtomicInteger remaining = new AtomicInteger(tasks);
 			AtomicReference<Throwable> failure = new AtomicReference<>();
 			long chunk = Math.max(1, blocks / (tasks * 8L));
 			for (int t = 0; t < tasks; t++) {
-				execute(this.stream.priority, () -> {
-					CpuBlock block = newBlock();
-					long start;
-					while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
-						Throwable failed = runBlocks(block, start, Math.min(blocks, start + chunk));
-						if (failed != null) {
-							failure.compareAndSet(null, failed);
+				try {
+					execute(this.stream.priority, () -> {
+						CpuBlock block = newBlock();
+						long start;
+						while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
+							Throwable failed = runBlocks(block, start, Math.min(blocks, start + chunk));
+							if (failed != null) {
+								failure.compareAndSet(null, failed);
+							}
 						}
+						// The stream moves on only when every worker has left the kernel, also after a failure.
+						if (remaining.decrementAndGet() == 0) {
+							this.stream.finish(this, failure.get());
+						}
+					});
+				}
+				catch (RejectedExecutionException ex) {
+					// Closing: the tasks not handed over count as done, so the operation still ends once.
+					failure.compareAndSet(null, ex);
+					if (t == 0) {
+						throw ex;
 					}
-					// The stream moves on only when every worker has left the kernel, also after a failure.
-					if (remaining.decrementAndGet() == 0) {
-						this.stream.finish(done, failure.get());
+					if (remaining.addAndGet(-(tasks - t)) == 0) {
+						this.stream.finish(this, failure.get());
 					}
-				});
+					return false;
+				}
 			}
+			return false;
 		}
 
 		private CpuBlock newBlock() {
@@ -246,14 +289,18 @@ final class CpuDeviceBackend implements DeviceBackend {
 		if (bytes < 1) {
 			throw new IllegalArgumentException("Allocation size must be positive, got " + bytes);
 		}
-		long now = this.used.addAndGet(bytes);
-		if (now > this.budget) {
-			this.used.addAndGet(-bytes);
-			throw new GpuOutOfMemoryException(bytes, "the CPU backend's budget of " + this.budget + " bytes has "
-					+ (this.budget - (now - bytes)) + " left");
+		long before;
+		do {
+			before = this.used.get();
+			if (bytes > this.budget - before) {
+				throw new GpuOutOfMemoryException(bytes, "the CPU backend's budget of " + this.budget + " bytes has "
+						+ (this.budget - before) + " left");
+			}
 		}
+		while (!this.used.compareAndSet(before, before + bytes));
 		try {
 			CpuMemory memory = new CpuMemory(DirectMemory.allocate(bytes));
+			this.allocations.add(memory);
 			this.liveBuffers.incrementAndGet();
 			return memory;
 		}
@@ -270,9 +317,11 @@ final class CpuDeviceBackend implements DeviceBackend {
 	}
 
 	private void release(CpuMemory memory) {
-		DirectMemory.free(memory.raw());
-		this.used.addAndGet(-memory.byteSize());
-		this.liveBuffers.decrementAndGet();
+		if (this.allocations.remove(memory)) {
+			DirectMemory.free(memory.raw());
+			this.used.addAndGet(-memory.byteSize());
+			this.liveBuffers.decrementAndGet();
+		}
 	}
 
 	@Override
@@ -286,7 +335,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 		ByteBuffer to = dst.duplicate();
 		((CpuStream) stream).enqueueTask(() -> {
 			ByteBuffer from = ((CpuMemory) src).view();
-			from.position((int) srcOffset).limit((int) (srcOffset + bytes));
+			from.limit((int) (srcOffset + bytes)).position((int) srcOffset);
 			to.put(from);
 		});
 	}
@@ -296,7 +345,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 			NativeStream stream) {
 		((CpuStream) stream).enqueueTask(() -> {
 			ByteBuffer from = ((CpuMemory) src).view();
-			from.position((int) srcOffset).limit((int) (srcOffset + bytes));
+			from.limit((int) (srcOffset + bytes)).position((int) srcOffset);
 			copy(from, ((CpuMemory) dst).view(), dstOffset, bytes);
 		});
 	}
@@ -336,19 +385,43 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public void synchronizeDevice() {
-		GpuException first = null;
 		for (CpuStream stream : List.copyOf(this.streams)) {
-			try {
-				stream.tail().join();
-			}
-			catch (RuntimeException ex) {
-				if (first == null) {
-					first = new GpuException("Device synchronisation failed", ex);
-				}
+			stream.awaitQuietly();
+		}
+	}
+
+	@Override
+	public boolean awaitIdle(long timeoutNanos) {
+		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+		for (CpuStream stream : List.copyOf(this.streams)) {
+			if (!stream.awaitIdle((deadline == 0) ? 1 : deadline)) {
+				return false;
 			}
 		}
-		if (first != null) {
-			throw first;
+		return true;
+	}
+
+	@Override
+	public boolean abandon(GpuException reason) {
+		for (CpuStream stream : List.copyOf(this.streams)) {
+			stream.abandon(reason);
+		}
+		List<Runnable> dropped = this.workers.shutdownNow();
+		boolean stopped = awaitWorkers();
+		this.workStillRunning = !stopped;
+		log.warn("CPU backend abandoned its pending work at close: {} queued worker tasks dropped{}", dropped.size(),
+				stopped ? "" : "; kernels still running after " + WORKER_GRACE_MILLIS
+						+ " ms (they ignore interrupts), so their memory is left to the garbage collector");
+		return stopped;
+	}
+
+	private boolean awaitWorkers() {
+		try {
+			return this.workers.awaitTermination(WORKER_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
 		}
 	}
 
@@ -359,12 +432,24 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public void close() {
-		List<Runnable> dropped = new ArrayList<>(this.workers.shutdownNow());
+		// Work handed over after the drain (a launch racing with close) ends too, instead of waiting forever.
+		for (CpuStream stream : List.copyOf(this.streams)) {
+			stream.abandon(new dev.gpucompute.ContextClosedException("The CPU backend closed before this work ran: it "
+					+ "was abandoned at close"));
+		}
+		this.workers.shutdownNow();
+		boolean stopped = !this.workStillRunning && awaitWorkers();
 		this.streams.clear();
-		if (!dropped.isEmpty()) {
-			// Work still queued at close belongs to streams the context could not drain in time.
-			org.slf4j.LoggerFactory.getLogger(CpuDeviceBackend.class)
-				.warn("CPU backend closed with {} queued worker tasks dropped", dropped.size());
+		int left = 0;
+		for (CpuMemory memory : List.copyOf(this.allocations)) {
+			if (stopped) {
+				release(memory);
+			}
+			left++;
+		}
+		if (left > 0) {
+			log.debug("CPU backend closed with {} allocations still held{}", left,
+					stopped ? "; freed" : "; left to the garbage collector while kernels still run");
 		}
 	}
 

@@ -1,22 +1,19 @@
 package dev.gpucompute.cpu;
 
-import java.util.concurrent.CompletableFuture;
-
 import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 
 /**
- * A completion marker: recording captures the stream's queue end at that moment. An event never
- * recorded is complete, as in CUDA.
+ * A completion marker: recording captures a point of a stream's queue. An event never recorded is
+ * complete, as in CUDA.
  */
 final class CpuEvent implements NativeEvent {
 
-	private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
-
 	private final boolean timing;
 
-	private volatile CompletableFuture<Void> marker = DONE;
+	/** The point captured by the latest record, or {@code null}. */
+	private volatile CpuStream.Mark mark;
 
 	/** When the work captured by the latest record completed; only for timing events. */
 	private volatile Stamp stamp;
@@ -37,25 +34,41 @@ final class CpuEvent implements NativeEvent {
 			// Stamped in queue order: a stamp taken by a callback could run after the next operation.
 			Stamp next = new Stamp();
 			this.stamp = next;
-			this.marker = cpu.mark(next);
+			this.mark = cpu.mark(next);
 		}
 		else {
-			this.marker = cpu.mark();
+			this.mark = cpu.mark();
 		}
 	}
 
-	CompletableFuture<Void> marker() {
-		return this.marker;
+	CpuStream.Mark mark() {
+		return this.mark;
 	}
 
 	@Override
 	public void synchronize() {
-		this.marker.join();
+		CpuStream.Mark current = this.mark;
+		if (current == null) {
+			return;
+		}
+		GpuException failure = current.stream().await(current.seq(), true, current.from(), true, 0);
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	/** Waits for the captured work without taking its failures. */
+	private void awaitQuietly() {
+		CpuStream.Mark current = this.mark;
+		if (current != null) {
+			current.stream().await(current.seq(), false, 0, false, 0);
+		}
 	}
 
 	@Override
 	public boolean query() {
-		return this.marker.isDone();
+		CpuStream.Mark current = this.mark;
+		return current == null || current.reached();
 	}
 
 	@Override
@@ -66,8 +79,8 @@ final class CpuEvent implements NativeEvent {
 		if (from == null || to == null) {
 			throw new GpuException("Timing event was never recorded");
 		}
-		begin.synchronize();
-		synchronize();
+		begin.awaitQuietly();
+		awaitQuietly();
 		return (to.at - from.at) / 1_000_000f;
 	}
 
@@ -91,7 +104,7 @@ final class CpuEvent implements NativeEvent {
 
 	@Override
 	public void destroy() {
-		this.marker = DONE;
+		this.mark = null;
 		this.stamp = null;
 	}
 

@@ -11,6 +11,8 @@ import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventQuery;
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
@@ -68,6 +70,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
@@ -191,12 +194,18 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private volatile String healthProblem;
 
+	private final BackendListener listener;
+
+	/** Set when the context gave up on pending work at close: device work may still run then. */
+	private volatile boolean abandoned;
+
 	CudaDeviceBackend(BackendConfig config, CudaCompiler compiler) {
 		CudaDriver.State driver = CudaDriver.init();
 		if (!driver.ok()) {
 			throw new BackendUnavailableException(Backend.CUDA, driver.failure(), driver.cause());
 		}
 		this.ordinal = config.ordinal();
+		this.listener = config.listener();
 		this.driverVersion = driver.driverVersion();
 		this.compiler = compiler;
 		this.compileOptions = List.copyOf(config.compileOptions());
@@ -415,7 +424,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	GpuException failure(int code, String call, String kernel, CudaStream stream) {
 		String streamName = (stream != null) ? stream.name() : null;
 		if (CudaErrors.isSticky(code)) {
-			markUnhealthy(CudaErrors.stickyProblem(code, call, kernel, streamName));
+			markUnhealthy(CudaErrors.stickyProblem(code, call, kernel, streamName), kernel);
 		}
 		return CudaErrors.toException(code, call, kernel, streamName, 0);
 	}
@@ -432,12 +441,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	GpuException asyncFailure(int status, CudaStream stream) {
 		String kernel = stream.lastKernel;
 		if (CudaErrors.isSticky(status)) {
-			markUnhealthy(CudaErrors.stickyProblem(status, "work on the stream", kernel, stream.name(), false));
+			markUnhealthy(CudaErrors.stickyProblem(status, "work on the stream", kernel, stream.name(), false), kernel);
 		}
 		return CudaErrors.toException(status, "work on the stream", kernel, stream.name(), 0, false);
 	}
 
 	private void markUnhealthy(String problem) {
+		markUnhealthy(problem, null);
+	}
+
+	/**
+	 * Records the first sticky failure: health goes DOWN, and the failure is counted once, against
+	 * the kernel that ran last on the stream where it was found (CUDA does not say which kernel of the
+	 * context caused it).
+	 */
+	private void markUnhealthy(String problem, String kernel) {
 		synchronized (this) {
 			if (this.healthProblem != null) {
 				return;
@@ -446,6 +464,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		}
 		DEVICE_PROBLEMS.putIfAbsent(this.ordinal, problem);
 		logger.error(problem);
+		if (kernel != null) {
+			try {
+				this.listener.kernelFailed(kernel, new GpuException(problem));
+			}
+			catch (RuntimeException ex) {
+				logger.warn("The failure listener threw", ex);
+			}
+		}
 	}
 
 	/**
@@ -973,6 +999,75 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Records a marker event on the legacy default stream, which CUDA orders after all work of
+	 * every blocking stream (the per-thread default streams of all threads included), and on each
+	 * created (non-blocking) stream, then polls them until the deadline: no thread is started and
+	 * none blocks in the driver, so a kernel that never ends cannot hang shutdown. A sticky failure
+	 * counts as idle (nothing will run any more).
+	 */
+	@Override
+	public boolean awaitIdle(long timeoutNanos) {
+		enter();
+		List<CUevent> markers = new ArrayList<>();
+		try {
+			List<CudaStream> targets = new ArrayList<>();
+			targets.add(this.legacy);
+			targets.addAll(this.streams);
+			for (CudaStream stream : targets) {
+				CUevent marker = new CUevent();
+				if (cuEventCreate(marker, CUevent_flags.CU_EVENT_DISABLE_TIMING) != CudaErrors.SUCCESS) {
+					return this.healthProblem != null;
+				}
+				markers.add(marker);
+				int recorded = stream.recordForDrain(marker);
+				if (recorded != CudaErrors.SUCCESS && recorded != -1) {
+					return true; // the context failed: nothing will run any more
+				}
+			}
+			long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+			long pauseNanos = 20_000;
+			for (int i = 0; i < markers.size();) {
+				int result = cuEventQuery(markers.get(i));
+				if (result != CudaErrors.NOT_READY) {
+					i++; // done, or the context failed
+					continue;
+				}
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, pauseNanos));
+				pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
+				if (Thread.interrupted()) {
+					Thread.currentThread().interrupt();
+					return false;
+				}
+				enter();
+			}
+			return true;
+		}
+		finally {
+			for (CUevent marker : markers) {
+				cuEventDestroy(marker);
+			}
+		}
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>Kernels on the device cannot be stopped, so this always answers that work may still run:
+	 * close then neither synchronises the context (which would wait for them) nor frees memory they
+	 * may still use; the primary context's release takes it with it.
+	 */
+	@Override
+	public boolean abandon(GpuException reason) {
+		this.abandoned = true;
+		logger.warn("CUDA device {}: work still running at close is abandoned; its memory goes with the context", this.ordinal);
+		return false;
+	}
+
 	/** Whether allocations use the stream-ordered allocator ({@code cuMemAllocAsync}). */
 	public boolean streamOrderedAllocator() {
 		return this.streamOrderedAllocator;
@@ -994,7 +1089,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if ((current[0] != this.id || current[1] != 0) && cuCtxSetCurrent(this.context) == CudaErrors.SUCCESS) {
 			current[0] = this.id;
 		}
-		int result = cuCtxSynchronize();
+		boolean running = this.abandoned;
+		int result = running ? CudaErrors.SUCCESS : cuCtxSynchronize();
 		if (result != CudaErrors.SUCCESS) {
 			logger.warn("Closing CUDA device {}: outstanding work failed: {}", this.ordinal, CudaErrors.describe(result));
 		}
@@ -1011,9 +1107,12 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		this.events.clear();
 		int leftBuffers = 0;
 		for (CudaMemory memory : List.copyOf(this.allocations)) {
+			// After an abandon kernels may still use the memory; cuMemFree would also wait for them.
 			if (memory.markFreed()) {
 				leftBuffers++;
-				cuMemFree(memory.pointer);
+				if (!running) {
+					cuMemFree(memory.pointer);
+				}
 			}
 		}
 		this.allocations.clear();
@@ -1024,12 +1123,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			hosts = new ArrayList<>(this.staging.values());
 			this.staging.clear();
 		}
-		for (Pointer host : hosts) {
-			cuMemFreeHost(host);
-		}
-		CUmodule module;
-		while ((module = this.modules.poll()) != null) {
-			cuModuleUnload(module);
+		if (!running) {
+			for (Pointer host : hosts) {
+				cuMemFreeHost(host);
+			}
+			CUmodule module;
+			while ((module = this.modules.poll()) != null) {
+				cuModuleUnload(module);
+			}
 		}
 		if (leftStreams + leftEvents + leftBuffers + hosts.size() > 0) {
 			logger.warn("Closing CUDA device {}: released {} streams, {} events, {} device buffers and {} staging buffers "

@@ -1,5 +1,6 @@
 package dev.gpucompute.cuda;
 
+import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuStreamAddCallback;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamQuery;
@@ -159,6 +160,33 @@ final class CudaStream implements NativeStream {
 			}
 			callback.accept(failure);
 		}
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>A no-op: a kernel failure on CUDA is sticky, it ends the whole context (every later call
+	 * fails and health goes DOWN), so there is no per-stream failure to keep from the next holder.
+	 */
+	@Override
+	public void discardFailures() {
+	}
+
+	/** {@code CU_STREAM_PER_THREAD} names the calling thread's own stream, so only that thread may use it. */
+	@Override
+	public boolean usableFromAnyThread() {
+		return this.kind != Kind.PER_THREAD;
+	}
+
+	/**
+	 * Records {@code event} here for the backend's drain; under the lock shared with {@link #destroy()},
+	 * so a destroyed handle never reaches the driver. Returns the driver's result, or {@code -1} when
+	 * the stream was destroyed (it holds nothing the drain must wait for then).
+	 */
+	synchronized int recordForDrain(jcuda.driver.CUevent event) {
+		if (this.destroyed) {
+			return -1;
+		}
+		return cuEventRecord(event, this.handle);
 	}
 
 	@Override

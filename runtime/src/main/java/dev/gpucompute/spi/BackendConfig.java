@@ -12,12 +12,21 @@ import java.util.List;
  * @param memoryPoolReleaseThreshold bytes the stream-ordered allocator keeps cached (CUDA)
  * @param compileOptions extra compiler options for CUDA C
  * @param kernelCacheDir where compiled kernels are cached, or {@code null} for no disk cache
+ * @param listener told of every kernel that fails while it runs
  */
 public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
-		List<String> compileOptions, Path kernelCacheDir) {
+		List<String> compileOptions, Path kernelCacheDir, BackendListener listener) {
 
 	public BackendConfig {
 		compileOptions = List.copyOf(compileOptions);
+		listener = (listener != null) ? listener : BackendListener.NONE;
+	}
+
+	/** Settings without a listener, for backends opened outside a context. */
+	public BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
+			List<String> compileOptions, Path kernelCacheDir) {
+		this(ordinal, cpuThreads, cpuMemoryBudgetBytes, memoryPoolReleaseThreshold, compileOptions, kernelCacheDir,
+				BackendListener.NONE);
 	}
 
 }

@@ -86,14 +86,33 @@ public interface DeviceBackend extends AutoCloseable {
 	void synchronizeDevice();
 
 	/**
+	 * Waits up to {@code timeoutNanos} for the work enqueued so far on every stream of this device
+	 * to finish, without reporting failures. Used by the context's drain and close; never blocks
+	 * past the timeout (a runaway kernel must not hang shutdown).
+	 * @return whether all of it finished in time
+	 */
+	boolean awaitIdle(long timeoutNanos);
+
+	/**
+	 * Gives up on the work still pending at close, after {@link #awaitIdle} timed out: queued work
+	 * is not started, and threads blocked in this backend's synchronisations return by throwing
+	 * {@code reason}. Called at most once, before {@link #close()}.
+	 * @return whether no work of this backend can still read or write memory (the context then
+	 * frees it); {@code false} when something still runs that cannot be stopped (a CUDA kernel, a
+	 * CPU kernel that ignores interrupts), and memory is then left to the process
+	 */
+	boolean abandon(dev.gpucompute.GpuException reason);
+
+	/**
 	 * A sticky failure that left the device unusable (illegal address on CUDA), or {@code null} while
 	 * the device is healthy.
 	 */
 	String healthProblem();
 
 	/**
-	 * Releases the device. Called once, after every stream and event has been destroyed and every
-	 * buffer freed.
+	 * Releases the device. Called once, after every stream and event has been destroyed; memory still
+	 * allocated (buffers left open at close) is released here, unless {@link #abandon} reported work
+	 * still running.
 	 */
 	@Override
 	void close();

@@ -7,9 +7,13 @@ public interface NativeStream {
 	String name();
 
 	/**
-	 * Blocks until all work enqueued so far is done.
-	 * @throws dev.gpucompute.KernelLaunchException when a kernel on this stream failed since the
-	 * last synchronisation (reported once; the stream stays usable unless the failure is sticky)
+	 * Blocks until all work enqueued so far is done, then reports the failures among that work that
+	 * were not reported yet: the first is thrown, with any others attached as suppressed, and none of
+	 * them is reported again (by a later synchronisation, {@link #whenDone} or event wait). Failures
+	 * of work enqueued before the last {@link #discardFailures()} are never reported here. The
+	 * stream stays usable unless the failure is sticky.
+	 * @throws dev.gpucompute.KernelLaunchException when a kernel among that work failed
+	 * @throws dev.gpucompute.ContextClosedException when the work was abandoned at close
 	 */
 	void synchronize();
 
@@ -21,11 +25,32 @@ public interface NativeStream {
 
 	/**
 	 * Runs {@code callback} on a backend thread once all work enqueued so far is done, also when it
-	 * failed. The callback receives the first failure among that work ({@code null} when it all
-	 * succeeded), without consuming it: {@link #synchronize()} still reports it. The callback must not
-	 * call into the backend and must be short (the caller hands anything longer to an executor).
+	 * failed. The callback receives the failures among that work not reported yet, as
+	 * {@link #synchronize()} would throw them ({@code null} when there are none), and they count as
+	 * reported. The callback must not call into the backend and must be short (the caller hands
+	 * anything longer to an executor). When the backend abandons the work at close the callback may
+	 * never run; the context completes its own waiters then.
 	 */
 	void whenDone(java.util.function.Consumer<dev.gpucompute.GpuException> callback);
+
+	/**
+	 * Ends the current holder's claim on failures: failures of the work enqueued so far, now or when
+	 * they happen, go only to waits registered before this call ({@link #whenDone} callbacks, events
+	 * recorded before) and are dropped otherwise; a later {@link #synchronize()}, callback or event
+	 * wait never reports them. Called when a pooled stream goes back to its pool, so that the next
+	 * holder starts clean. A no-op where failures are sticky (they end the context anyway).
+	 */
+	void discardFailures();
+
+	/**
+	 * Whether any thread may enqueue work here. False for a handle whose meaning depends on the
+	 * calling thread (CUDA's {@code CU_STREAM_PER_THREAD}, which names the caller's own stream): the
+	 * runtime then orders work after it through the legacy default stream, which CUDA synchronises
+	 * with every per-thread default stream.
+	 */
+	default boolean usableFromAnyThread() {
+		return true;
+	}
 
 	/** Destroys a stream created by {@link DeviceBackend#createStream}; its work must be done. */
 	void destroy();

@@ -81,6 +81,21 @@ final class ContractKernels {
 			}
 		});
 
+	/**
+	 * saxpy for blocks of at most 32 threads ({@code __launch_bounds__(32)}): launched with larger
+	 * blocks it fails, on CUDA at launch (a failure that leaves the context usable), on the CPU while
+	 * it runs. The fault-injection soak's failing kernel.
+	 */
+	static final KernelSource BOUNDED_SAXPY = KernelSource.named("bounded_saxpy").params(INT, FLOAT, BUFFER, BUFFER)
+		.cudaResource(PTX)
+		.cpu((block, args) -> {
+			if (block.blockDim().volume() > 32) {
+				throw new IllegalStateException("bounded_saxpy launched with " + block.blockDim().volume()
+						+ " threads per block; its launch bounds allow 32");
+			}
+			SAXPY.cpu().run(block, args);
+		});
+
 	private ContractKernels() {
 	}
 

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
@@ -752,12 +753,12 @@ public abstract class GpuContractSuite {
 				DeviceBuffer foreignBuffer = other.launcher().allocate(16)) {
 			Kernel append = kernel(ContractKernels.APPEND);
 			assertThatThrownBy(() -> this.launcher.launch(foreign.stream(), append, ONE, foreignBuffer, 1))
-				.isInstanceOf(ContextClosedException.class).hasMessageContaining("another GPU context");
+				.isInstanceOf(ContextMismatchException.class).hasMessageContaining("another GPU context");
 			try (DeviceBuffer mine = zeros(4)) {
 				assertThatThrownBy(() -> this.launcher.launch(append, ONE, foreignBuffer, 1))
-					.isInstanceOf(ContextClosedException.class).hasMessageContaining("another GPU context");
+					.isInstanceOf(ContextMismatchException.class).hasMessageContaining("another GPU context");
 				assertThatThrownBy(() -> mine.download(new int[4], foreign.stream()))
-					.isInstanceOf(ContextClosedException.class);
+					.isInstanceOf(ContextMismatchException.class);
 			}
 		}
 		assertNothingLeaked();
@@ -878,6 +879,29 @@ public abstract class GpuContractSuite {
 			assertThat(end.elapsedSince(start)).isGreaterThan(Duration.ZERO);
 			assertThatThrownBy(() -> plain.elapsedSince(start)).isInstanceOf(GpuException.class)
 				.hasMessageContaining("timing events");
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
+	void aNewEventIsCompleteEvenWhenTheRegistryRecyclesABusyOne() {
+		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
+		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire(); DeviceBuffer cell = zeros(1)) {
+			a.stream().waitFor(cell.stream());
+			this.launcher.launch(a.stream(), slow, ONE, cell, 0, 1, 1000);
+			// The wait takes an internal event, records it on a's busy stream and hands it back at once.
+			b.stream().waitFor(a.stream());
+			for (int i = 0; i < 4; i++) {
+				try (GpuEvent fresh = this.context.events().create()) {
+					assertThat(fresh.isRecorded()).isFalse();
+					assertThat(fresh.isComplete()).as("an event never recorded is complete").isTrue();
+					fresh.synchronize();
+					assertThat(a.stream().isIdle()).as("synchronising it did not wait for a's 1 s kernel").isFalse();
+					this.launcher.launch(b.stream(), kernel(ContractKernels.COPY_CELL), ONE, cell, 0, cell, 0, 1);
+					b.stream().waitFor(fresh);
+				}
+			}
+			assertThat(read(cell, 1, b.stream())).containsExactly(1);
 		}
 		assertNothingLeaked();
 	}

@@ -105,7 +105,8 @@ class CpuBackendTest {
 			assertThatThrownBy(() -> lease.stream().completion().get(10, TimeUnit.SECONDS))
 				.hasCauseInstanceOf(KernelLaunchException.class)
 				.hasMessageContaining("'fails'");
-			assertThatThrownBy(() -> lease.stream().synchronize()).isInstanceOf(KernelLaunchException.class);
+			// Reported once, to the future: a later synchronisation of the same work does not repeat it.
+			lease.stream().synchronize();
 		}
 	}
 

@@ -1,0 +1,531 @@
+package dev.gpucompute.contract;
+
+import static dev.gpucompute.ParamType.BUFFER;
+import static dev.gpucompute.ParamType.INT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.ContextMismatchException;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuEvent;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuOutOfMemoryException;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.InvalidLaunchConfigException;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelCompilationException;
+import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPriority;
+import dev.gpucompute.StreamScope;
+
+/**
+ * The bad-input catalogue, on every backend (DESIGN.md section 7): each bad input across the public
+ * API gets an exception of a fitting type whose message says what was wrong, and afterwards nothing
+ * is held (pool idle, no event in use, device memory back, no thread of the runtime left) and the
+ * context still runs a round trip correctly.
+ */
+public abstract class BadInputContractSuite {
+
+	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
+
+	private static final Duration HUGE = Duration.ofSeconds(Long.MAX_VALUE);
+
+	private GpuContext context;
+
+	private long memoryAtStart;
+
+	/** A builder for the backend under test. */
+	protected abstract GpuContext.Builder builder();
+
+	@BeforeEach
+	void open() {
+		this.context = builder().poolSize(1).maxSize(4).acquireTimeout(Duration.ofSeconds(10))
+			.kernelTiming(KernelTiming.OFF)
+			.open();
+		this.memoryAtStart = this.context.memory().usedBytes();
+	}
+
+	@AfterEach
+	void close() {
+		this.context.close();
+	}
+
+	/** One bad input: what is done, and the exception and message part expected. */
+	record Case(String name, Class<? extends Throwable> type, String message, Action action) {
+
+		@Override
+		public String toString() {
+			return this.name;
+		}
+
+	}
+
+	/** What a case does, with the resources of one run. */
+	@FunctionalInterface
+	interface Action {
+
+		void run(Fixture fixture) throws Exception;
+
+	}
+
+	/** Resources a case may use; all of them are released after the case. */
+	static final class Fixture implements AutoCloseable {
+
+		final GpuContext context;
+
+		final GpuLauncher launcher;
+
+		final Kernel saxpy;
+
+		final StreamLease lease;
+
+		final GpuStream stream;
+
+		final DeviceBuffer buffer;
+
+		final GpuEvent event;
+
+		private final GpuContext.Builder builder;
+
+		private GpuContext other;
+
+		Fixture(GpuContext context, GpuContext.Builder builder) {
+			this.context = context;
+			this.builder = builder;
+			this.launcher = context.launcher();
+			this.saxpy = this.launcher.load(ContractKernels.SAXPY);
+			this.lease = context.streams().acquire();
+			this.stream = this.lease.stream();
+			this.buffer = this.launcher.callWithStream(this.stream, () -> this.launcher.allocate(64));
+			this.event = context.events().create();
+		}
+
+		/** A second open context of the same backend, for the cross-context cases. */
+		GpuContext other() {
+			if (this.other == null) {
+				this.other = this.builder.poolSize(1).maxSize(2).kernelTiming(KernelTiming.OFF).open();
+			}
+			return this.other;
+		}
+
+		/** Runs {@code action} on another thread and rethrows what it threw there. */
+		void onOtherThread(Action action) throws Exception {
+			CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+			Thread thread = new Thread(() -> {
+				try {
+					action.run(this);
+					thrown.complete(null);
+				}
+				catch (Throwable ex) {
+					thrown.complete(ex);
+				}
+			});
+			thread.start();
+			Throwable failure = thrown.get(30, TimeUnit.SECONDS);
+			if (failure instanceof Exception exception) {
+				throw exception;
+			}
+			if (failure instanceof Error error) {
+				throw error;
+			}
+		}
+
+		@Override
+		public void close() {
+			this.event.close();
+			this.buffer.close();
+			this.lease.close();
+			if (this.other != null) {
+				this.other.close();
+			}
+		}
+
+	}
+
+	private static Case iae(String name, String message, Action action) {
+		return new Case(name, IllegalArgumentException.class, message, action);
+	}
+
+	private static Case npe(String name, String message, Action action) {
+		return new Case(name, NullPointerException.class, message, action);
+	}
+
+	private static Case config(String name, String message, Action action) {
+		return new Case(name, InvalidLaunchConfigException.class, message, action);
+	}
+
+	private static Case range(String name, String message, Action action) {
+		return new Case(name, InvalidBufferRangeException.class, message, action);
+	}
+
+	private static Case gpu(String name, String message, Action action) {
+		return new Case(name, GpuException.class, message, action);
+	}
+
+	private static Case foreign(String name, Action action) {
+		return new Case(name, ContextMismatchException.class, "another GPU context", action);
+	}
+
+	static Stream<Case> cases() {
+		List<Case> cases = new ArrayList<>();
+		// ---- opening a context
+		cases.add(iae("poolSize below 0", "poolSize must be between 0 and 1024", (f) -> GpuContext.builder().poolSize(-1)));
+		cases.add(iae("poolSize above the limit", "poolSize must be between 0 and 1024", (f) -> GpuContext.builder().poolSize(1025)));
+		cases.add(iae("maxSize 0", "maxSize must be between 1 and 1024", (f) -> GpuContext.builder().maxSize(0)));
+		cases.add(iae("maxSize Integer.MAX_VALUE", "maxSize must be between 1 and 1024",
+				(f) -> GpuContext.builder().maxSize(Integer.MAX_VALUE)));
+		cases.add(iae("poolSize above maxSize", "must not exceed maxSize",
+				(f) -> GpuContext.builder().backend(Backend.CPU).poolSize(9).maxSize(8).open()));
+		cases.add(iae("negative acquire timeout", "acquireTimeout must not be negative",
+				(f) -> GpuContext.builder().acquireTimeout(Duration.ofMillis(-1))));
+		cases.add(iae("endless acquire timeout", "acquireTimeout must be at most", (f) -> GpuContext.builder().acquireTimeout(HUGE)));
+		cases.add(npe("null acquire timeout", "acquireTimeout", (f) -> GpuContext.builder().acquireTimeout(null)));
+		cases.add(iae("endless drain timeout", "drainTimeout must be at most", (f) -> GpuContext.builder().drainTimeout(HUGE)));
+		cases.add(iae("negative drain timeout", "drainTimeout must not be negative",
+				(f) -> GpuContext.builder().drainTimeout(Duration.ofSeconds(-1))));
+		cases.add(iae("endless leak threshold", "leakDetectionThreshold must be at most",
+				(f) -> GpuContext.builder().leakDetectionThreshold(HUGE)));
+		cases.add(iae("negative leak threshold", "leakDetectionThreshold must not be negative",
+				(f) -> GpuContext.builder().leakDetectionThreshold(Duration.ofMillis(-5))));
+		cases.add(iae("no CPU worker", "cpuThreads must be between 1 and 4096", (f) -> GpuContext.builder().cpuThreads(0)));
+		cases.add(iae("absurd CPU workers", "cpuThreads must be between 1 and 4096",
+				(f) -> GpuContext.builder().cpuThreads(Integer.MAX_VALUE)));
+		cases.add(iae("empty CPU memory budget", "cpuMemoryBudget must be positive", (f) -> GpuContext.builder().cpuMemoryBudget(0)));
+		cases.add(iae("negative release threshold", "memoryPoolReleaseThreshold must not be negative",
+				(f) -> GpuContext.builder().memoryPoolReleaseThreshold(-1)));
+		cases.add(iae("sampling every nanosecond", "at least PT0.001S",
+				(f) -> GpuContext.builder().utilizationSampling(Duration.ofNanos(1), Duration.ofSeconds(10))));
+		cases.add(iae("window shorter than the period", "must be at least the sampling period",
+				(f) -> GpuContext.builder().utilizationSampling(Duration.ofSeconds(1), Duration.ofMillis(1))));
+		cases.add(npe("null sampling period", "period", (f) -> GpuContext.builder().utilizationSampling(null, Duration.ofSeconds(1))));
+		cases.add(iae("negative staging cache", "stagingCache must not be negative", (f) -> GpuContext.builder().stagingCache(-1)));
+		cases.add(iae("negative device ordinal", "Device ordinal must not be negative", (f) -> GpuContext.builder().device(-1)));
+		cases.add(npe("null compile option", "compileOptions[1] is null",
+				(f) -> GpuContext.builder().compileOptions(java.util.Arrays.asList("-O3", null))));
+		cases.add(npe("null kernel timing", "timing", (f) -> GpuContext.builder().kernelTiming(null)));
+		cases.add(npe("null listener", "listener", (f) -> GpuContext.builder().listener(null)));
+		cases.add(npe("null default stream mode", "mode", (f) -> GpuContext.builder().defaultStream(null)));
+		cases.add(new Case("CPU device 7", BackendUnavailableException.class, "ordinal 0",
+				(f) -> GpuContext.builder().backend(Backend.CPU).device(7).open()));
+		cases.add(npe("drain with null timeout", "timeout", (f) -> f.context.drain(null)));
+		cases.add(iae("drain with an endless timeout", "timeout must be at most", (f) -> f.context.drain(HUGE)));
+		cases.add(iae("drain with a negative timeout", "timeout must not be negative", (f) -> f.context.drain(Duration.ofMillis(-1))));
+		// ---- launch configurations
+		cases.add(config("zero-sized grid", "at least 1 in every axis", (f) -> Dim3.of(0)));
+		cases.add(config("negative block axis", "at least 1 in every axis", (f) -> Dim3.of(1, -1)));
+		cases.add(config("linear launch of nothing", "at least 1 element", (f) -> LaunchConfig.linear(0, 256)));
+		cases.add(config("linear launch of Long.MAX_VALUE elements", "more than a grid axis holds",
+				(f) -> LaunchConfig.linear(Long.MAX_VALUE, 1024)));
+		cases.add(config("linear launch with empty blocks", "Block size must be at least 1", (f) -> LaunchConfig.linear(10, 0)));
+		cases.add(config("null grid", "grid and block dimensions are required", (f) -> LaunchConfig.of(null, Dim3.of(1))));
+		cases.add(config("null block", "grid and block dimensions are required", (f) -> new LaunchConfig(Dim3.of(1), null, 0)));
+		cases.add(config("negative shared memory", "must not be negative", (f) -> ONE.withSharedMemory(-1)));
+		// ---- kernel sources
+		cases.add(iae("null kernel name", "must be a C identifier", (f) -> KernelSource.named(null)));
+		cases.add(iae("kernel name with a dash", "must be a C identifier", (f) -> KernelSource.named("my-kernel")));
+		cases.add(iae("kernel name starting with a digit", "must be a C identifier", (f) -> KernelSource.named("1st")));
+		cases.add(npe("null parameter list", "types", (f) -> KernelSource.named("k").params((ParamType[]) null)));
+		cases.add(npe("null parameter type", "parameter type", (f) -> KernelSource.named("k").params(INT, null)));
+		cases.add(npe("null CUDA source", "source", (f) -> KernelSource.named("k").cuda(null)));
+		cases.add(npe("null CPU implementation", "implementation", (f) -> KernelSource.named("k").cpu(null)));
+		cases.add(npe("null resource name", "resource", (f) -> KernelSource.named("k").cudaResource(null)));
+		cases.add(new Case("missing kernel resource", KernelCompilationException.class, "not found on the class path",
+				(f) -> KernelSource.named("k").cudaResource("gpu/none/k.cu")));
+		cases.add(iae("resource that is no kernel file", "Not a kernel file", (f) -> KernelSource.formOf("k.so")));
+		// ---- the launcher
+		cases.add(npe("load null", "source", (f) -> f.launcher.load(null)));
+		cases.add(npe("kernel(null)", "name", (f) -> f.launcher.kernel(null)));
+		cases.add(new Case("unknown kernel name", KernelNotFoundException.class, "nope", (f) -> f.launcher.kernel("nope")));
+		cases.add(gpu("another CPU body under a loaded name", "its CPU implementation is a different object",
+				(f) -> f.launcher.load(ContractKernels.SAXPY.cpu((block, args) -> {
+				}))));
+		cases.add(gpu("other parameters under a loaded name", "its parameters are",
+				(f) -> f.launcher.load(KernelSource.named("saxpy").params(INT, INT, BUFFER, BUFFER).cpu((block, args) -> {
+				}))));
+		cases.add(gpu("launching another CPU body under a loaded name", "already loaded",
+				(f) -> f.launcher.launch(ContractKernels.SAXPY.cpu((block, args) -> {
+				}), ONE, 1, 1f, f.buffer, f.buffer)));
+		cases.add(npe("launch a null kernel", "kernel", (f) -> f.launcher.launch((Kernel) null, ONE)));
+		cases.add(npe("launch a null source", "source", (f) -> f.launcher.launch((KernelSource) null, ONE)));
+		cases.add(npe("launch on a null stream", "stream", (f) -> f.launcher.launch(null, f.saxpy, ONE, 1, 1f, f.buffer, f.buffer)));
+		cases.add(config("launch without a configuration", "needs a launch configuration",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, null, 1, 1f, f.buffer, f.buffer)));
+		cases.add(config("launch with a null argument array", "got a null argument array",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, (Object[]) null)));
+		cases.add(config("too few arguments", "takes 4 arguments", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f)));
+		cases.add(config("too many arguments", "takes 4 arguments",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, f.buffer, f.buffer, 5)));
+		cases.add(config("an int where a float goes", "must be FLOAT",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1, f.buffer, f.buffer)));
+		cases.add(config("an array where a buffer goes", "must be BUFFER",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, new float[4], f.buffer)));
+		cases.add(config("a null argument", "is null", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, null, f.buffer)));
+		cases.add(config("2048 threads per block", "threads per block",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, LaunchConfig.of(Dim3.of(1), Dim3.of(2048)), 1, 1f, f.buffer, f.buffer)));
+		cases.add(config("block z of 128", "block limits",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, LaunchConfig.of(Dim3.of(1), Dim3.of(1, 1, 128)), 1, 1f, f.buffer,
+						f.buffer)));
+		cases.add(config("grid y of 70000", "grid limits",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, LaunchConfig.of(Dim3.of(1, 70_000), Dim3.of(1)), 1, 1f, f.buffer,
+						f.buffer)));
+		cases.add(config("a GiB of shared memory", "dynamic shared memory",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE.withSharedMemory(1 << 30), 1, 1f, f.buffer, f.buffer)));
+		cases.add(gpu("launch with a closed buffer", "used after it was closed", (f) -> {
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16));
+			closed.close();
+			f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, closed, f.buffer);
+		}));
+		cases.add(gpu("launch on the stream of a closed lease", "after its lease was closed", (f) -> {
+			StreamLease lease = f.context.streams().acquire();
+			lease.close();
+			f.launcher.launch(lease.stream(), f.saxpy, ONE, 1, 1f, f.buffer, f.buffer);
+		}));
+		cases.add(npe("parallel(null)", "branches", (f) -> f.launcher.parallel((List<Consumer<GpuStream>>) null)));
+		cases.add(npe("parallel with a null branch", "branch", (f) -> f.launcher.parallel(() -> {
+		}, null)));
+		cases.add(gpu("more branches than the pool holds", "the pool's maximum is 4",
+				(f) -> f.launcher.parallel(() -> {
+				}, () -> {
+				}, () -> {
+				}, () -> {
+				}, () -> {
+				})));
+		cases.add(gpu("nested parallel groups", "cannot be nested", (f) -> f.launcher.parallel(() -> f.launcher.parallel(() -> {
+		}))));
+		cases.add(npe("useStream(null)", "stream", (f) -> f.launcher.useStream(null)));
+		cases.add(npe("withStream without an action", "action", (f) -> f.launcher.withStream(f.stream, null)));
+		cases.add(range("allocate 0 bytes", "at least 1 byte", (f) -> f.launcher.allocate(0)));
+		cases.add(range("allocate -1 bytes", "at least 1 byte", (f) -> f.launcher.allocate(-1)));
+		cases.add(new Case("allocate Long.MAX_VALUE bytes", GpuOutOfMemoryException.class, String.valueOf(Long.MAX_VALUE),
+				(f) -> f.launcher.allocate(Long.MAX_VALUE)));
+		cases.add(npe("upload a null array", "data", (f) -> f.launcher.upload((float[]) null)));
+		// ---- buffers
+		cases.add(range("upload at element 2^62 + 1", "does not fit", (f) -> f.buffer.upload(new float[1], (1L << 62) + 1, f.stream)));
+		cases.add(range("upload at element Long.MAX_VALUE", "does not fit",
+				(f) -> f.buffer.upload(new float[1], Long.MAX_VALUE, f.stream)));
+		cases.add(range("upload at a negative element", "does not fit", (f) -> f.buffer.upload(new float[1], -1, f.stream)));
+		cases.add(range("upload more than the buffer holds", "does not fit", (f) -> f.buffer.upload(new float[17], f.stream)));
+		cases.add(range("upload bytes at a negative offset", "does not fit",
+				(f) -> f.buffer.upload(ByteBuffer.allocate(4), -1, f.stream)));
+		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(ByteBuffer.allocate(8), 60, f.stream)));
+		cases.add(range("download more than the buffer holds", "does not fit", (f) -> f.buffer.download(new int[17], f.stream)));
+		cases.add(range("download from past the end", "does not fit",
+				(f) -> f.buffer.download(ByteBuffer.allocate(8), Long.MAX_VALUE, f.stream)));
+		cases.add(iae("download into a read-only buffer", "read-only",
+				(f) -> f.buffer.download(ByteBuffer.allocate(8).asReadOnlyBuffer(), 0, f.stream)));
+		cases.add(npe("download into null", "dst", (f) -> f.buffer.download((float[]) null, f.stream)));
+		cases.add(npe("upload on a null stream", "stream", (f) -> f.buffer.upload(new float[1], null)));
+		cases.add(npe("fill on a null stream", "stream", (f) -> f.buffer.fill((byte) 0, null)));
+		cases.add(npe("copy from null", "src", (f) -> f.buffer.copyFrom(null, 0, 0, 4, f.stream)));
+		cases.add(range("copy from a negative offset", "does not fit", (f) -> {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+				f.buffer.copyFrom(src, -1, 0, 4, f.stream);
+			}
+		}));
+		cases.add(range("copy from offset Long.MAX_VALUE", "does not fit", (f) -> {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+				f.buffer.copyFrom(src, Long.MAX_VALUE, 0, 8, f.stream);
+			}
+		}));
+		cases.add(range("copy more than the source holds", "does not fit", (f) -> {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+				f.buffer.copyFrom(src, 0, 0, 32, f.stream);
+			}
+		}));
+		cases.add(range("copy within a buffer onto itself", "overlaps itself", (f) -> f.buffer.copyFrom(f.buffer, 0, 8, 16, f.stream)));
+		cases.add(gpu("download from a closed buffer", "used after it was closed", (f) -> {
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16));
+			closed.close();
+			closed.download(new int[1], f.stream);
+		}));
+		// ---- streams and events
+		cases.add(npe("record on a null stream", "stream", (f) -> f.event.record(null)));
+		cases.add(npe("record a null event", "event", (f) -> f.stream.record(null)));
+		cases.add(npe("wait for a null event", "event", (f) -> f.stream.waitFor((GpuEvent) null)));
+		cases.add(npe("wait for a null stream", "other", (f) -> f.stream.waitFor((GpuStream) null)));
+		cases.add(npe("elapsed since null", "start", (f) -> f.event.elapsedSince(null)));
+		cases.add(gpu("elapsed time of events without timing", "two timing events", (f) -> f.event.elapsedSince(f.event)));
+		cases.add(gpu("elapsed time of unrecorded events", "never recorded", (f) -> {
+			try (GpuEvent start = f.context.events().createTiming(); GpuEvent end = f.context.events().createTiming()) {
+				end.elapsedSince(start);
+			}
+		}));
+		cases.add(gpu("use of a closed event", "after it was closed", (f) -> {
+			GpuEvent closed = f.context.events().create();
+			closed.close();
+			closed.record(f.stream);
+		}));
+		cases.add(gpu("another thread's per-thread default stream", "per-thread default stream", (f) -> {
+			GpuStream mine = f.context.defaultStream();
+			f.onOtherThread((g) -> g.launcher.launch(mine, g.saxpy, ONE, 1, 1f, g.buffer, g.buffer));
+		}));
+		cases.add(gpu("a scope closed on another thread", "must be closed on the thread that opened it", (f) -> {
+			StreamScope scope = f.launcher.useStream(f.stream);
+			try {
+				f.onOtherThread((g) -> scope.close());
+			}
+			finally {
+				scope.close();
+			}
+		}));
+		// ---- the pool
+		cases.add(npe("acquire with a null timeout", "timeout", (f) -> f.context.streams().acquire((Duration) null)));
+		cases.add(iae("acquire with a negative timeout", "must not be negative",
+				(f) -> f.context.streams().acquire(Duration.ofMillis(-1))));
+		cases.add(iae("acquire with an endless timeout", "must be at most", (f) -> f.context.streams().acquire(HUGE)));
+		cases.add(npe("acquire a null priority", "priority", (f) -> f.context.streams().acquire((StreamPriority) null)));
+		cases.add(iae("acquire no streams at once", "Can lease 1 to 4 streams",
+				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 0, Duration.ofSeconds(1))));
+		cases.add(iae("acquire more streams at once than the pool holds", "Can lease 1 to 4 streams",
+				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 5, Duration.ofSeconds(1))));
+		cases.add(new Case("acquire from an exhausted pool without waiting", PoolExhaustedException.class, "exhausted", (f) -> {
+			List<StreamLease> all = f.context.streams().acquireAll(StreamPriority.NORMAL, 3, Duration.ofSeconds(5));
+			try {
+				f.context.streams().acquire(Duration.ZERO);
+			}
+			finally {
+				all.forEach(StreamLease::close);
+			}
+		}));
+		// ---- handles of another open context
+		cases.add(foreign("launch on another context's stream", (f) -> {
+			try (StreamLease lease = f.other().streams().acquire()) {
+				f.launcher.launch(lease.stream(), f.saxpy, ONE, 1, 1f, f.buffer, f.buffer);
+			}
+		}));
+		cases.add(foreign("launch with another context's buffer", (f) -> {
+			try (DeviceBuffer theirs = f.other().launcher().allocate(64)) {
+				f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, theirs, f.buffer);
+			}
+		}));
+		cases.add(foreign("launch another context's kernel", (f) -> {
+			Kernel theirs = f.other().launcher().load(ContractKernels.SAXPY);
+			f.launcher.launch(f.stream, theirs, ONE, 1, 1f, f.buffer, f.buffer);
+		}));
+		cases.add(foreign("download on another context's stream", (f) -> {
+			try (StreamLease lease = f.other().streams().acquire()) {
+				f.buffer.download(new int[1], lease.stream());
+			}
+		}));
+		cases.add(foreign("copy from another context's buffer", (f) -> {
+			try (DeviceBuffer theirs = f.other().launcher().allocate(64)) {
+				f.buffer.copyFrom(theirs, 0, 0, 8, f.stream);
+			}
+		}));
+		cases.add(foreign("record another context's event", (f) -> {
+			try (GpuEvent theirs = f.other().events().create()) {
+				theirs.record(f.stream);
+			}
+		}));
+		cases.add(foreign("wait for another context's stream", (f) -> {
+			try (StreamLease lease = f.other().streams().acquire()) {
+				f.stream.waitFor(lease.stream());
+			}
+		}));
+		cases.add(foreign("wait for another context's event", (f) -> {
+			try (GpuEvent theirs = f.other().events().create()) {
+				f.stream.waitFor(theirs);
+			}
+		}));
+		cases.add(foreign("scope another context's stream", (f) -> {
+			try (StreamLease lease = f.other().streams().acquire()) {
+				f.launcher.useStream(lease.stream());
+			}
+		}));
+		return cases.stream();
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("cases")
+	void badInputGetsAClearErrorAndLeavesNothingBehind(Case bad) throws Exception {
+		Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
+		try (Fixture fixture = new Fixture(this.context, builder())) {
+			assertThatThrownBy(() -> bad.action().run(fixture)).isInstanceOf(bad.type())
+				.hasMessageContaining(bad.message());
+		}
+		assertThat(this.context.isHealthy()).isTrue();
+		assertNothingLeaked();
+		assertThat(newRuntimeThreads(threadsBefore, ownThreadPrefix(this.context)))
+			.as("threads of contexts that failed to open or were closed").isEmpty();
+		assertRoundTripWorks();
+	}
+
+	private void assertNothingLeaked() {
+		this.context.synchronize();
+		PoolStats stats = this.context.streams().stats();
+		assertThat(stats.active()).as("leased streams").isZero();
+		assertThat(stats.idle()).as("idle streams").isEqualTo(stats.size());
+		assertThat(this.context.events().inUse()).as("events in use").isZero();
+		assertThat(this.context.memory().usedBytes()).as("device memory in use").isEqualTo(this.memoryAtStart);
+	}
+
+	private void assertRoundTripWorks() {
+		GpuLauncher launcher = this.context.launcher();
+		float[] y = { 1, 2, 3, 4, 5 };
+		try (StreamLease lease = this.context.streams().acquire(); StreamScope scope = launcher.useStream(lease.stream());
+				DeviceBuffer dx = launcher.upload(new float[] { 1, 1, 1, 1, 1 }); DeviceBuffer dy = launcher.upload(y)) {
+			launcher.launch(ContractKernels.SAXPY, LaunchConfig.linear(5, 32), 5, 3f, dx, dy);
+			dy.download(y, lease.stream()).join();
+		}
+		assertThat(y).containsExactly(4, 5, 6, 7, 8);
+	}
+
+	/** "gpu-N-": the prefix of the threads of context #N, which stays open across the case. */
+	private static String ownThreadPrefix(GpuContext context) {
+		String text = context.toString(); // GpuContext#N[...]
+		return "gpu-" + text.substring(text.indexOf('#') + 1, text.indexOf('[')) + "-";
+	}
+
+	/**
+	 * Runtime threads ("gpu-...") started since {@code before}, other than the open context's own, still
+	 * alive after a grace period.
+	 */
+	private static List<String> newRuntimeThreads(Set<Thread> before, String own) throws InterruptedException {
+		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		List<String> left;
+		do {
+			left = Thread.getAllStackTraces().keySet().stream()
+				.filter((thread) -> !before.contains(thread) && thread.isAlive() && thread.getName().startsWith("gpu-")
+						&& !thread.getName().equals("gpu-leak-cleaner") && !thread.getName().startsWith(own))
+				.map(Thread::getName)
+				.sorted()
+				.collect(Collectors.toList());
+			if (left.isEmpty()) {
+				return left;
+			}
+			Thread.sleep(20);
+		}
+		while (System.nanoTime() < end);
+		return left;
+	}
+
+}

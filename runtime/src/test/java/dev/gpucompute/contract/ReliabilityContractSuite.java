@@ -1,0 +1,339 @@
+package dev.gpucompute.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamScope;
+
+/**
+ * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a
+ * failing kernel harms only the work that depends on it, and closing a context never strands a
+ * caller. Each test opens its own context, since each needs its own settings and closes it itself.
+ */
+public abstract class ReliabilityContractSuite {
+
+	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
+
+	/** A builder for the backend under test. */
+	protected abstract GpuContext.Builder builder();
+
+	/** How long the fault-injection soak runs; about 20 s in CI, longer with -Dgpu.soak.seconds. */
+	private static long soakSeconds() {
+		return Long.getLong("gpu.soak.seconds", 20);
+	}
+
+	/**
+	 * 32 threads do the README's round trip (lease, scope, upload, launch, download, join); 1 % of the
+	 * launches use a kernel that fails. Every round trip with the failing kernel must fail naming it;
+	 * every other round trip must succeed with exact results; every failure is counted once; no
+	 * future is left incomplete; nothing is held afterwards.
+	 */
+	@Test
+	void faultInjectionSoakHarmsOnlyTheFailingWork() throws Exception {
+		int threads = 32;
+		try (GpuContext context = builder().poolSize(8).maxSize(8).acquireTimeout(Duration.ofSeconds(60))
+			.kernelTiming(KernelTiming.SAMPLED)
+			.open()) {
+			GpuLauncher launcher = context.launcher();
+			Kernel saxpy = launcher.load(ContractKernels.SAXPY);
+			Kernel bounded = launcher.load(ContractKernels.BOUNDED_SAXPY);
+			long memoryAtStart = context.memory().usedBytes();
+			AtomicLong launches = new AtomicLong();
+			AtomicLong failingLaunches = new AtomicLong();
+			AtomicLong failuresSeen = new AtomicLong();
+			AtomicLong wrongElements = new AtomicLong();
+			AtomicLong checkedElements = new AtomicLong();
+			AtomicLong misattributed = new AtomicLong();
+			AtomicLong unreported = new AtomicLong();
+			AtomicLong stranded = new AtomicLong();
+			ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(soakSeconds());
+			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			try {
+				List<Future<?>> workers = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					SplittableRandom random = new SplittableRandom(1000 + t);
+					workers.add(pool.submit(() -> {
+						while (System.nanoTime() < deadline) {
+							boolean fail = random.nextInt(100) == 0;
+							int n = 64 + random.nextInt(960);
+							float a = 1 + random.nextInt(7);
+							float[] x = new float[n];
+							float[] y = new float[n];
+							for (int i = 0; i < n; i++) {
+								x[i] = random.nextInt(1000);
+								y[i] = random.nextInt(1000);
+							}
+							launches.incrementAndGet();
+							if (fail) {
+								failingLaunches.incrementAndGet();
+							}
+							float[] out = new float[n];
+							try (StreamLease lease = context.streams().acquire();
+									StreamScope scope = launcher.useStream(lease.stream());
+									DeviceBuffer dx = launcher.upload(x);
+									DeviceBuffer dy = launcher.upload(y)) {
+								// The failing kernel runs with blocks of 64 threads, twice its launch bounds.
+								launcher.launch(fail ? bounded : saxpy, LaunchConfig.linear(n, 64), n, a, dx, dy);
+								dy.download(out, lease.stream()).get(60, TimeUnit.SECONDS);
+								if (fail) {
+									unreported.incrementAndGet();
+									continue;
+								}
+								int wrong = 0;
+								for (int i = 0; i < n; i++) {
+									if (out[i] != a * x[i] + y[i]) {
+										wrong++;
+									}
+								}
+								wrongElements.addAndGet(wrong);
+								checkedElements.addAndGet(n);
+							}
+							catch (TimeoutException ex) {
+								stranded.incrementAndGet();
+							}
+							catch (ExecutionException | GpuException ex) {
+								Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
+								if (fail && String.valueOf(cause.getMessage()).contains("bounded_saxpy")) {
+									failuresSeen.incrementAndGet();
+								}
+								else {
+									if (misattributed.incrementAndGet() <= 3) {
+										samples.add((fail ? "failing launch: " : "correct launch: ") + cause);
+									}
+								}
+							}
+							catch (InterruptedException ex) {
+								Thread.currentThread().interrupt();
+								return;
+							}
+						}
+					}));
+				}
+				for (Future<?> worker : workers) {
+					worker.get(soakSeconds() + 120, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				pool.shutdownNow();
+			}
+			System.out.printf("fault-injection soak (%s, %d threads, %d s): launches=%d failing=%d failures reported=%d "
+					+ "unreported=%d wrong elements=%d of %d checked, misattributed failures=%d, counted errors=%d "
+					+ "(saxpy %d), futures stranded=%d, healthy=%s%n", context.backend(), threads, soakSeconds(),
+					launches.get(), failingLaunches.get(), failuresSeen.get(), unreported.get(), wrongElements.get(),
+					checkedElements.get(), misattributed.get(), bounded.stats().errors(), saxpy.stats().errors(),
+					stranded.get(), context.isHealthy());
+			assertThat(launches.get()).as("round trips").isGreaterThan(1000);
+			assertThat(failingLaunches.get()).as("failing launches").isPositive();
+			assertThat(wrongElements.get()).as("wrong elements").isZero();
+			assertThat(misattributed.get()).as("failures reported to work that did not depend on them: " + samples)
+				.isZero();
+			assertThat(stranded.get()).as("downloads that never completed").isZero();
+			assertThat(unreported.get()).as("failing round trips that reported no failure").isZero();
+			assertThat(failuresSeen.get()).isEqualTo(failingLaunches.get());
+			assertThat(bounded.stats().errors()).as("failures counted").isEqualTo(failingLaunches.get());
+			assertThat(saxpy.stats().errors()).isZero();
+			assertThat(context.isHealthy()).isTrue();
+			context.synchronize();
+			PoolStats stats = context.streams().stats();
+			assertThat(stats.active()).as("leased streams").isZero();
+			assertThat(context.events().inUse()).as("events in use").isZero();
+			assertThat(context.memory().usedBytes()).as("device memory").isEqualTo(memoryAtStart);
+		}
+	}
+
+	/**
+	 * Work keeps arriving from 8 threads while the context closes with the given drain timeout: every
+	 * future handed out completes (normally, or exceptionally saying the work was abandoned at close),
+	 * every later call raises {@link ContextClosedException}, and no thread or direct memory of the
+	 * context outlives it.
+	 */
+	@ParameterizedTest(name = "drain timeout {0} ms")
+	@ValueSource(longs = { 0, 50, 30_000 })
+	void closeUnderLoadCompletesEveryFuture(long drainMillis) throws Exception {
+		Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
+		System.gc();
+		long directBefore = directMemoryUsed();
+		GpuContext context = builder().poolSize(4).maxSize(8).acquireTimeout(Duration.ofSeconds(30))
+			.drainTimeout(Duration.ofMillis(drainMillis))
+			.open();
+		GpuLauncher launcher = context.launcher();
+		Kernel slow = launcher.load(ContractKernels.SLEEP_THEN_SET);
+		Kernel saxpy = launcher.load(ContractKernels.SAXPY);
+		ConcurrentLinkedQueue<CompletableFuture<?>> futures = new ConcurrentLinkedQueue<>();
+		ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+		AtomicBoolean stop = new AtomicBoolean();
+		CountDownLatch started = new CountDownLatch(8);
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			int id = t;
+			workers.add(pool.submit(() -> {
+				boolean first = true;
+				CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
+				while (!stop.get()) {
+					// At most two rounds in flight per thread: a backlog a 30 s drain can finish.
+					while (!previous.isDone() && !stop.get()) {
+						try {
+							previous.get(50, TimeUnit.MILLISECONDS);
+						}
+						catch (ExecutionException | TimeoutException ex) {
+							// its outcome is checked with the other futures below
+						}
+						catch (InterruptedException ex) {
+							Thread.currentThread().interrupt();
+							return;
+						}
+					}
+					try (StreamLease lease = context.streams().acquire();
+							StreamScope scope = launcher.useStream(lease.stream())) {
+						DeviceBuffer cells = launcher.allocate(64);
+						DeviceBuffer x = launcher.upload(new float[] { 1, 2, 3, 4 });
+						cells.fill((byte) 0, lease.stream());
+						// Slow work queued behind itself, so that some is still pending at close.
+						for (int i = 0; i < 4; i++) {
+							launcher.launch(slow, ONE, cells, i, id + i, 20);
+						}
+						launcher.launch(saxpy, ONE, 4, 2f, x, x);
+						futures.add(cells.download(new int[16], lease.stream()));
+						futures.add(x.download(new float[4], lease.stream()));
+						futures.add(lease.stream().completion());
+						CompletableFuture<Void> round = launcher.completion();
+						futures.add(round);
+						previous = round;
+						// Closed without waiting, as a request handler that answers asynchronously would.
+						cells.close();
+						x.close();
+					}
+					catch (ContextClosedException ex) {
+						return; // the context closed under us: the expected end of this worker
+					}
+					catch (RuntimeException ex) {
+						unexpected.add(ex);
+						return;
+					}
+					finally {
+						if (first) {
+							first = false;
+							started.countDown();
+						}
+					}
+				}
+			}));
+		}
+		assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+		Thread.sleep(200);
+		context.close();
+		stop.set(true);
+		for (Future<?> worker : workers) {
+			worker.get(30, TimeUnit.SECONDS);
+		}
+		pool.shutdown();
+		int completedNormally = 0;
+		int abandoned = 0;
+		int stranded = 0;
+		List<String> wrongFailures = new ArrayList<>();
+		long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		for (CompletableFuture<?> future : futures) {
+			try {
+				future.get(Math.max(0, waitUntil - System.nanoTime()), TimeUnit.NANOSECONDS);
+				completedNormally++;
+			}
+			catch (TimeoutException ex) {
+				stranded++;
+			}
+			catch (ExecutionException ex) {
+				if (ex.getCause() instanceof ContextClosedException
+						&& String.valueOf(ex.getCause().getMessage()).contains("abandoned at close")) {
+					abandoned++;
+				}
+				else if (wrongFailures.size() < 3) {
+					wrongFailures.add(String.valueOf(ex.getCause()));
+				}
+			}
+		}
+		List<String> leftThreads = waitForThreadsToEnd(threadsBefore);
+		long directAfter = directMemoryUsed();
+		System.out.printf("close under load (%s, drain timeout %d ms): futures=%d completed=%d abandoned=%d "
+				+ "stranded=%d other failures=%s, threads left=%s, direct memory %+d bytes%n", context.backend(),
+				drainMillis, futures.size(), completedNormally, abandoned, stranded, wrongFailures, leftThreads,
+				directAfter - directBefore);
+		assertThat(unexpected).as("errors other than ContextClosedException while closing").isEmpty();
+		assertThat(futures).as("futures handed out").isNotEmpty();
+		assertThat(stranded).as("futures never completed").isZero();
+		assertThat(wrongFailures).as("failures other than 'abandoned at close'").isEmpty();
+		if (drainMillis >= 30_000) {
+			assertThat(abandoned).as("nothing abandoned when the drain timeout is long enough").isZero();
+		}
+		assertThat(leftThreads).as("threads of the context still alive").isEmpty();
+		assertThat(directAfter - directBefore).as("direct memory still held").isLessThanOrEqualTo(0);
+		assertThat(context.streams().stats().size()).isZero();
+		assertThat(context.events().live()).isZero();
+	}
+
+	/** Direct memory in use; read without a GC afterwards, so memory left for the GC to free counts as held. */
+	private static long directMemoryUsed() {
+		for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+			if (pool.getName().equals("direct")) {
+				return pool.getMemoryUsed();
+			}
+		}
+		return 0;
+	}
+
+	/** The runtime's threads ("gpu-...") started since {@code before} that are still alive after a grace period. */
+	private static List<String> waitForThreadsToEnd(Set<Thread> before) throws InterruptedException {
+		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		List<String> left;
+		do {
+			left = Thread.getAllStackTraces().keySet().stream()
+				.filter((thread) -> !before.contains(thread) && thread.isAlive() && thread.getName().startsWith("gpu-")
+						&& !thread.getName().equals("gpu-leak-cleaner"))
+				.map(Thread::getName)
+				.sorted()
+				.collect(Collectors.toList());
+			if (left.isEmpty()) {
+				return left;
+			}
+			Thread.sleep(50);
+		}
+		while (System.nanoTime() < end);
+		return left;
+	}
+
+}
