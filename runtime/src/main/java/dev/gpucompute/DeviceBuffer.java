@@ -215,10 +215,21 @@ public final class DeviceBuffer implements AutoCloseable {
 		this.state.context.backendHandle().fill(this.state.memory, 0, byteSize(), value, target);
 	}
 
-	/** Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at {@code dstOffset}. */
+	/**
+	 * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at
+	 * {@code dstOffset}, on {@code stream} (one of this buffer's context). {@code src} may be a buffer
+	 * of another device of the same {@link GpuDevices}: the copy then waits (without blocking the host)
+	 * for {@code src}'s owning stream's work so far, goes device to device (peer access where the
+	 * hardware allows, staged through the host by the driver where not), and {@code src}'s free
+	 * waits for it.
+	 */
 	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
 		NativeStream target = checkCopy(dstOffset, bytes, stream, "copy");
+		if (src.state.context != this.state.context) {
+			copyFromPeer(src, srcOffset, dstOffset, bytes, stream, target);
+			return;
+		}
 		NativeMemory from = src.memoryFor(this.state.context);
 		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
 		if (src == this && bytes > 0 && srcOffset < dstOffset + bytes && dstOffset < srcOffset + bytes) {
@@ -230,6 +241,19 @@ public final class DeviceBuffer implements AutoCloseable {
 		src.state.usedOn(stream);
 		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
 				target);
+	}
+
+	private void copyFromPeer(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream,
+			NativeStream target) {
+		this.state.context.ensureSameOrPeer(src.state.context, "Device buffer");
+		if (src.isClosed()) {
+			throw new GpuException("Device buffer of " + src.byteSize() + " bytes used after it was closed");
+		}
+		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
+		this.state.usedOn(stream);
+		src.state.usedOn(stream);
+		this.state.context.backendHandle().copyFromPeer(src.state.context.backendHandle(), src.state.memory, srcOffset,
+				this.state.memory, dstOffset, bytes, target);
 	}
 
 	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
@@ -364,7 +388,7 @@ public final class DeviceBuffer implements AutoCloseable {
 				return stream.raw();
 			}
 			if (stream.kind() == StreamKind.DEFAULT_PER_THREAD) {
-				return this.context.backendHandle().defaultStream(DefaultStreamMode.LEGACY);
+				return stream.context().backendHandle().defaultStream(DefaultStreamMode.LEGACY);
 			}
 			return null;
 		}
@@ -395,23 +419,25 @@ public final class DeviceBuffer implements AutoCloseable {
 				used = (this.others != null) ? List.copyOf(this.others) : List.of();
 			}
 			NativeStream freeOn = orderingStream(this.owner);
-			List<NativeStream> waits = new ArrayList<>(used.size());
 			boolean destroyed = freeOn == null;
 			for (GpuStream stream : used) {
-				NativeStream after = orderingStream(stream);
-				destroyed |= after == null;
-				if (after != null && after != freeOn) {
-					waits.add(after);
-				}
+				destroyed |= orderingStream(stream) == null;
 			}
 			if (destroyed) {
-				// A pooled stream that used the buffer was destroyed since (evicted): wait for the device.
+				// A pooled stream that used the buffer was destroyed since (evicted): wait for the devices.
+				for (GpuStream stream : used) {
+					stream.context().backendHandle().synchronizeDevice();
+				}
 				backend.synchronizeDevice();
 				backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
 				return;
 			}
-			for (NativeStream stream : waits) {
-				this.context.events().order(freeOn, stream);
+			for (GpuStream stream : used) {
+				NativeStream after = orderingStream(stream);
+				if (after != freeOn) {
+					// The marker comes from the stream's own device: a copy to another device used it there.
+					stream.context().events().order(freeOn, after);
+				}
 			}
 			backend.free(this.memory, freeOn);
 		}

@@ -49,6 +49,9 @@ public final class GpuContext implements AutoCloseable {
 	/** Most worker threads of the CPU backend. */
 	public static final int MAX_CPU_THREADS = 4096;
 
+	/** Most devices the CPU backend stands in for. */
+	public static final int MAX_CPU_DEVICES = 64;
+
 	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
 	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
@@ -95,6 +98,9 @@ public final class GpuContext implements AutoCloseable {
 
 	/** Set at close once pending work is given up on; completions registered later end at once. */
 	private volatile String abandonedAtClose;
+
+	/** The devices this context was opened with, whose handles it may use (cross-device waits and copies). */
+	private volatile GpuDevices group;
 
 	private final StagingPool staging;
 
@@ -159,10 +165,17 @@ public final class GpuContext implements AutoCloseable {
 	 * beyond a probe.
 	 */
 	public static Selection select(Backend requested, int ordinal) {
+		return select(requested, ordinal, 1);
+	}
+
+	/**
+	 * Like {@link #select(Backend, int)}, with the CPU backend standing in for {@code cpuDevices}
+	 * devices ({@code gpu.cpu.devices}), ordinals {@code 0..cpuDevices-1}.
+	 */
+	public static Selection select(Backend requested, int ordinal, int cpuDevices) {
 		if (requested == Backend.CPU) {
 			BackendProvider cpu = Backends.provider(Backend.CPU);
-			Availability availability = cpu.probe(ordinal);
-			return new Selection(Backend.CPU, cpu, availability, "CPU backend requested");
+			return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "CPU backend requested");
 		}
 		BackendProvider cuda = Backends.provider(Backend.CUDA);
 		Availability availability = (cuda != null) ? cuda.probe(ordinal)
@@ -174,8 +187,16 @@ public final class GpuContext implements AutoCloseable {
 			return new Selection(Backend.CUDA, cuda, availability, "auto: CUDA device found (" + availability.reason() + ")");
 		}
 		BackendProvider cpu = Backends.provider(Backend.CPU);
-		return new Selection(Backend.CPU, cpu, cpu.probe(0),
+		return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices),
 				"auto: falling back to CPU because CUDA is unavailable: " + availability.reason());
+	}
+
+	private static Availability cpuAvailability(BackendProvider cpu, int ordinal, int cpuDevices) {
+		if (ordinal < 0 || ordinal >= cpuDevices) {
+			return Availability.no("the CPU backend stands in for " + cpuDevices + ((cpuDevices == 1) ? " device" : " devices")
+					+ " (gpu.cpu.devices), ordinals 0 to " + (cpuDevices - 1) + "; got ordinal " + ordinal);
+		}
+		return cpu.probe(0);
 	}
 
 	/**
@@ -273,6 +294,51 @@ public final class GpuContext implements AutoCloseable {
 
 	void ensureSame(GpuContext other, String what) {
 		ensureSame(other, what, "");
+	}
+
+	/**
+	 * Accepts a handle of this context or of another device of the same {@link GpuDevices} (waits on
+	 * its events, copies from its buffers); rejects any other, like {@link #ensureSame}.
+	 */
+	void ensureSameOrPeer(GpuContext other, String what) {
+		if (other != this && (this.group == null || other.group != this.group)) {
+			ensureSame(other, what, "");
+		}
+		other.ensureOpen();
+	}
+
+	void joinGroup(GpuDevices devices) {
+		this.group = devices;
+	}
+
+	/** The devices this context belongs to, or {@code null} when it was opened on its own. */
+	GpuDevices group() {
+		return this.group;
+	}
+
+	/**
+	 * How busy this device is right now, for placing work: streams leased, threads waiting for a lease
+	 * and completions (futures of copies and stream work) not done yet. Cheap; a snapshot.
+	 */
+	public DeviceLoad load() {
+		PoolStats stats = this.pool.stats();
+		return new DeviceLoad(stats.active(), stats.pending(), this.pendingCompletions.size());
+	}
+
+	/**
+	 * A snapshot of how busy a device is ({@link #load()}).
+	 *
+	 * @param leasedStreams pooled streams leased now
+	 * @param waitingForLease threads waiting for a lease
+	 * @param pendingWork completions (futures of copies and stream work) not done yet
+	 */
+	public record DeviceLoad(int leasedStreams, int waitingForLease, int pendingWork) {
+
+		/** One number to compare devices by: everything that is using or waiting for the device. */
+		public long total() {
+			return (long) this.leasedStreams + this.waitingForLease + this.pendingWork;
+		}
+
 	}
 
 	/**
@@ -585,7 +651,59 @@ public final class GpuContext implements AutoCloseable {
 
 		private Duration utilizationWindow = Duration.ofSeconds(10);
 
+		private int cpuDevices = 1;
+
+		private boolean cpuMemoryBudgetSet;
+
 		private Builder() {
+		}
+
+		/** A builder with the same settings, for opening one context per device. */
+		Builder copy() {
+			Builder copy = new Builder();
+			copy.backend = this.backend;
+			copy.device = this.device;
+			copy.poolSize = this.poolSize;
+			copy.maxSize = this.maxSize;
+			copy.acquireTimeout = this.acquireTimeout;
+			copy.defaultStream = this.defaultStream;
+			copy.leakDetectionThreshold = this.leakDetectionThreshold;
+			copy.drainTimeout = this.drainTimeout;
+			copy.cpuThreads = this.cpuThreads;
+			copy.cpuMemoryBudget = this.cpuMemoryBudget;
+			copy.cpuMemoryBudgetSet = this.cpuMemoryBudgetSet;
+			copy.memoryPoolReleaseThreshold = this.memoryPoolReleaseThreshold;
+			copy.compileOptions = this.compileOptions;
+			copy.kernelCacheDir = this.kernelCacheDir;
+			copy.kernelTiming = this.kernelTiming;
+			copy.listener = this.listener;
+			copy.utilizationSamplePeriod = this.utilizationSamplePeriod;
+			copy.stagingCacheBytes = this.stagingCacheBytes;
+			copy.utilizationWindow = this.utilizationWindow;
+			copy.cpuDevices = this.cpuDevices;
+			return copy;
+		}
+
+		/**
+		 * How many devices the CPU backend stands in for ({@code gpu.cpu.devices}): 1 to
+		 * {@value GpuContext#MAX_CPU_DEVICES}, default 1. Each has its own workers and, unless
+		 * {@link #cpuMemoryBudget(long)} is set, an equal share of the default budget.
+		 */
+		public Builder cpuDevices(int devices) {
+			this.cpuDevices = Checks.within(devices, 1, MAX_CPU_DEVICES, "cpuDevices");
+			return this;
+		}
+
+		int cpuDevicesSetting() {
+			return this.cpuDevices;
+		}
+
+		Backend backendSetting() {
+			return this.backend;
+		}
+
+		GpuListener listenerSetting() {
+			return this.listener;
 		}
 
 		/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
@@ -652,6 +770,7 @@ public final class GpuContext implements AutoCloseable {
 				throw new IllegalArgumentException("cpuMemoryBudget must be positive, got " + bytes);
 			}
 			this.cpuMemoryBudget = bytes;
+			this.cpuMemoryBudgetSet = true;
 			return this;
 		}
 
@@ -738,12 +857,13 @@ public final class GpuContext implements AutoCloseable {
 				throw new IllegalArgumentException(
 						"poolSize (" + this.poolSize + ") must not exceed maxSize (" + this.maxSize + ")");
 			}
-			Selection selection = select(this.backend, this.device);
+			Selection selection = select(this.backend, this.device, this.cpuDevices);
 			if (selection.provider() == null || !selection.availability().available()) {
 				throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
 			}
 			FailureRelay failures = new FailureRelay();
-			BackendConfig config = new BackendConfig(this.device, this.cpuThreads, this.cpuMemoryBudget,
+			long budget = this.cpuMemoryBudgetSet ? this.cpuMemoryBudget : Math.max(1, this.cpuMemoryBudget / this.cpuDevices);
+			BackendConfig config = new BackendConfig(this.device, this.cpuThreads, budget,
 					this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir, failures);
 			DeviceBackend opened = selection.provider().open(config);
 			GpuContext context = null;

@@ -92,6 +92,15 @@ public final class GpuEvent implements AutoCloseable {
 		return Duration.ofNanos(Math.round(millis * 1_000_000d));
 	}
 
+	/** The backend event for a wait by a stream of {@code caller}, which may be another device of the same group. */
+	NativeEvent useForWait(GpuContext caller) {
+		caller.ensureSameOrPeer(this.registry.context(), "Event");
+		if (this.handle.closed.get()) {
+			throw new GpuException("Event used after it was closed");
+		}
+		return this.handle.event;
+	}
+
 	NativeEvent use(GpuContext caller) {
 		this.registry.context().ensureOpen();
 		caller.ensureSame(this.registry.context(), "Event");

@@ -91,12 +91,13 @@ public final class GpuStream {
 
 	/**
 	 * Makes all work enqueued here from now on wait until {@code event} completes (its most recent
-	 * record). The host does not block. An event never recorded is already complete.
+	 * record). The host does not block. An event never recorded is already complete. The event may
+	 * belong to another device of the same {@link GpuDevices}.
 	 */
 	public GpuStream waitFor(GpuEvent event) {
 		Objects.requireNonNull(event, "event");
 		NativeStream target = use();
-		NativeEvent marker = event.use(this.context);
+		NativeEvent marker = event.useForWait(this.context);
 		if (event.isRecorded()) {
 			target.waitEvent(marker);
 		}
@@ -105,17 +106,19 @@ public final class GpuStream {
 
 	/**
 	 * Makes all work enqueued here from now on wait until the work enqueued on {@code other} so far
-	 * is done. The host does not block.
+	 * is done. The host does not block. {@code other} may belong to another device of the same
+	 * {@link GpuDevices}.
 	 */
 	public GpuStream waitFor(GpuStream other) {
 		Objects.requireNonNull(other, "other");
 		NativeStream target = use();
 		NativeStream source = other.use();
-		this.context.ensureSame(other.context, "Stream ", other.name());
+		this.context.ensureSameOrPeer(other.context, "Stream " + other.name());
 		if (source == target) {
 			return this;
 		}
-		this.context.events().order(target, source);
+		// The marker is recorded on the other stream, so it comes from that stream's device.
+		other.context.events().order(target, source);
 		return this;
 	}
 

@@ -24,7 +24,14 @@ class ContextBuilderTest {
 	void cpuDeviceOrdinalOutOfRangeIsUnavailable() {
 		assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CPU).device(3).open())
 			.isInstanceOf(BackendUnavailableException.class)
-			.hasMessageContaining("ordinal 0; got 3");
+			.hasMessageContaining("stands in for 1 device (gpu.cpu.devices), ordinals 0 to 0; got ordinal 3");
+		assertThatThrownBy(() -> GpuContext.builder().backend(Backend.CPU).cpuDevices(3).device(3).open())
+			.isInstanceOf(BackendUnavailableException.class)
+			.hasMessageContaining("ordinals 0 to 2; got ordinal 3");
+		try (GpuContext third = GpuContext.builder().backend(Backend.CPU).cpuDevices(3).device(2).open()) {
+			assertThat(third.device().ordinal()).isEqualTo(2);
+			assertThat(third.device().uuid()).isEqualTo("CPU-2");
+		}
 	}
 
 	@Test

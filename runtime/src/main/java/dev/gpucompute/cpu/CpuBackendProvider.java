@@ -23,11 +23,16 @@ public final class CpuBackendProvider implements BackendProvider {
 		return Availability.yes("CPU backend with " + Runtime.getRuntime().availableProcessors() + " cores");
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Any non-negative ordinal opens: the CPU backend stands in for as many devices as the
+	 * application asks for ({@code gpu.cpu.devices}, checked by {@code GpuContext}), each with its
+	 * own workers and memory budget.
+	 */
 	@Override
 	public DeviceBackend open(BackendConfig config) {
-		Availability availability = probe(config.ordinal());
-		if (!availability.available()) {
-			throw new BackendUnavailableException(Backend.CPU, availability.reason(), null);
+		if (config.ordinal() < 0) {
+			throw new BackendUnavailableException(Backend.CPU, "device ordinal " + config.ordinal() + " is negative", null);
 		}
 		if (config.cpuThreads() < 1) {
 			throw new IllegalArgumentException("CPU backend needs at least 1 worker thread, got " + config.cpuThreads());

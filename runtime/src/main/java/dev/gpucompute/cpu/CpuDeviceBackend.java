@@ -105,7 +105,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 					return thread;
 				});
 		this.workers.prestartAllCoreThreads();
-		this.info = new DeviceInfo(Backend.CPU, 0, "CPU (" + this.threads + " worker threads)", "CPU-0", "", "",
+		this.info = new DeviceInfo(Backend.CPU, config.ordinal(), "CPU (" + this.threads + " worker threads)",
+				"CPU-" + config.ordinal(), "", "",
 				this.threads, this.budget, "Java " + Runtime.version().feature(), MAX_THREADS_PER_BLOCK, MAX_BLOCK,
 				MAX_GRID, MAX_SHARED, 1);
 		this.legacy = new CpuStream(this, "default-legacy", 0, false);
@@ -348,6 +349,13 @@ final class CpuDeviceBackend implements DeviceBackend {
 			from.limit((int) (srcOffset + bytes)).position((int) srcOffset);
 			copy(from, ((CpuMemory) dst).view(), dstOffset, bytes);
 		});
+	}
+
+	/** CPU devices share the host's memory, so a copy between them is a plain copy on this device's stream. */
+	@Override
+	public void copyFromPeer(DeviceBackend source, NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset,
+			long bytes, NativeStream stream) {
+		copyDeviceToDevice(src, srcOffset, dst, dstOffset, bytes, stream);
 	}
 
 	private static void copy(ByteBuffer from, ByteBuffer to, long toOffset, long bytes) {

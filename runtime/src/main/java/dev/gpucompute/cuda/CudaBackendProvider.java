@@ -61,6 +61,20 @@ public final class CudaBackendProvider implements BackendProvider {
 		}
 	}
 
+	@Override
+	public int deviceCount() {
+		try {
+			if (!CudaDriver.init().ok()) {
+				return 0;
+			}
+			int[] count = new int[1];
+			return (cuDeviceGetCount(count) == CudaErrors.SUCCESS) ? count[0] : 0;
+		}
+		catch (Throwable ex) { // never throws, as probe
+			return 0;
+		}
+	}
+
 	private static String describe(int ordinal, int count, int driverVersion) {
 		CUdevice device = new CUdevice();
 		CudaDriver.check(cuDeviceGet(device, ordinal), "cuDeviceGet");

@@ -18,6 +18,14 @@ public interface BackendProvider {
 	Availability probe(int ordinal);
 
 	/**
+	 * How many devices this backend can open here (ordinals {@code 0..n-1}); 0 when it cannot run.
+	 * Never throws.
+	 */
+	default int deviceCount() {
+		return probe(0).available() ? 1 : 0;
+	}
+
+	/**
 	 * Opens the device.
 	 * @throws dev.gpucompute.BackendUnavailableException when it cannot be opened, with the reason
 	 */

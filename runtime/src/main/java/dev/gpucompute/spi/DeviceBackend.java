@@ -66,6 +66,20 @@ public interface DeviceBackend extends AutoCloseable {
 	void copyDeviceToDevice(NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset, long bytes,
 			NativeStream stream);
 
+	/**
+	 * Copies from memory of another device of the same backend kind ({@code source}, opened by the
+	 * same provider) into this device's memory, enqueued on {@code stream} (this device's). Ordering
+	 * against {@code source}'s work is the caller's (an event of that device waited on by
+	 * {@code stream}).
+	 * @throws dev.gpucompute.UnsupportedBackendOperationException when this backend cannot copy between
+	 * devices
+	 */
+	default void copyFromPeer(DeviceBackend source, NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset,
+			long bytes, NativeStream stream) {
+		throw new dev.gpucompute.UnsupportedBackendOperationException("Copies between devices are not supported by the "
+				+ info().backend() + " backend");
+	}
+
 	/** Sets {@code bytes} bytes to {@code value}, enqueued on {@code stream}. */
 	void fill(NativeMemory dst, long offset, long bytes, byte value, NativeStream stream);
 

@@ -13,7 +13,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
@@ -234,8 +233,9 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("null kernel timing", "timing", (f) -> GpuContext.builder().kernelTiming(null)));
 		cases.add(npe("null listener", "listener", (f) -> GpuContext.builder().listener(null)));
 		cases.add(npe("null default stream mode", "mode", (f) -> GpuContext.builder().defaultStream(null)));
-		cases.add(new Case("CPU device 7", BackendUnavailableException.class, "ordinal 0",
+		cases.add(new Case("CPU device 7", BackendUnavailableException.class, "got ordinal 7",
 				(f) -> GpuContext.builder().backend(Backend.CPU).device(7).open()));
+		cases.add(iae("no CPU devices", "cpuDevices must be between 1 and 64", (f) -> GpuContext.builder().cpuDevices(0)));
 		cases.add(npe("drain with null timeout", "timeout", (f) -> f.context.drain(null)));
 		cases.add(iae("drain with an endless timeout", "timeout must be at most", (f) -> f.context.drain(HUGE)));
 		cases.add(iae("drain with a negative timeout", "timeout must not be negative", (f) -> f.context.drain(Duration.ofMillis(-1))));
@@ -467,14 +467,14 @@ public abstract class BadInputContractSuite {
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("cases")
 	void badInputGetsAClearErrorAndLeavesNothingBehind(Case bad) throws Exception {
-		Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
+		Set<Thread> threadsBefore = RuntimeThreads.snapshot();
 		try (Fixture fixture = new Fixture(this.context, builder())) {
 			assertThatThrownBy(() -> bad.action().run(fixture)).isInstanceOf(bad.type())
 				.hasMessageContaining(bad.message());
 		}
 		assertThat(this.context.isHealthy()).isTrue();
 		assertNothingLeaked();
-		assertThat(newRuntimeThreads(threadsBefore, ownThreadPrefix(this.context)))
+		assertThat(RuntimeThreads.leftSince(threadsBefore, 5, ownThreadPrefix(this.context)))
 			.as("threads of contexts that failed to open or were closed").isEmpty();
 		assertRoundTripWorks();
 	}
@@ -505,27 +505,5 @@ public abstract class BadInputContractSuite {
 		return "gpu-" + text.substring(text.indexOf('#') + 1, text.indexOf('[')) + "-";
 	}
 
-	/**
-	 * Runtime threads ("gpu-...") started since {@code before}, other than the open context's own, still
-	 * alive after a grace period.
-	 */
-	private static List<String> newRuntimeThreads(Set<Thread> before, String own) throws InterruptedException {
-		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-		List<String> left;
-		do {
-			left = Thread.getAllStackTraces().keySet().stream()
-				.filter((thread) -> !before.contains(thread) && thread.isAlive() && thread.getName().startsWith("gpu-")
-						&& !thread.getName().equals("gpu-leak-cleaner") && !thread.getName().startsWith(own))
-				.map(Thread::getName)
-				.sorted()
-				.collect(Collectors.toList());
-			if (left.isEmpty()) {
-				return left;
-			}
-			Thread.sleep(20);
-		}
-		while (System.nanoTime() < end);
-		return left;
-	}
 
 }

@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -186,7 +185,7 @@ public abstract class ReliabilityContractSuite {
 	@ParameterizedTest(name = "drain timeout {0} ms")
 	@ValueSource(longs = { 0, 50, 30_000 })
 	void closeUnderLoadCompletesEveryFuture(long drainMillis) throws Exception {
-		Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
+		Set<Thread> threadsBefore = RuntimeThreads.snapshot();
 		System.gc();
 		long directBefore = directMemoryUsed();
 		GpuContext context = builder().poolSize(4).maxSize(8).acquireTimeout(Duration.ofSeconds(30))
@@ -287,7 +286,7 @@ public abstract class ReliabilityContractSuite {
 				}
 			}
 		}
-		List<String> leftThreads = waitForThreadsToEnd(threadsBefore);
+		List<String> leftThreads = RuntimeThreads.leftSince(threadsBefore, 10);
 		long directAfter = directMemoryUsed();
 		System.out.printf("close under load (%s, drain timeout %d ms): futures=%d completed=%d abandoned=%d "
 				+ "stranded=%d other failures=%s, threads left=%s, direct memory %+d bytes%n", context.backend(),
@@ -316,24 +315,5 @@ public abstract class ReliabilityContractSuite {
 		return 0;
 	}
 
-	/** The runtime's threads ("gpu-...") started since {@code before} that are still alive after a grace period. */
-	private static List<String> waitForThreadsToEnd(Set<Thread> before) throws InterruptedException {
-		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		List<String> left;
-		do {
-			left = Thread.getAllStackTraces().keySet().stream()
-				.filter((thread) -> !before.contains(thread) && thread.isAlive() && thread.getName().startsWith("gpu-")
-						&& !thread.getName().equals("gpu-leak-cleaner"))
-				.map(Thread::getName)
-				.sorted()
-				.collect(Collectors.toList());
-			if (left.isEmpty()) {
-				return left;
-			}
-			Thread.sleep(50);
-		}
-		while (System.nanoTime() < end);
-		return left;
-	}
 
 }
