@@ -162,7 +162,7 @@ class GpuFailureAnalyzersTests {
 	}
 
 	@Test
-	void valueFromAnEnvironmentVariableIsShownAsSuch() {
+	void valueFromASystemPropertyIsShownAsSuch() {
 		FailureAnalysis analysis = analyze(new InvalidGpuPropertyValueFailureAnalyzer(),
 				(runner) -> runner.withSystemProperties("gpu.backend=rocm"));
 		assertThat(analysis.getDescription()).contains("gpu.backend is set to 'rocm' (")
