@@ -1,5 +1,8 @@
 package dev.gpucompute.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -9,7 +12,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.io.support.ResourcePatternUtils;
 
@@ -20,6 +25,7 @@ import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for GPU compute: a {@link GpuContext} on the
@@ -66,10 +72,27 @@ public final class GpuAutoConfiguration {
 	@ConditionalOnSingleCandidate(GpuContext.class)
 	@ConditionalOnMissingBean
 	GpuKernels gpuKernels(GpuContext context, GpuProperties properties, ResourceLoader resourceLoader,
-			ListableBeanFactory beanFactory) {
-		return GpuKernels.load(context.launcher(), context.backend(), properties.getKernels().getLocations(),
+			ListableBeanFactory beanFactory, Environment environment) {
+		return GpuKernels.load(context.launcher(), context.backend(),
+				kernelLocations(properties.getKernels().getLocations(), environment),
 				ResourcePatternUtils.getResourcePatternResolver(resourceLoader),
 				beanFactory.getBeansOfType(KernelSource.class));
+	}
+
+	/**
+	 * The kernel locations with where each was configured; locations the application did not set
+	 * (the default) may be absent, the others must exist.
+	 */
+	private static List<KernelLocation> kernelLocations(List<String> locations, Environment environment) {
+		ConfigurationProperty whole = PropertyOrigins.find(environment, "gpu.kernels.locations");
+		List<KernelLocation> result = new ArrayList<>();
+		for (int i = 0; i < locations.size(); i++) {
+			ConfigurationProperty element = PropertyOrigins.find(environment, "gpu.kernels.locations[" + i + "]");
+			ConfigurationProperty setting = (element != null) ? element : whole;
+			result.add(new KernelLocation(locations.get(i), setting != null,
+					(setting != null) ? setting.getOrigin() : null));
+		}
+		return result;
 	}
 
 	/**

@@ -58,7 +58,15 @@ final class GpuContextFactory {
 			customizer.customize(builder);
 		}
 		// The builder logs the one line saying which backend was chosen and why.
-		return builder.open();
+		GpuContext context = builder.open();
+		if (requested == null && context.backend() == Backend.CPU) {
+			// The starter leaves JCuda's natives to the application: say so when that is why CUDA is not used.
+			String missing = JCudaNatives.missing(GpuContextFactory.class.getClassLoader());
+			if (missing != null) {
+				logger.info(missing + "; until then gpu.backend=auto uses the CPU backend");
+			}
+		}
+		return context;
 	}
 
 	/**

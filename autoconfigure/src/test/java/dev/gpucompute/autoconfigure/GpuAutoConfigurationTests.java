@@ -243,13 +243,15 @@ class GpuAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("gpu.backend=cpu", "gpu.streams.pool-size=2", "gpu.streams.max-size=4",
 					"gpu.streams.acquire-timeout=250ms", "gpu.streams.default-stream=legacy",
-					"gpu.streams.leak-detection-threshold=5s", "gpu.kernels.locations=classpath:nowhere/,file:/nowhere/",
+					"gpu.streams.leak-detection-threshold=5s",
+					"gpu.kernels.locations=classpath:kernels/empty/,file:target/test-classes/kernels/empty/",
 					"gpu.kernels.compile-options=-use_fast_math,-lineinfo", "gpu.kernels.cache-dir=/tmp/gpu-kernel-cache",
 					"gpu.metrics.kernel-timing=all", "gpu.shutdown.drain-timeout=2s", "gpu.cpu.threads=1")
 			.run((context) -> {
 				GpuProperties properties = context.getBean(GpuProperties.class);
 				assertThat(properties.getStreams().getLeakDetectionThreshold()).isEqualTo(Duration.ofSeconds(5));
-				assertThat(properties.getKernels().getLocations()).containsExactly("classpath:nowhere/", "file:/nowhere/");
+				assertThat(properties.getKernels().getLocations()).containsExactly("classpath:kernels/empty/",
+						"file:target/test-classes/kernels/empty/");
 				assertThat(properties.getKernels().getCompileOptions()).containsExactly("-use_fast_math", "-lineinfo");
 				assertThat(properties.getKernels().getCacheDir()).isEqualTo(Path.of("/tmp/gpu-kernel-cache"));
 				assertThat(properties.getShutdown().getDrainTimeout()).isEqualTo(Duration.ofSeconds(2));

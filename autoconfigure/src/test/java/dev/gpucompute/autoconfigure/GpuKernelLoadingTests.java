@@ -1,13 +1,21 @@
 package dev.gpucompute.autoconfigure;
 
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
+
+import dev.gpucompute.Backend;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelCompilationException;
@@ -19,7 +27,9 @@ import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.UnsupportedBackendOperationException;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
+import dev.gpucompute.autoconfigure.kernels.KernelLocationNotFoundException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -28,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Tests for the kernels loaded at start-up: kernel files under {@code gpu.kernels.locations},
  * {@link KernelSource} beans, and how the two pair up.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class GpuKernelLoadingTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -218,9 +229,98 @@ class GpuKernelLoadingTests {
 	}
 
 	@Test
-	void missingLocationLoadsNothing() {
-		this.runner.withPropertyValues("gpu.kernels.locations=classpath:does/not/exist/,file:/does/not/exist/")
-			.run((context) -> assertThat(context.getBean(GpuKernels.class).kernels()).isEmpty());
+	void defaultLocationMayBeMissing() {
+		// No gpu/kernels/ on this class path, and gpu.kernels.locations not set.
+		this.runner.run((context) -> assertThat(context.getBean(GpuKernels.class).kernels()).isEmpty());
+	}
+
+	@Test
+	void configuredDirectoryThatDoesNotExistFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/,classpath:kernels/sidcar/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(KernelLocationNotFoundException.class, (ex) -> {
+					assertThat(ex.location().location()).isEqualTo("classpath:kernels/sidcar/");
+					assertThat(ex.location().configured()).isTrue();
+					assertThat(ex.getMessage()).contains("'classpath:kernels/sidcar/'").contains("does not exist");
+					// The directories under kernels/ that hold kernel files, as locations, the closest name first.
+					assertThat(ex.kernelDirectories()).hasSize(5).startsWith("classpath:kernels/sidecar/");
+					assertThat(ex.kernelDirectories()).allMatch((directory) -> directory.startsWith("classpath:kernels/")
+							&& directory.endsWith("/") && !directory.equals("classpath:kernels/"));
+					assertThat(ex.likelyMeant()).isEqualTo("classpath:kernels/sidecar/");
+				}));
+	}
+
+	@Test
+	void configuredDefaultLocationThatDoesNotExistFailsStartUp() {
+		// Written out by the application, the default location is one it relies on.
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:gpu/kernels/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(KernelLocationNotFoundException.class, (ex) -> {
+					assertThat(ex.getMessage()).contains("'classpath:gpu/kernels/'");
+					assertThat(ex.likelyMeant()).isNull();
+				}));
+	}
+
+	@Test
+	void configuredFileSystemDirectoryOrFileThatDoesNotExistFailsStartUp() {
+		for (String location : new String[] { "file:/does/not/exist/", "classpath:kernels/types/mised.cu" }) {
+			this.runner.withPropertyValues("gpu.kernels.locations=" + location)
+				.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+					.isInstanceOfSatisfying(KernelLocationNotFoundException.class,
+							(ex) -> assertThat(ex.location().location()).isEqualTo(location)));
+		}
+	}
+
+	@Test
+	void patternThatMatchesNothingFailsStartUp() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/*.fatbin")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelLocationNotFoundException.class)
+				.hasMessageContaining("'classpath:kernels/sidecar/*.fatbin'"));
+	}
+
+	@Test
+	void patternLocationSkipsParamsFiles() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/*")
+			.run((context) -> assertThat(context.getBean(GpuKernels.class).kernels()).containsOnlyKeys("scale"));
+	}
+
+	@Test
+	void configuredDirectoryThatExistsWithoutKernelsStartsWithAWarning(CapturedOutput output) {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/empty/").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(GpuKernels.class).kernels()).isEmpty();
+			assertThat(output).contains("gpu.kernels.locations entry 'classpath:kernels/empty/'")
+				.contains("has no kernel files");
+		});
+	}
+
+	@Test
+	void onCudaAKernelWithoutCudaCodeIsLeftOutWithAWarning(CapturedOutput output) {
+		// The backend argument decides which kernels the CUDA backend could load; the kernels are loaded
+		// into a CPU context here (no GPU on the build machine), so only the decision and the report are tested.
+		try (GpuContext gpu = GpuContext.builder().backend(Backend.CPU).poolSize(1).cpuThreads(1).open()) {
+			GpuKernels kernels = GpuKernels.load(gpu.launcher(), Backend.CUDA,
+					List.of(KernelLocation.ofDefault("classpath:kernels/types/")),
+					new PathMatchingResourcePatternResolver(), Map.of("cpuOnly", KernelSource.named("cpu_only")
+						.params(ParamType.INT)
+						.cpu((block, args) -> {
+						})));
+			assertThat(kernels.kernels()).containsOnlyKeys("mixed");
+			assertThat(output).contains("Kernels without CUDA code cannot run on the CUDA backend and were not loaded: "
+					+ "cpu_only (bean 'cpuOnly')");
+		}
+	}
+
+	@Test
+	void onTheCpuBackendAKernelWithoutCudaCodeIsLoaded(CapturedOutput output) {
+		this.runner.withBean("cpuOnly", KernelSource.class, () -> KernelSource.named("cpu_only")
+			.params(ParamType.INT)
+			.cpu((block, args) -> {
+			})).run((context) -> {
+				assertThat(context.getBean(GpuKernels.class).kernels()).containsOnlyKeys("cpu_only");
+				assertThat(output).doesNotContain("Kernels without CUDA code");
+			});
 	}
 
 	@Test

@@ -1,16 +1,21 @@
 package dev.gpucompute.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
@@ -26,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * Tests for {@link GpuLifecycle}: at application stop, GPU work already enqueued finishes before
  * the context releases its resources, within {@code gpu.shutdown.drain-timeout}.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class GpuLifecycleTests {
 
 	private final CountDownLatch started = new CountDownLatch(1);
@@ -90,6 +96,38 @@ class GpuLifecycleTests {
 				this.release.countDown();
 			}
 		});
+	}
+
+	@Test
+	void drainLogsOneInfoLineWithWhatItDrainedAndHowLongItTook(CapturedOutput output) {
+		this.runner.withPropertyValues("gpu.shutdown.drain-timeout=30s")
+			.withBean("noop", KernelSource.class, () -> KernelSource.named("noop").params(ParamType.INT)
+				.cpu((block, args) -> {
+				}))
+			.run((context) -> {
+				GpuLauncher launcher = context.getBean(GpuLauncher.class);
+				StreamPool pool = context.getBean(StreamPool.class);
+				StreamLease lease = pool.acquire();
+				DeviceBuffer buffer = launcher.allocate(64);
+				launcher.launch(lease.stream(), launcher.kernel("blocking"), LaunchConfig.linear(1, 1), 1);
+				assertThat(this.started.await(10, TimeUnit.SECONDS)).isTrue();
+				Thread closer = new Thread(context::close, "closer");
+				closer.start();
+				await().atMost(Duration.ofSeconds(10)).until(() -> leasesRefused(pool));
+				// A launch on a lease still held: it runs while the pool drains.
+				launcher.launch(lease.stream(), launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
+				this.release.countDown();
+				closer.join(10_000);
+				assertThat(closer.isAlive()).isFalse();
+				lease.close();
+				buffer.close();
+				List<String> lines = output.getOut().lines().filter((line) -> line.contains("Drained GPU work")).toList();
+				assertThat(lines).hasSize(1);
+				assertThat(lines.get(0)).contains(" INFO ")
+					.containsPattern("Drained GPU work of CPU device 0 \\(.+\\) in \\d+ ms: ")
+					.contains("1 stream lease was held and 0 threads were waiting for one when the pool stopped, "
+							+ "1 kernel launch while draining (2 since start-up), 1 device buffer (");
+			});
 	}
 
 	private void launchBlockingKernel(GpuLauncher launcher, StreamPool pool) throws InterruptedException {

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Checks the configuration metadata that the build generates from {@link GpuProperties} (with
  * {@code additional-spring-configuration-metadata.json} merged in): every {@code gpu.*} property of
- * the contract is there with a description and its default, and the closed value sets have hints.
+ * the contract is there with a description and its default, and the closed value sets have hints;
+ * the Actuator switches are documented too, and the auto-configuration metadata is generated.
  */
 class GpuPropertiesMetadataTests {
 
@@ -76,6 +78,46 @@ class GpuPropertiesMetadataTests {
 		assertThat(hintValues(json, "gpu.metrics.kernel-timing")).containsExactly("off", "sampled", "all");
 		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
 		assertThat(descriptions).hasSize(8).allSatisfy((description) -> assertThat(description).isNotBlank());
+	}
+
+	@Test
+	void actuatorSwitchesAreInTheMetadata() throws IOException {
+		List<Map<String, Object>> properties = JsonPath.parse(Files.readString(METADATA)).read("$.properties[*]");
+		for (String name : List.of("management.health.gpu.enabled", "management.info.gpu.enabled")) {
+			assertThat(properties).as(name).anySatisfy((property) -> {
+				assertThat(property).containsEntry("name", name)
+					.containsEntry("type", "java.lang.Boolean")
+					.containsEntry("defaultValue", true);
+				assertThat((String) property.get("description")).startsWith("Whether to enable the GPU ");
+			});
+		}
+	}
+
+	@Test
+	void autoConfigurationMetadataLetsSpringBootSkipClassesThatAreMissing() throws IOException {
+		// Written by spring-boot-autoconfigure-processor; Spring Boot reads it to filter auto-configurations
+		// by @ConditionalOnClass without loading them.
+		Properties metadata = new Properties();
+		try (var in = Files.newInputStream(Path.of("target/classes/META-INF/spring-autoconfigure-metadata.properties"))) {
+			metadata.load(in);
+		}
+		List<String> imports = Files
+			.readAllLines(Path.of(
+					"target/classes/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"))
+			.stream()
+			.filter((line) -> !line.isBlank() && !line.startsWith("#"))
+			.toList();
+		assertThat(imports).hasSizeGreaterThanOrEqualTo(6);
+		for (String autoConfiguration : imports) {
+			assertThat(metadata.getProperty(autoConfiguration + ".ConditionalOnClass")).as(autoConfiguration)
+				.contains("dev.gpucompute.");
+		}
+		assertThat(metadata.getProperty("dev.gpucompute.autoconfigure.GpuAutoConfiguration.ConditionalOnClass"))
+			.isEqualTo("dev.gpucompute.GpuContext");
+		assertThat(metadata.getProperty("dev.gpucompute.autoconfigure.metrics.GpuMetricsAutoConfiguration.ConditionalOnClass"))
+			.contains("io.micrometer.core.instrument.MeterRegistry");
+		assertThat(metadata.getProperty("dev.gpucompute.autoconfigure.metrics.GpuMetricsAutoConfiguration.AutoConfigureAfter"))
+			.contains("dev.gpucompute.autoconfigure.GpuAutoConfiguration");
 	}
 
 	private static List<String> hintValues(String json, String name) {

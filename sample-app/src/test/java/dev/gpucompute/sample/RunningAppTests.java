@@ -15,7 +15,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.autoconfigure.test.GpuCpuBackend;
+import dev.gpucompute.test.GpuCpuBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

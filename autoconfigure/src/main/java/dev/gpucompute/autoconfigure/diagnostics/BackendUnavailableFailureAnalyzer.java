@@ -5,6 +5,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
+import dev.gpucompute.autoconfigure.JCudaNatives;
 
 /**
  * Explains a backend that was required but cannot run here, typically {@code gpu.backend=cuda} on
@@ -21,11 +22,18 @@ class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavai
 		String description = "The " + cause.backend() + " backend was required (gpu.backend=" + backend
 				+ ") but cannot be used on this machine: " + reason(cause) + ".";
 		String action;
-		if (cause.backend() == Backend.CUDA) {
+		String missingNatives = (cause.backend() == Backend.CUDA)
+				? JCudaNatives.missing(BackendUnavailableFailureAnalyzer.class.getClassLoader()) : null;
+		if (missingNatives != null) {
+			description += "\n\n" + missingNatives + ".";
+			action = "Add JCuda's natives for this platform (see above; the starter brings JCuda's classes, not its "
+					+ "platform-specific natives). To run without a GPU, set gpu.backend=auto, which falls back to the "
+					+ "CPU backend, or gpu.backend=cpu.";
+		}
+		else if (cause.backend() == Backend.CUDA) {
 			action = "Make a CUDA device usable by this process: install the NVIDIA driver (nvidia-smi must list the "
-					+ "GPU), expose the GPU to the container (for example 'docker run --gpus all'), check that "
-					+ "CUDA_VISIBLE_DEVICES does not hide it, and keep org.jcuda:jcuda with its natives for this platform "
-					+ "on the class path (the starter brings them). To run without a GPU, set gpu.backend=auto, which "
+					+ "GPU), expose the GPU to the container (for example 'docker run --gpus all'), and check that "
+					+ "CUDA_VISIBLE_DEVICES does not hide it. To run without a GPU, set gpu.backend=auto, which "
 					+ "falls back to the CPU backend, or gpu.backend=cpu.";
 		}
 		else {

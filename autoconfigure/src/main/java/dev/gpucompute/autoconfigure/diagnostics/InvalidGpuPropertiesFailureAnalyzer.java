@@ -72,6 +72,15 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			}
 			description.append(error.getDefaultMessage());
 		}
+		ConfigurationProperty maxSize = bound.get("gpu.streams.max-size");
+		if (contradiction != null && maxSize != null) {
+			// The other half of the contradiction, with where it was set.
+			description.append("\n    gpu.streams.max-size = ").append(maxSize.getValue());
+			if (maxSize.getOrigin() != null) {
+				description.append(" (").append(maxSize.getOrigin()).append(')');
+			}
+			description.append(": the maximum that gpu.streams.pool-size exceeds");
+		}
 		return new FailureAnalysis(description.toString(), action, cause);
 	}
 

@@ -13,8 +13,8 @@ import dev.gpucompute.autoconfigure.BackendChoice;
 
 /**
  * Explains a {@code gpu.*} property whose value is not one of its allowed values, above all an
- * unknown {@code gpu.backend} (say {@code rocm}): names the value, where it was set and the values
- * accepted.
+ * unknown {@code gpu.backend} (say {@code rocm}): names the value, where it was set (the file and
+ * line, as Spring Boot's own analyzers show it) and the values accepted.
  */
 class InvalidGpuPropertyValueFailureAnalyzer extends GpuFailureAnalyzer<BindException> {
 
@@ -30,7 +30,8 @@ class InvalidGpuPropertyValueFailureAnalyzer extends GpuFailureAnalyzer<BindExce
 			.collect(Collectors.joining(", "));
 		ConfigurationProperty property = cause.getProperty();
 		Object value = (property != null) ? property.getValue() : null;
-		Origin origin = Origin.from(cause);
+		// The bound property knows where it was set (file and line, environment variable, argument).
+		Origin origin = (property != null) ? property.getOrigin() : Origin.from(cause);
 		StringBuilder description = new StringBuilder();
 		description.append(name).append(" is set to '").append(value).append("'");
 		if (origin != null) {

@@ -4,19 +4,23 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.boot.origin.Origin;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.ResourcePatternResolver;
 
@@ -45,7 +49,12 @@ import dev.gpucompute.ParamType;
  * </ol>
  * A PTX, cubin or fatbin file with neither a bean nor a {@code .params} file fails start-up. A
  * kernel without a CPU implementation loads on the CPU backend too, and fails only when launched
- * there (logged at start-up).
+ * there (logged at start-up). On the CUDA backend, a {@link KernelSource} bean without CUDA code
+ * cannot be loaded: it is left out with a warning at start-up.
+ *
+ * <p>A location the application configured ({@link KernelLocation#configured()}) must exist: a
+ * misspelled directory fails start-up with {@link KernelLocationNotFoundException} rather than
+ * leaving every kernel unloaded until the first request. The default location may be absent.
  *
  * <p>Immutable once created; thread-safe.
  */
@@ -76,18 +85,47 @@ public final class GpuKernels {
 	}
 
 	/**
+	 * One entry of {@code gpu.kernels.locations}.
+	 *
+	 * @param location the location: a directory, one file or an Ant pattern, {@code classpath:} or
+	 * any other Spring resource prefix
+	 * @param configured whether the application configured it (then it must exist) rather than
+	 * it being the default
+	 * @param origin where it was configured (a file and line, an environment variable), or
+	 * {@code null} when unknown
+	 */
+	public record KernelLocation(String location, boolean configured, Origin origin) {
+
+		public KernelLocation {
+			Objects.requireNonNull(location, "location");
+		}
+
+		/** The default location, which may be absent. */
+		public static KernelLocation ofDefault(String location) {
+			return new KernelLocation(location, false, null);
+		}
+
+		@Override
+		public String toString() {
+			return (this.origin != null) ? "'" + this.location + "' (" + this.origin + ")" : "'" + this.location + "'";
+		}
+
+	}
+
+	/**
 	 * Finds the kernel files under {@code locations}, pairs them with the {@link KernelSource}
 	 * beans and loads them all through {@code launcher}.
 	 * @param launcher the launcher of the context to load into
-	 * @param backend the backend the context runs on (for the CPU-implementation check)
+	 * @param backend the backend the context runs on (for the CPU- and CUDA-implementation checks)
 	 * @param locations directories (or patterns) to search; {@code classpath:} searches every
 	 * class-path root
 	 * @param resolver resolves the locations
 	 * @param beans {@link KernelSource} beans by bean name
+	 * @throws KernelLocationNotFoundException when a configured location does not exist
 	 * @throws KernelDefinitionException when a kernel's definition is incomplete or contradictory
 	 * @throws KernelLoadException when the backend cannot load (compile) a kernel
 	 */
-	public static GpuKernels load(GpuLauncher launcher, Backend backend, List<String> locations,
+	public static GpuKernels load(GpuLauncher launcher, Backend backend, List<KernelLocation> locations,
 			ResourcePatternResolver resolver, Map<String, KernelSource> beans) {
 		Map<String, KernelFile> files = findFiles(locations, resolver);
 		Map<String, Definition> definitions = new TreeMap<>();
@@ -96,7 +134,8 @@ public final class GpuKernels {
 			String kernelName = bean.getValue().name();
 			String other = beanNames.putIfAbsent(kernelName, bean.getKey());
 			if (other != null) {
-				throw new KernelDefinitionException(kernelName, "beans '" + other + "' and '" + bean.getKey() + "'",
+				throw new KernelDefinitionException(KernelDefinitionException.Kind.DUPLICATE_BEANS, kernelName,
+						"beans '" + other + "' and '" + bean.getKey() + "'",
 						"is defined by two KernelSource beans; kernel names must be unique", null);
 			}
 		}
@@ -109,7 +148,13 @@ public final class GpuKernels {
 			definitions.put(entry.getKey(), new Definition(beans.get(entry.getValue()), "bean '" + entry.getValue() + "'"));
 		}
 		Map<String, LoadedKernel> loaded = new LinkedHashMap<>();
+		List<String> withoutCuda = new ArrayList<>();
 		for (Definition definition : definitions.values()) {
+			if (backend == Backend.CUDA && definition.source().cudaForm() == null) {
+				// The CUDA backend cannot load a kernel that has only a CPU implementation.
+				withoutCuda.add(definition.source().name() + " (" + definition.origin() + ")");
+				continue;
+			}
 			Kernel kernel;
 			try {
 				kernel = launcher.load(definition.source());
@@ -120,6 +165,11 @@ public final class GpuKernels {
 			loaded.put(kernel.name(), new LoadedKernel(kernel, definition.origin()));
 		}
 		report(loaded, backend);
+		if (!withoutCuda.isEmpty()) {
+			logger.warn("Kernels without CUDA code cannot run on the CUDA backend and were not loaded: "
+					+ String.join(", ", withoutCuda) + ". Put a '<name>.cu' (or .ptx, .cubin, .fatbin) file under "
+					+ "gpu.kernels.locations, or give the KernelSource bean .cuda(...) or .cudaResource(...)");
+		}
 		return new GpuKernels(Collections.unmodifiableMap(loaded));
 	}
 
@@ -161,46 +211,213 @@ public final class GpuKernels {
 	private record Definition(KernelSource source, String origin) {
 	}
 
-	private static Map<String, KernelFile> findFiles(List<String> locations, ResourcePatternResolver resolver) {
+	private static Map<String, KernelFile> findFiles(List<KernelLocation> locations, ResourcePatternResolver resolver) {
 		Map<String, KernelFile> files = new TreeMap<>();
-		for (String location : locations) {
-			for (String pattern : patterns(location)) {
-				Resource[] resources;
-				try {
-					resources = resolver.getResources(pattern);
-				}
-				catch (IOException ex) {
-					throw new UncheckedIOException("Cannot search " + pattern + " for kernels (gpu.kernels.locations)", ex);
-				}
-				for (Resource resource : resources) {
-					if (!resource.isReadable()) {
+		for (KernelLocation location : locations) {
+			int found = 0;
+			for (String pattern : patterns(location.location())) {
+				for (Resource resource : resources(resolver, pattern)) {
+					if (!resource.isReadable() || isParamsFile(resource)) {
 						continue;
 					}
+					found++;
 					KernelFile file = kernelFile(resource);
 					KernelFile other = files.putIfAbsent(file.name(), file);
 					if (other != null && !sameResource(other.resource(), resource)) {
-						throw new KernelDefinitionException(file.name(), other.description() + " and " + file.description(),
+						throw new KernelDefinitionException(KernelDefinitionException.Kind.DUPLICATE_FILES, file.name(),
+								other.description() + " and " + file.description(),
 								"is defined by two kernel files; kernel names must be unique", null);
 					}
 				}
+			}
+			if (found == 0 && location.configured()) {
+				if (!exists(location.location(), resolver)) {
+					List<String> nearby = kernelDirectoriesNear(location.location(), resolver);
+					throw new KernelLocationNotFoundException(location, nearby, likelyMeant(location.location(), nearby));
+				}
+				logger.warn("gpu.kernels.locations entry " + location + " has no kernel files (.cu, .ptx, .cubin, .fatbin)");
 			}
 		}
 		return files;
 	}
 
-	private static List<String> patterns(String location) {
+	private static Resource[] resources(ResourcePatternResolver resolver, String pattern) {
+		try {
+			return resolver.getResources(pattern);
+		}
+		catch (java.io.FileNotFoundException ex) {
+			// A pattern whose fixed part does not exist (a missing jar or directory): nothing found.
+			return new Resource[0];
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot search " + pattern + " for kernels (gpu.kernels.locations)", ex);
+		}
+	}
+
+	private static boolean isParamsFile(Resource resource) {
+		String name = resource.getFilename();
+		return name != null && name.endsWith(".params");
+	}
+
+	/**
+	 * Whether a location that matched no kernel file exists at all: a directory that is there but
+	 * empty is a location the application may fill later, a directory that is not there is a
+	 * typo.
+	 */
+	private static boolean exists(String location, ResourcePatternResolver resolver) {
+		String directory = directory(location);
+		if (directory == null) {
+			return false; // one file or a pattern, which matched nothing
+		}
+		for (Resource resource : resources(resolver, directory)) {
+			if (resource.exists()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Directories near a missing location that hold kernel files: those under its parent
+	 * directory, written as locations with the same prefix, the ones whose names are closest to the
+	 * missing one first, so that a misspelling can be spotted.
+	 */
+	static List<String> kernelDirectoriesNear(String location, ResourcePatternResolver resolver) {
 		String base = location.strip();
-		String path = base.substring(base.indexOf(':') + 1);
+		int colon = base.indexOf(':');
+		String prefix = (colon >= 0) ? base.substring(0, colon + 1) : "";
+		String path = base.substring(colon + 1);
+		int wildcard = indexOfWildcard(path);
+		String fixed = (wildcard >= 0) ? path.substring(0, wildcard) : path;
+		String trimmed = fixed.endsWith("/") ? fixed.substring(0, fixed.length() - 1) : fixed;
+		int slash = trimmed.lastIndexOf('/');
+		if (slash <= 0) {
+			// No parent to look in below the root: scanning a whole class path is too costly for a hint.
+			return List.of();
+		}
+		String parent = trimmed.substring(0, slash + 1);
+		String missing = trimmed.substring(slash + 1);
+		String searchPrefix = prefix.equals("classpath:") ? ResourcePatternResolver.CLASSPATH_ALL_URL_PREFIX : prefix;
+		// The parent directory in each class-path root: kernel files are named relative to these.
+		List<String> roots = new ArrayList<>();
+		for (Resource root : resources(resolver, searchPrefix + parent)) {
+			String url = url(root);
+			if (url != null) {
+				roots.add(url.endsWith("/") ? url : url + "/");
+			}
+		}
+		Set<String> directories = new LinkedHashSet<>();
+		for (String ext : EXTENSIONS) {
+			for (Resource resource : resources(resolver, searchPrefix + parent + "**/*." + ext)) {
+				String url = url(resource);
+				for (String root : roots) {
+					if (url != null && url.startsWith(root)) {
+						String relative = url.substring(root.length());
+						directories.add(prefix + parent + relative.substring(0, relative.lastIndexOf('/') + 1));
+						break;
+					}
+				}
+			}
+		}
+		return directories.stream()
+			.sorted(java.util.Comparator
+				.comparingInt((String directory) -> editDistance(missing, firstSegment(directory, prefix + parent)))
+				.thenComparing(java.util.Comparator.naturalOrder()))
+			.limit(5)
+			.toList();
+	}
+
+	/**
+	 * The one nearby directory that looks like what a misspelled location meant: a sibling whose
+	 * name is at most two edits away, or {@code null}.
+	 */
+	static String likelyMeant(String location, List<String> nearby) {
+		if (nearby.isEmpty()) {
+			return null;
+		}
+		String trimmed = location.strip().endsWith("/") ? location.strip().substring(0, location.strip().length() - 1)
+				: location.strip();
+		int slash = trimmed.lastIndexOf('/');
+		String parent = trimmed.substring(0, slash + 1);
+		String missing = trimmed.substring(slash + 1);
+		String first = nearby.get(0);
+		return (first.startsWith(parent) && editDistance(missing, firstSegment(first, parent)) <= 2) ? first : null;
+	}
+
+	private static String firstSegment(String directory, String parent) {
+		String rest = directory.startsWith(parent) ? directory.substring(parent.length()) : directory;
+		int slash = rest.indexOf('/');
+		return (slash >= 0) ? rest.substring(0, slash) : rest;
+	}
+
+	/** Levenshtein distance, for telling a typo from a different name. */
+	private static int editDistance(String a, String b) {
+		int[] previous = new int[b.length() + 1];
+		int[] current = new int[b.length() + 1];
+		for (int j = 0; j <= b.length(); j++) {
+			previous[j] = j;
+		}
+		for (int i = 1; i <= a.length(); i++) {
+			current[0] = i;
+			for (int j = 1; j <= b.length(); j++) {
+				int substitution = previous[j - 1] + ((a.charAt(i - 1) == b.charAt(j - 1)) ? 0 : 1);
+				current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+			}
+			int[] swap = previous;
+			previous = current;
+			current = swap;
+		}
+		return previous[b.length()];
+	}
+
+	private static String url(Resource resource) {
+		try {
+			return resource.getURL().toString();
+		}
+		catch (IOException ex) {
+			return null;
+		}
+	}
+
+	private static int indexOfWildcard(String path) {
+		int star = path.indexOf('*');
+		int question = path.indexOf('?');
+		if (star < 0) {
+			return question;
+		}
+		return (question < 0) ? star : Math.min(star, question);
+	}
+
+	private static List<String> patterns(String location) {
+		String directory = directory(location);
+		if (directory == null) {
+			return List.of(searchBase(location));
+		}
+		return EXTENSIONS.stream().map((ext) -> directory + "**/*." + ext).toList();
+	}
+
+	/** The location with a {@code classpath:} prefix widened to every class-path root. */
+	private static String searchBase(String location) {
+		String base = location.strip();
 		if (base.startsWith("classpath:")) {
 			// Like Flyway's locations: a class-path location is searched in every root, not the first only.
-			base = ResourcePatternResolver.CLASSPATH_ALL_URL_PREFIX + path;
+			return ResourcePatternResolver.CLASSPATH_ALL_URL_PREFIX + base.substring("classpath:".length());
 		}
+		return base;
+	}
+
+	/**
+	 * The directory a location names, ending with a slash, or {@code null} when it names one file or
+	 * is a pattern.
+	 */
+	private static String directory(String location) {
+		String base = searchBase(location);
+		String path = base.substring(base.indexOf(':') + 1);
 		String lower = path.toLowerCase(Locale.ROOT);
 		if (path.contains("*") || path.contains("?") || EXTENSIONS.stream().anyMatch((ext) -> lower.endsWith("." + ext))) {
-			return List.of(base);
+			return null;
 		}
-		String directory = base.endsWith("/") ? base : base + "/";
-		return EXTENSIONS.stream().map((ext) -> directory + "**/*." + ext).toList();
+		return base.endsWith("/") ? base : base + "/";
 	}
 
 	private static KernelFile kernelFile(Resource resource) {
@@ -212,7 +429,8 @@ public final class GpuKernels {
 			form = KernelSource.formOf(fileName);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new KernelDefinitionException(name, description, ex.getMessage(), null);
+			throw new KernelDefinitionException(KernelDefinitionException.Kind.NOT_A_KERNEL_FILE, name, description,
+					ex.getMessage(), null);
 		}
 		return new KernelFile(name, resource, form, description);
 	}
@@ -234,16 +452,20 @@ public final class GpuKernels {
 			named = KernelSource.named(file.name());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new KernelDefinitionException(file.name(), file.description(), "the file name is not a kernel name: "
-					+ ex.getMessage() + "; name the file after its extern \"C\" entry point", null);
+			throw new KernelDefinitionException(KernelDefinitionException.Kind.INVALID_NAME, file.name(),
+					file.description(), "the file name is not a kernel name: " + ex.getMessage()
+							+ "; name the file after its extern \"C\" entry point",
+					KernelNames.identifierFor(file.name()) + "." + extension(file), null);
 		}
 		byte[] code = read(file);
 		List<ParamType> sidecar = sidecarParams(file);
 		if (bean != null) {
 			String origin = file.description() + " with bean '" + beanName + "'";
 			if (sidecar != null && !sidecar.equals(bean.params())) {
-				throw new KernelDefinitionException(file.name(), origin, "its .params file declares " + sidecar
-						+ " but the bean declares " + bean.params() + "; remove the .params file or make them agree", null);
+				throw new KernelDefinitionException(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN, file.name(),
+						origin, "its .params file declares " + sidecar + " but the bean declares " + bean.params()
+								+ "; remove the .params file or make them agree",
+						null);
 			}
 			if (bean.cudaForm() == null) {
 				return new Definition(bean.withCuda(file.form(), code), origin);
@@ -251,24 +473,30 @@ public final class GpuKernels {
 			if (bean.cudaForm() == file.form() && Arrays.equals(bean.cudaCode(), code)) {
 				return new Definition(bean, origin);
 			}
-			throw new KernelDefinitionException(file.name(), origin, "has CUDA code both in the bean and in the file, "
-					+ "and they differ; leave the CUDA code out of the bean (it is taken from the file)", null);
+			throw new KernelDefinitionException(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN, file.name(),
+					origin, "has CUDA code both in the bean and in the file, and they differ; leave the CUDA code out of "
+							+ "the bean (it is taken from the file)",
+					null);
 		}
 		List<ParamType> params = sidecar;
 		String origin = file.description();
 		if (params == null) {
 			if (file.form() != CudaForm.SOURCE) {
-				throw new KernelDefinitionException(file.name(), origin, "its parameter types are unknown: a "
-						+ file.form().name().toLowerCase(Locale.ROOT) + " file does not declare them; add a file '"
-						+ file.name() + ".params' beside it (for example 'int, float, buffer, buffer') or a KernelSource "
-						+ "bean named '" + file.name() + "' with .params(...)", null);
+				throw new KernelDefinitionException(KernelDefinitionException.Kind.UNKNOWN_PARAMETER_TYPES, file.name(),
+						origin, "its parameter types are unknown: a " + file.form().name().toLowerCase(Locale.ROOT)
+								+ " file does not declare them; add a file '" + file.name() + ".params' beside it (for "
+								+ "example 'int, float, buffer, buffer') or a KernelSource bean named '" + file.name()
+								+ "' with .params(...)",
+						null);
 			}
 			try {
 				params = KernelSignatures.fromCudaSource(new String(code, StandardCharsets.UTF_8), file.name());
 			}
-			catch (IllegalArgumentException ex) {
-				throw new KernelDefinitionException(file.name(), origin, "its parameter types cannot be read from the "
-						+ "source: " + ex.getMessage(), null);
+			catch (KernelSignatures.SignatureException ex) {
+				List<String> defined = ex.definedFunctions();
+				String suggestion = (defined.size() == 1) ? defined.get(0) + ".cu" : null;
+				throw new KernelDefinitionException(ex.kind(), file.name(), origin,
+						"its parameter types cannot be read from the source: " + ex.getMessage(), suggestion, null);
 			}
 		}
 		return new Definition(named.params(params.toArray(new ParamType[0])).withCuda(file.form(), code), origin);
@@ -292,8 +520,14 @@ public final class GpuKernels {
 			throw new UncheckedIOException("Cannot read " + params.getDescription(), ex);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new KernelDefinitionException(file.name(), params.getDescription(), ex.getMessage(), null);
+			throw new KernelDefinitionException(KernelDefinitionException.Kind.INVALID_PARAMS_FILE, file.name(),
+					params.getDescription(), ex.getMessage(), null);
 		}
+	}
+
+	private static String extension(KernelFile file) {
+		String fileName = Objects.requireNonNull(file.resource().getFilename(), "file name");
+		return fileName.substring(fileName.lastIndexOf('.') + 1);
 	}
 
 	private static byte[] read(KernelFile file) {

@@ -21,6 +21,8 @@ final class KernelSignatures {
 
 	private static final Pattern ANNOTATIONS = Pattern.compile("__launch_bounds__\\s*\\([^)]*\\)|__noinline__|__forceinline__");
 
+	private static final Pattern GLOBAL_FUNCTION = Pattern.compile("__global__\\s+void\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*\\(");
+
 	/** Scalar C types the launcher can pass, after qualifiers are removed and spaces collapsed. */
 	private static final Map<String, ParamType> SCALARS = Map.ofEntries(Map.entry("int", ParamType.INT),
 			Map.entry("signed", ParamType.INT), Map.entry("signed int", ParamType.INT),
@@ -42,7 +44,7 @@ final class KernelSignatures {
 	 * pointers are {@link ParamType#BUFFER}s; {@code int}, {@code unsigned}, {@code int32_t} are
 	 * {@code INT}; {@code long}, {@code long long}, {@code size_t}, {@code int64_t} are {@code LONG}
 	 * (64-bit, as on Linux); {@code float} and {@code double} are themselves.
-	 * @throws IllegalArgumentException naming what could not be read
+	 * @throws SignatureException naming what could not be read
 	 */
 	static List<ParamType> fromCudaSource(String source, String name) {
 		String code = COMMENTS.matcher(source).replaceAll(" ");
@@ -51,8 +53,17 @@ final class KernelSignatures {
 			.compile("__global__\\s+void\\s+" + Pattern.quote(name) + "\\s*\\(([^)]*)\\)", Pattern.DOTALL)
 			.matcher(code);
 		if (!matcher.find()) {
-			throw new IllegalArgumentException("it declares no '__global__ void " + name + "(...)' function; a kernel "
-					+ "file must define an extern \"C\" kernel named like the file");
+			List<String> defined = new ArrayList<>();
+			Matcher global = GLOBAL_FUNCTION.matcher(code);
+			while (global.find()) {
+				defined.add(global.group(1));
+			}
+			String found = defined.isEmpty() ? "it defines no __global__ function at all"
+					: "it defines " + String.join(", ", defined.stream().map((n) -> "'" + n + "'").toList());
+			throw new SignatureException(KernelDefinitionException.Kind.MISSING_ENTRY_POINT,
+					"it declares no '__global__ void " + name + "(...)' function (" + found + "); a kernel file must "
+							+ "define an extern \"C\" kernel named like the file",
+					defined);
 		}
 		String list = matcher.group(1).strip();
 		List<ParamType> types = new ArrayList<>();
@@ -73,14 +84,17 @@ final class KernelSignatures {
 		}
 		int lastSpace = text.lastIndexOf(' ');
 		if (lastSpace < 0) {
-			throw new IllegalArgumentException("parameter " + index + " ('" + parameter.strip() + "') has no name");
+			throw new SignatureException(KernelDefinitionException.Kind.UNSUPPORTED_PARAMETER_TYPE,
+					"parameter " + index + " ('" + parameter.strip() + "') has no name", List.of());
 		}
 		String type = text.substring(0, lastSpace).strip();
 		ParamType mapped = SCALARS.get(type);
 		if (mapped == null) {
-			throw new IllegalArgumentException("parameter " + index + " ('" + parameter.strip() + "') has type '" + type
-					+ "', which the launcher cannot pass; supported are pointers (BUFFER), int, long long, float, "
-					+ "double and their aliases");
+			throw new SignatureException(KernelDefinitionException.Kind.UNSUPPORTED_PARAMETER_TYPE,
+					"parameter " + index + " ('" + parameter.strip() + "') has type '" + type
+							+ "', which the launcher cannot pass; supported are pointers (BUFFER), int, long long, float, "
+							+ "double and their aliases",
+					List.of());
 		}
 		return mapped;
 	}
@@ -110,6 +124,32 @@ final class KernelSignatures {
 			}
 		}
 		return types;
+	}
+
+	/** A CUDA C signature that cannot be read, and why. */
+	static final class SignatureException extends IllegalArgumentException {
+
+		private static final long serialVersionUID = 1L;
+
+		private final KernelDefinitionException.Kind kind;
+
+		private final List<String> definedFunctions;
+
+		SignatureException(KernelDefinitionException.Kind kind, String message, List<String> definedFunctions) {
+			super(message);
+			this.kind = kind;
+			this.definedFunctions = List.copyOf(definedFunctions);
+		}
+
+		KernelDefinitionException.Kind kind() {
+			return this.kind;
+		}
+
+		/** The {@code __global__} functions the source does define (for a missing entry point). */
+		List<String> definedFunctions() {
+			return this.definedFunctions;
+		}
+
 	}
 
 }

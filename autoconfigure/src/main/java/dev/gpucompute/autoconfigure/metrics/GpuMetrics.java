@@ -1,8 +1,5 @@
 package dev.gpucompute.autoconfigure.metrics;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,11 +32,11 @@ import dev.gpucompute.StreamPool;
  * <tr><td>{@code gpu.kernel.launches} (tags {@code kernel}, {@code outcome})</td><td>function
  * counter</td><td>{@link Kernel#stats()}: {@code success} = launches enqueued, {@code error} = launches
  * rejected by the backend plus kernels that failed while running</td></tr>
- * <tr><td>{@code gpu.kernel.duration} (tag {@code kernel})</td><td>timer with histogram buckets
- * (1-2-5 steps, 1 µs to 60 s)</td><td>device time of timed launches ({@code gpu.metrics.kernel-timing})</td></tr>
+ * <tr><td>{@code gpu.kernel.duration} (tag {@code kernel})</td><td>timer</td><td>device time of timed
+ * launches ({@code gpu.metrics.kernel-timing})</td></tr>
  * <tr><td>{@code gpu.streams.active}, {@code .idle}, {@code .pending}, {@code .max}</td><td>gauges</td>
  * <td>{@link StreamPool#stats()}</td></tr>
- * <tr><td>{@code gpu.streams.acquire} (with histogram buckets), {@code gpu.streams.usage}</td>
+ * <tr><td>{@code gpu.streams.acquire}, {@code gpu.streams.usage}</td>
  * <td>timers</td><td>the listener</td></tr>
  * <tr><td>{@code gpu.streams.timeout}</td><td>function counter</td><td>the pool's timeout count</td></tr>
  * <tr><td>{@code gpu.streams.utilization}</td><td>gauge (0..1)</td><td>the pool's sampled busy
@@ -54,6 +51,11 @@ import dev.gpucompute.StreamPool;
  * the two). Kernel tags only ever name kernels loaded into the context, so their cardinality is
  * bounded by the kernel registry: kernels loaded at bind time are registered up front (their series
  * exist at zero), kernels loaded later on their first launch.
+ *
+ * <p>The timers carry no histogram of their own: percentiles and buckets are the registry's
+ * configuration (in Spring Boot, {@code management.metrics.distribution.*}).
+ * {@link GpuHistogramBuckets} adds the buckets the Grafana dashboard needs; Spring Boot applies it to
+ * Prometheus registries only.
  *
  * <p>Without a {@link MicrometerGpuListener} (a context opened without it) the gauges and counters
  * still work; {@code gpu.kernel.duration}, {@code gpu.streams.acquire} and {@code gpu.streams.usage}
@@ -126,15 +128,6 @@ public final class GpuMetrics implements MeterBinder {
 
 	/** Outcome of a launch that was rejected or failed while running. */
 	public static final String OUTCOME_ERROR = "error";
-
-	/**
-	 * Histogram buckets of the timers: 1-2-5 steps from 1 µs to 60 s. Kernels and lease waits range
-	 * from microseconds to seconds; 25 fixed buckets per series keep Prometheus cardinality low (a
-	 * percentile histogram over the same range has over a hundred); a quantile estimate stays inside
-	 * its bucket, at most 2.5 times wide. Override with
-	 * {@code management.metrics.distribution.slo.<meter>}.
-	 */
-	static final Duration[] BUCKETS = buckets();
 
 	private final GpuContext context;
 
@@ -222,17 +215,6 @@ public final class GpuMetrics implements MeterBinder {
 		}
 	}
 
-	private static Duration[] buckets() {
-		List<Duration> buckets = new ArrayList<>();
-		for (long decade = 1_000; decade <= 10_000_000_000L; decade *= 10) {
-			for (long step : new long[] { 1, 2, 5 }) {
-				buckets.add(Duration.ofNanos(decade * step));
-			}
-		}
-		buckets.add(Duration.ofSeconds(60));
-		return buckets.toArray(new Duration[0]);
-	}
-
 	private static double memory(GpuContext context, boolean used) {
 		try {
 			return used ? context.memory().usedBytes() : context.memory().totalBytes();
@@ -259,7 +241,6 @@ public final class GpuMetrics implements MeterBinder {
 			this.acquire = Timer.builder(STREAMS_ACQUIRE)
 				.description("Time threads waited for a GPU stream lease")
 				.tags(GpuMetrics.this.tags)
-				.serviceLevelObjectives(BUCKETS)
 				.register(registry);
 			this.usage = Timer.builder(STREAMS_USAGE)
 				.description("Time GPU stream leases were held")
@@ -320,7 +301,6 @@ public final class GpuMetrics implements MeterBinder {
 			return Timer.builder(KERNEL_DURATION)
 				.description("Device time of timed GPU kernel launches, measured with events")
 				.tags(kernelTags)
-				.serviceLevelObjectives(BUCKETS)
 				.register(this.registry);
 		}
 

@@ -1,7 +1,11 @@
 package dev.gpucompute.autoconfigure.metrics;
 
+import java.util.Map;
+
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,7 +14,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MeterRegistryCustomizer;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
@@ -21,6 +28,11 @@ import dev.gpucompute.GpuListener;
  * {@link MicrometerGpuListener} that the GPU auto-configuration passes to the {@link GpuContext} (as
  * it does with every {@link GpuListener} bean), and a {@link GpuMetrics} binder that Spring Boot binds
  * to the meter registry. Backs off without Micrometer or without a meter registry.
+ *
+ * <p>Histograms follow Spring Boot's {@code management.metrics.distribution.*} properties. Only
+ * Prometheus registries get default buckets ({@link GpuHistogramBuckets}) for the two timers the
+ * Grafana dashboard reads quantiles from, and only while those properties say nothing about them;
+ * other registries get no buckets unless configured.
  */
 @AutoConfiguration(after = GpuAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
@@ -39,6 +51,44 @@ public final class GpuMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpuMetrics gpuMetrics(GpuContext context, ObjectProvider<MicrometerGpuListener> listener) {
 		return new GpuMetrics(context, listener.getIfAvailable());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ PrometheusMeterRegistry.class, MeterRegistryCustomizer.class, MetricsProperties.class })
+	static class PrometheusHistogramConfiguration {
+
+		@Bean
+		MeterRegistryCustomizer<PrometheusMeterRegistry> gpuPrometheusHistogramBuckets(
+				ObjectProvider<MetricsProperties> properties) {
+			MetricsProperties metrics = properties.getIfAvailable(MetricsProperties::new);
+			return (registry) -> registry.config()
+				.meterFilter(new GpuHistogramBuckets((id) -> configuredByProperties(metrics.getDistribution(), id)));
+		}
+
+		/**
+		 * Whether {@code management.metrics.distribution.slo} or {@code .percentiles-histogram}
+		 * covers the meter, looked up as Spring Boot's own filter does (by name and its dotted
+		 * prefixes, {@code all} for the histogram), which applies them after this default.
+		 */
+		private static boolean configuredByProperties(MetricsProperties.Distribution distribution, Meter.Id id) {
+			return lookup(distribution.getSlo(), id.getName()) != null
+					|| lookup(distribution.getPercentilesHistogram(), id.getName()) != null
+					|| distribution.getPercentilesHistogram().get("all") != null;
+		}
+
+		private static <T> T lookup(Map<String, T> values, String name) {
+			String candidate = name;
+			while (!candidate.isEmpty()) {
+				T value = values.get(candidate);
+				if (value != null) {
+					return value;
+				}
+				int lastDot = candidate.lastIndexOf('.');
+				candidate = (lastDot != -1) ? candidate.substring(0, lastDot) : "";
+			}
+			return null;
+		}
+
 	}
 
 }

@@ -12,6 +12,7 @@ import java.util.Map;
 
 import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -166,6 +167,16 @@ class GpuActuatorWebTests {
 		assertThat(json.read("$.gpu.uuid", String.class)).isEqualTo(this.context.device().uuid());
 		assertThat(json.read("$.gpu.driverVersion", String.class)).isEqualTo(this.context.device().driverVersion());
 		assertThat(json.read("$.gpu.computeCapability", String.class)).isEmpty();
+	}
+
+	@Test
+	void infoShowsTheRuntimeVersionFromTheRuntimeJarsManifest() throws Exception {
+		// The reactor build (mvn verify) puts the packaged runtime jar on this class path; an IDE puts its classes.
+		String runtime = GpuContext.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+		Assumptions.assumeTrue(runtime.endsWith(".jar"), () -> "the runtime comes from " + runtime + ", not its jar");
+		DocumentContext json = getJson("/actuator/info");
+		assertThat(json.read("$.gpu.runtimeVersion", String.class)).isNotBlank()
+			.isEqualTo(System.getProperty("gpu-compute.version"));
 	}
 
 	private DocumentContext getJson(String path) throws IOException, InterruptedException {

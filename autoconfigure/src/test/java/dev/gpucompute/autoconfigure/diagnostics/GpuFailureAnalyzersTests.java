@@ -19,7 +19,9 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
@@ -28,8 +30,12 @@ import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelCompilationException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
+import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
 import dev.gpucompute.autoconfigure.kernels.KernelLoadException;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -132,6 +138,38 @@ class GpuFailureAnalyzersTests {
 	}
 
 	@Test
+	void valueSetInAPropertiesFileIsShownWithItsFileAndLine(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(config("bad-backend.properties")));
+		assertThat(output).contains("gpu.backend is set to 'rocm' (class path resource "
+				+ "[failure-analysis/bad-backend.properties] - 2:13), which is not one of its values: auto, cuda, cpu.");
+	}
+
+	@Test
+	void valueSetInYamlIsShownWithItsFileAndLine(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(config("bad-timeout.yml")));
+		assertThat(output).contains("gpu.streams.acquire-timeout = -1s (class path resource "
+				+ "[failure-analysis/bad-timeout.yml] - 3:22): must not be negative");
+	}
+
+	@Test
+	void poolContradictionSetInAFileShowsWhereBothSizesWereSet(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(config("bad-sizes.properties")));
+		assertThat(output).contains("gpu.streams.pool-size (64) is larger than gpu.streams.max-size (16)")
+			.contains("gpu.streams.pool-size = 64 (class path resource [failure-analysis/bad-sizes.properties] - 2:23)")
+			.contains("gpu.streams.max-size = 16 (class path resource [failure-analysis/bad-sizes.properties] - 3:22)")
+			.contains("gpu.cpu.threads = 0 (class path resource [failure-analysis/bad-sizes.properties] - 4:17): "
+					+ "must be at least 1");
+	}
+
+	@Test
+	void valueFromASystemPropertyIsShownAsSuch() {
+		FailureAnalysis analysis = analyze(new InvalidGpuPropertyValueFailureAnalyzer(),
+				(runner) -> runner.withSystemProperties("gpu.backend=rocm"));
+		assertThat(analysis.getDescription()).contains("gpu.backend is set to 'rocm' (")
+			.contains("from property source \"systemProperties\"");
+	}
+
+	@Test
 	void kernelDefinitionError() {
 		FailureAnalysis analysis = analyze(new KernelDefinitionFailureAnalyzer(),
 				"gpu.kernels.locations=classpath:kernels/no-params/");
@@ -139,6 +177,95 @@ class GpuFailureAnalyzersTests {
 			.contains("kernels/no-params/scale.ptx")
 			.contains("parameter types are unknown");
 		assertThat(analysis.getAction()).contains("KernelSource bean").contains("'scale.params'");
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			classpath:kernels/bad-name/   | INVALID_NAME               | Rename the file to a C identifier (letters, digits and underscores, not starting with a digit), for example 'my_kernel.cu',
+			classpath:kernels/no-params/  | UNKNOWN_PARAMETER_TYPES    | add a file 'scale.params' beside it listing them in order
+			classpath:kernels/bad-params/ | INVALID_PARAMS_FILE        | List only int, long, float, double and buffer in 'scale.params'
+			classpath:kernels/bad-type/   | UNSUPPORTED_PARAMETER_TYPE | Change the parameter to a type the launcher can pass
+			classpath:kernels/no-entry/   | MISSING_ENTRY_POINT        | Rename the file to 'something_else.cu', or rename the function.
+			classpath:kernels/empty/*     | NOT_A_KERNEL_FILE          | Make gpu.kernels.locations match kernel files only
+			""")
+	void eachKernelFileProblemHasItsOwnAction(String location, KernelDefinitionException.Kind kind, String action) {
+		FailureAnalysis analysis = analyzeKernelDefinition(kind, (runner) -> runner
+			.withPropertyValues("gpu.backend=cpu", "gpu.kernels.locations=" + location));
+		assertThat(analysis.getAction()).contains(action);
+	}
+
+	@Test
+	void everyKindOfKernelDefinitionProblemHasADifferentAction() {
+		ApplicationContextRunner cpu = this.runner.withPropertyValues("gpu.backend=cpu");
+		java.util.Map<KernelDefinitionException.Kind, String> actions = new java.util.EnumMap<>(
+				KernelDefinitionException.Kind.class);
+		java.util.Map<String, KernelDefinitionException.Kind> kinds = java.util.Map.of("kernels/bad-name/",
+				KernelDefinitionException.Kind.INVALID_NAME, "kernels/no-params/",
+				KernelDefinitionException.Kind.UNKNOWN_PARAMETER_TYPES, "kernels/bad-params/",
+				KernelDefinitionException.Kind.INVALID_PARAMS_FILE, "kernels/bad-type/",
+				KernelDefinitionException.Kind.UNSUPPORTED_PARAMETER_TYPE, "kernels/no-entry/",
+				KernelDefinitionException.Kind.MISSING_ENTRY_POINT, "kernels/empty/*",
+				KernelDefinitionException.Kind.NOT_A_KERNEL_FILE);
+		kinds.forEach((location, kind) -> actions.put(kind, analyzeKernelDefinition(kind,
+				(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:" + location))
+			.getAction()));
+		actions.put(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
+						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/")
+							.withBean("scale", KernelSource.class,
+									() -> KernelSource.named("scale").params(ParamType.INT, ParamType.INT)))
+					.getAction());
+		actions.put(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
+						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/types/mixed.cu")
+							.withBean("mixed", KernelSource.class,
+									() -> KernelSource.named("mixed").cuda("extern \"C\" __global__ void mixed() {}")))
+					.getAction());
+		actions.put(KernelDefinitionException.Kind.DUPLICATE_FILES,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_FILES,
+						(runner) -> cpu.withPropertyValues(
+								"gpu.kernels.locations=classpath:kernels/sidecar/,classpath:failure-analysis/gpu/kernels/"))
+					.getAction());
+		actions.put(KernelDefinitionException.Kind.DUPLICATE_BEANS,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_BEANS,
+						(runner) -> cpu.withBean("one", KernelSource.class, () -> KernelSource.named("twice"))
+							.withBean("two", KernelSource.class, () -> KernelSource.named("twice")))
+					.getAction());
+		assertThat(actions).containsOnlyKeys(KernelDefinitionException.Kind.values());
+		assertThat(new java.util.HashSet<>(actions.values())).hasSize(KernelDefinitionException.Kind.values().length);
+	}
+
+	@Test
+	void misspelledKernelLocationSetInAFileFailsStartUpWithASuggestion(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(config("misspelled-location.properties")));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("gpu.kernels.locations contains 'classpath:failure-analysis/gpu/kernal/' (class path resource "
+					+ "[failure-analysis/misspelled-location.properties] - 2:23), which does not exist")
+			.contains("Kernel files were found in:\n    classpath:failure-analysis/gpu/kernels/")
+			.contains("did you mean 'classpath:failure-analysis/gpu/kernels/'?");
+	}
+
+	@Test
+	void injectedLauncherWithTheGpuDisabledSaysSoAndWhere(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(NeedsALauncher.class, config("gpu-disabled.properties")));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Parameter 0 of constructor in " + PricingService.class.getName() + " required a bean of type "
+					+ "'dev.gpucompute.GpuLauncher' that could not be found: gpu.enabled is false (class path resource "
+					+ "[failure-analysis/gpu-disabled.properties] - 3:13)")
+			.contains("Remove gpu.enabled=false")
+			.contains("ObjectProvider<GpuLauncher>");
+	}
+
+	@Test
+	void missingGpuBeanForAnotherReasonIsLeftToSpringBoot() {
+		// Two contexts and no primary one: the launcher backs off, and gpu.enabled has nothing to do with it.
+		this.runner.withPropertyValues("gpu.backend=cpu")
+			.withUserConfiguration(TwoContexts.class, NeedsALauncher.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(new GpuDisabledFailureAnalyzer(new StandardEnvironment())
+					.analyze(context.getStartupFailure())).isNull();
+			});
 	}
 
 	@Test
@@ -182,7 +309,9 @@ class GpuFailureAnalyzersTests {
 		List<String> names = analyzers.stream().map((analyzer) -> analyzer.getClass().getSimpleName()).toList();
 		assertThat(names).contains("InvalidGpuPropertyValueFailureAnalyzer", "InvalidGpuPropertiesFailureAnalyzer",
 				"BackendUnavailableFailureAnalyzer", "DeviceOrdinalFailureAnalyzer", "KernelCompilationFailureAnalyzer",
-				"KernelDefinitionFailureAnalyzer");
+				"KernelDefinitionFailureAnalyzer", "KernelLocationFailureAnalyzer", "GpuDisabledFailureAnalyzer");
+		assertThat(names.indexOf("GpuDisabledFailureAnalyzer"))
+			.isLessThan(names.indexOf("NoSuchBeanDefinitionFailureAnalyzer"));
 		assertThat(names.indexOf("InvalidGpuPropertyValueFailureAnalyzer")).isLessThan(names.indexOf("BindFailureAnalyzer"));
 		assertThat(names.indexOf("InvalidGpuPropertiesFailureAnalyzer"))
 			.isLessThan(names.indexOf("BindValidationFailureAnalyzer"));
@@ -205,24 +334,80 @@ class GpuFailureAnalyzersTests {
 	}
 
 	private static void run(String... args) {
-		SpringApplication application = new SpringApplication(EmptyApplication.class);
-		application.setWebApplicationType(WebApplicationType.NONE);
-		application.run(args).close();
+		run(EmptyApplication.class, args);
+	}
+
+	private static void run(Class<?> application, String... args) {
+		SpringApplication springApplication = new SpringApplication(application);
+		springApplication.setWebApplicationType(WebApplicationType.NONE);
+		springApplication.run(args).close();
+	}
+
+	/** Reads the application's configuration from one test file, as if it were its application.properties. */
+	private static String config(String file) {
+		return "--spring.config.location=classpath:failure-analysis/" + file;
 	}
 
 	private FailureAnalysis analyze(FailureAnalyzer analyzer, String... properties) {
+		return analyze(analyzer, (runner) -> runner.withPropertyValues(properties));
+	}
+
+	private FailureAnalysis analyze(FailureAnalyzer analyzer,
+			java.util.function.UnaryOperator<ApplicationContextRunner> customizer) {
 		FailureAnalysis[] result = new FailureAnalysis[1];
-		this.runner.withPropertyValues(properties).run((context) -> {
+		customizer.apply(this.runner).run((context) -> {
 			assertThat(context).hasFailed();
 			result[0] = analyzer.analyze(context.getStartupFailure());
 		});
-		assertThat(result[0]).as("analysis of %s", List.of(properties)).isNotNull();
+		assertThat(result[0]).as("analysis").isNotNull();
+		return result[0];
+	}
+
+	private FailureAnalysis analyzeKernelDefinition(KernelDefinitionException.Kind kind,
+			java.util.function.UnaryOperator<ApplicationContextRunner> customizer) {
+		FailureAnalysis[] result = new FailureAnalysis[1];
+		customizer.apply(this.runner).run((context) -> {
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(KernelDefinitionException.class, (ex) -> assertThat(ex.kind()).isEqualTo(kind));
+			result[0] = new KernelDefinitionFailureAnalyzer().analyze(context.getStartupFailure());
+		});
+		assertThat(result[0]).as("analysis of %s", kind).isNotNull();
 		return result[0];
 	}
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	static class EmptyApplication {
+
+	}
+
+	/** An application with a component that needs the launcher. */
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	@Import(PricingService.class)
+	static class NeedsALauncher {
+
+	}
+
+	static class PricingService {
+
+		PricingService(GpuLauncher launcher) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoContexts {
+
+		@Bean(destroyMethod = "close")
+		GpuContext first() {
+			return GpuContext.builder().backend(Backend.CPU).poolSize(0).cpuThreads(1).open();
+		}
+
+		@Bean(destroyMethod = "close")
+		GpuContext second() {
+			return GpuContext.builder().backend(Backend.CPU).poolSize(0).cpuThreads(1).open();
+		}
 
 	}
 

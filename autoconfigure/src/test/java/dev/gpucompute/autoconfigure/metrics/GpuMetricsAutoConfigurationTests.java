@@ -2,12 +2,17 @@ package dev.gpucompute.autoconfigure.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.prometheus.PrometheusMetricsExportAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -24,7 +29,8 @@ import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 
 /**
  * {@link GpuMetricsAutoConfiguration}: meters bound to the application's registry, the listener
- * handed to the context, and backing off without Micrometer.
+ * handed to the context, histogram buckets that follow {@code management.metrics.distribution.*}
+ * (a default for Prometheus only), and backing off without Micrometer.
  */
 class GpuMetricsAutoConfigurationTests {
 
@@ -35,6 +41,10 @@ class GpuMetricsAutoConfigurationTests {
 
 	private final ApplicationContextRunner withRegistry = this.runner.withConfiguration(AutoConfigurations.of(
 			MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+			CompositeMeterRegistryAutoConfiguration.class));
+
+	private final ApplicationContextRunner withPrometheus = this.runner.withConfiguration(AutoConfigurations.of(
+			MetricsAutoConfiguration.class, PrometheusMetricsExportAutoConfiguration.class,
 			CompositeMeterRegistryAutoConfiguration.class));
 
 	@Test
@@ -96,6 +106,69 @@ class GpuMetricsAutoConfigurationTests {
 		this.withRegistry.withPropertyValues("gpu.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(GpuContext.class).doesNotHaveBean(GpuMetrics.class);
 		});
+	}
+
+	@Test
+	void prometheusGetsTheDashboardBucketsForTwoTimersOnly() {
+		this.withPrometheus.withUserConfiguration(KernelConfiguration.class).run((context) -> {
+			String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+			// 25 bounds from 1 us to 60 s, plus +Inf
+			assertThat(series(scrape, "gpu_kernel_duration_seconds_bucket")).isEqualTo(26);
+			assertThat(series(scrape, "gpu_streams_acquire_seconds_bucket")).isEqualTo(26);
+			assertThat(scrape).contains("le=\"1.0E-6\"").contains("le=\"60.0\"");
+			assertThat(series(scrape, "gpu_streams_usage_seconds_bucket")).isZero();
+		});
+	}
+
+	@Test
+	void otherRegistriesGetNoBucketsByDefault() {
+		this.withRegistry.withUserConfiguration(KernelConfiguration.class).run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			for (Timer timer : List.of(registry.get(GpuMetrics.KERNEL_DURATION).timer(),
+					registry.get(GpuMetrics.STREAMS_ACQUIRE).timer(), registry.get(GpuMetrics.STREAMS_USAGE).timer())) {
+				assertThat(timer.takeSnapshot().histogramCounts()).as(timer.getId().getName()).isEmpty();
+				// count, total time, max: no bucket series
+				assertThat(timer.measure()).as(timer.getId().getName()).hasSize(3);
+			}
+		});
+	}
+
+	@Test
+	void sloPropertyReplacesTheDefaultBuckets() {
+		this.withPrometheus.withUserConfiguration(KernelConfiguration.class)
+			.withPropertyValues("management.metrics.distribution.slo.gpu.kernel.duration=100us,1ms,10ms")
+			.run((context) -> {
+				String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+				assertThat(series(scrape, "gpu_kernel_duration_seconds_bucket")).isEqualTo(4);
+				assertThat(series(scrape, "gpu_streams_acquire_seconds_bucket")).isEqualTo(26);
+			});
+	}
+
+	@Test
+	void percentilesHistogramPropertyTurnsTheDefaultOff() {
+		this.withPrometheus.withUserConfiguration(KernelConfiguration.class)
+			.withPropertyValues("management.metrics.distribution.percentiles-histogram.gpu=false")
+			.run((context) -> {
+				String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+				assertThat(series(scrape, "gpu_kernel_duration_seconds_bucket")).isZero();
+				assertThat(series(scrape, "gpu_streams_acquire_seconds_bucket")).isZero();
+				assertThat(scrape).contains("gpu_kernel_duration_seconds_count{");
+			});
+	}
+
+	@Test
+	void histogramPropertiesApplyToOtherRegistriesToo() {
+		this.withRegistry.withUserConfiguration(KernelConfiguration.class)
+			.withPropertyValues("management.metrics.distribution.slo.gpu.kernel.duration=1ms,10ms")
+			.run((context) -> assertThat(context.getBean(MeterRegistry.class)
+				.get(GpuMetrics.KERNEL_DURATION)
+				.timer()
+				.takeSnapshot()
+				.histogramCounts()).hasSize(2));
+	}
+
+	private static long series(String scrape, String name) {
+		return scrape.lines().filter((line) -> line.startsWith(name + "{")).count();
 	}
 
 	@Configuration(proxyBeanMethods = false)

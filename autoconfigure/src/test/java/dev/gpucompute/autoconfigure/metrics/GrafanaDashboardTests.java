@@ -55,9 +55,25 @@ class GrafanaDashboardTests {
 				.contains("\"uuid\""));
 	}
 
+	@Test
+	void panelUnitsMatchWhatTheQueriesCompute() throws Exception {
+		String json = java.nio.file.Files.readString(DashboardQueries.DASHBOARD);
+		// Device seconds per second: a ratio, not a duration.
+		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
+				"$.panels[?(@.title == 'Device time per second by kernel')].fieldConfig.defaults.unit"))
+			.containsExactly("percentunit");
+		// Quantiles and means of timers are durations.
+		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
+				"$.panels[?(@.title in ['Device time percentiles by kernel', 'Stream acquire wait', 'Lease hold time'])]"
+						+ ".fieldConfig.defaults.unit"))
+			.containsExactly("s", "s", "s");
+	}
+
 	/** The metric names of a Prometheus scrape of a CPU context with one launched, timed kernel. */
 	private static Set<String> scrapedNames() {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		// What Spring Boot applies to Prometheus registries, and the docs ask plain-Java users to add.
+		registry.config().meterFilter(new GpuHistogramBuckets());
 		MicrometerGpuListener listener = new MicrometerGpuListener();
 		try (GpuContext context = GpuContext.builder()
 			.backend(Backend.CPU)

@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure.test;
+package dev.gpucompute.test;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure.test;
+package dev.gpucompute.test;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
@@ -23,6 +23,9 @@ import org.springframework.test.context.TestPropertySource;
  *
  * With an {@code ApplicationContextRunner}, use {@link #PROPERTY}:
  * {@code runner.withPropertyValues(GpuCpuBackend.PROPERTY)}.
+ *
+ * <p>Ships in {@code dev.gpucompute:gpu-compute-spring-boot-test}; declare it with {@code test}
+ * scope.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

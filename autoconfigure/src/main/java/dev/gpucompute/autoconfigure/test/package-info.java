@@ -1,4 +1,0 @@
-/**
- * Support for the tests of applications that use gpu-compute.
- */
-package dev.gpucompute.autoconfigure.test;
