@@ -69,6 +69,9 @@ final class CudaModules {
 
 	private final AtomicLong cacheHits = new AtomicLong();
 
+	/** Resolves buffer arguments; a field, so that packing a launch creates no lambda. */
+	private final LaunchPacking.Addresses addresses = this::argumentAddress;
+
 	CudaModules(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompiler compiler, List<String> compileOptions,
 			Path kernelCacheDir) {
 		this.backend = backend;
@@ -236,9 +239,9 @@ final class CudaModules {
 	}
 
 	/**
-	 * Packs the arguments into this thread's scratch: one 8-byte slot per parameter (an int or a
-	 * float uses the first 4 bytes; the driver copies each parameter's own size) and a cached
-	 * {@code void*[]} of slot addresses per arity, so a launch allocates nothing.
+	 * Packs the arguments into this thread's scratch ({@link LaunchPacking}: one fully written
+	 * 8-byte slot per parameter) and a cached {@code void*[]} of slot addresses per arity, so a
+	 * launch allocates nothing.
 	 */
 	private Pointer pack(LaunchArgs args, CudaKernel kernel) {
 		int count = args.count();
@@ -246,28 +249,18 @@ final class CudaModules {
 			return null;
 		}
 		LaunchScratch scratch = SCRATCH.get();
-		ByteBuffer values = scratch.values(count);
-		for (int i = 0; i < count; i++) {
-			int at = i << 3;
-			switch (args.type(i)) {
-				case INT -> values.putInt(at, args.i32(i));
-				case LONG -> values.putLong(at, args.i64(i));
-				case FLOAT -> values.putFloat(at, args.f32(i));
-				case DOUBLE -> values.putDouble(at, args.f64(i));
-				case BUFFER -> values.putLong(at, argumentMemory(args.memory(i), kernel, i).address);
-			}
-		}
+		LaunchPacking.pack(args, scratch.values(count), this.addresses, kernel.name());
 		return scratch.params(count);
 	}
 
-	private CudaMemory argumentMemory(NativeMemory memory, CudaKernel kernel, int index) {
+	private long argumentAddress(NativeMemory memory, int index, String kernelName) {
 		if (memory instanceof CudaMemory cudaMemory && cudaMemory.backend == this.backend && !cudaMemory.isFreed()) {
-			return cudaMemory;
+			return cudaMemory.address;
 		}
 		if (memory instanceof CudaMemory cudaMemory && cudaMemory.backend == this.backend) {
-			throw new GpuException("Argument " + index + " of kernel '" + kernel.name() + "' is a freed device buffer");
+			throw new GpuException("Argument " + index + " of kernel '" + kernelName + "' is a freed device buffer");
 		}
-		throw new ContextClosedException("Argument " + index + " of kernel '" + kernel.name()
+		throw new ContextClosedException("Argument " + index + " of kernel '" + kernelName
 				+ "' is not a buffer of the CUDA backend of device " + this.facts.ordinal + ": " + memory);
 	}
 
