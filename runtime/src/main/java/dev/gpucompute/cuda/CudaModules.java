@@ -138,7 +138,7 @@ final class CudaModules {
 
 	private Compiled compile(String name, byte[] code, List<String> options, String key) {
 		CudaCompiler.Result result = this.compiler.compile(name, new String(code, StandardCharsets.UTF_8), options,
-				this.facts.major, this.facts.minor);
+				this.facts.major, this.facts.minor, this.facts.driverVersion);
 		this.compileCount.incrementAndGet();
 		if (result.log() != null && !result.log().isBlank()) {
 			logger.info("Kernel '{}' compiled by {} with messages:\n{}", name, result.compiler(), result.log().strip());

@@ -61,7 +61,8 @@ class CudaCompilerTest {
 			.isInstanceOf(KernelCompilationException.class)
 			.hasMessageContaining("Kernel 'saxpy' could not be compiled")
 			.hasMessageContaining("no CUDA C compiler is available")
-			.hasMessageContaining("libnvrtc.so.12")
+			.hasMessageContaining("libnvrtc.so.13")
+			.hasMessageContaining("<name>.fatbin or <name>.ptx beside <name>.cu")
 			.hasMessageContaining("nvcc -ptx -arch=compute_90 kernel.cu")
 			.hasMessageContaining(".ptx");
 		assertThat(none.describe()).startsWith("none");
