@@ -33,6 +33,9 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final ConcurrentHashMap<String, Kernel> kernels = new ConcurrentHashMap<>();
 
+	/** Loads in progress by kernel name, so that each name is loaded once. */
+	private final ConcurrentHashMap<String, CompletableFuture<Kernel>> loading = new ConcurrentHashMap<>();
+
 	private final ThreadLocal<GpuStream> current = new ThreadLocal<>();
 
 	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
@@ -63,20 +66,54 @@ final class ContextLauncher implements GpuLauncher {
 		this.context.ensureOpen();
 		Kernel existing = this.kernels.get(source.name());
 		if (existing == null) {
-			synchronized (this.kernels) {
-				existing = this.kernels.get(source.name());
-				if (existing == null) {
-					Kernel loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
-					this.kernels.put(source.name(), loaded);
-					return loaded;
-				}
-			}
+			existing = loadOnce(source);
 		}
 		if (existing.source() != source && !existing.source().sameCode(source)) {
 			throw new GpuException("A different kernel named '" + source.name() + "' is already loaded; kernel names "
 					+ "must be unique within a context");
 		}
 		return existing;
+	}
+
+	/**
+	 * Loads a kernel not loaded yet, once per name: concurrent loads of the same name wait for the
+	 * first, loads of other names go ahead. Compiling CUDA C can take seconds, so no lock shared
+	 * between names is held meanwhile.
+	 */
+	private Kernel loadOnce(KernelSource source) {
+		String name = source.name();
+		CompletableFuture<Kernel> mine = new CompletableFuture<>();
+		CompletableFuture<Kernel> inFlight = this.loading.putIfAbsent(name, mine);
+		if (inFlight != null) {
+			try {
+				return inFlight.join();
+			}
+			catch (java.util.concurrent.CompletionException ex) {
+				if (ex.getCause() instanceof RuntimeException runtime) {
+					throw runtime;
+				}
+				if (ex.getCause() instanceof Error error) {
+					throw error;
+				}
+				throw ex;
+			}
+		}
+		try {
+			Kernel loaded = this.kernels.get(name); // loaded between the caller's look and the booking
+			if (loaded == null) {
+				loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
+				this.kernels.put(name, loaded);
+			}
+			mine.complete(loaded);
+			return loaded;
+		}
+		catch (RuntimeException | Error ex) {
+			mine.completeExceptionally(ex);
+			throw ex;
+		}
+		finally {
+			this.loading.remove(name, mine);
+		}
 	}
 
 	@Override
