@@ -341,6 +341,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.modules.cacheHits();
 	}
 
+	/** How many CUDA C kernels were loaded from code compiled ahead of time ({@link KernelSource#prebuilt}), not compiled. */
+	public long prebuiltLoads() {
+		return this.modules.prebuiltLoads();
+	}
+
 	/** The compiled-kernel cache directory, or {@code null} when there is no disk cache. */
 	public Path kernelCacheDir() {
 		return this.modules.kernelCacheDir();

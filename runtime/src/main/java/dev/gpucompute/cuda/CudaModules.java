@@ -69,6 +69,8 @@ final class CudaModules {
 
 	private final AtomicLong cacheHits = new AtomicLong();
 
+	private final AtomicLong prebuiltLoads = new AtomicLong();
+
 	/** Resolves buffer arguments; a field, so that packing a launch creates no lambda. */
 	private final LaunchPacking.Addresses addresses = this::argumentAddress;
 
@@ -91,6 +93,19 @@ final class CudaModules {
 					+ ".cuda(source), .ptx(text), .cubin(image), .fatbin(image) or .cudaResource(path)", null, null);
 		}
 		byte[] code = source.cudaCode();
+		if (form == KernelSource.CudaForm.SOURCE && source.prebuiltForm() != null) {
+			String origin = "prebuilt " + source.prebuiltForm().name().toLowerCase(java.util.Locale.ROOT);
+			try {
+				CudaKernel kernel = bind(name, loadModule(name, source.prebuiltCode(), origin), origin);
+				this.prebuiltLoads.incrementAndGet();
+				return kernel;
+			}
+			catch (KernelCompilationException ex) {
+				// Built for other architectures, or PTX newer than this driver: the source still compiles.
+				logger.warn("The {} code of kernel '{}' does not load on this device ({}); compiling its CUDA C source instead",
+						origin, name, ex.getMessage());
+			}
+		}
 		if (form == KernelSource.CudaForm.SOURCE) {
 			List<String> options = new ArrayList<>(this.compileOptions);
 			options.addAll(source.compileOptions());
@@ -201,6 +216,10 @@ final class CudaModules {
 
 	long cacheHits() {
 		return this.cacheHits.get();
+	}
+
+	long prebuiltLoads() {
+		return this.prebuiltLoads.get();
 	}
 
 	Path kernelCacheDir() {
