@@ -121,7 +121,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			this.facts = CudaDeviceFacts.read(this.device, this.ordinal, driver.driverVersion());
 			this.streams = new CudaStreams(this, this.facts);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
-			this.memory = new CudaMemoryManager(this, this.facts, config.memoryPoolReleaseThreshold());
+			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
 			String earlier = DEVICE_PROBLEMS.get(this.ordinal);
 			if (earlier != null && cuCtxSynchronize() == CudaErrors.SUCCESS) {
 				DEVICE_PROBLEMS.remove(this.ordinal, earlier); // the context was recreated since; it is healthy again
@@ -142,7 +142,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		logger.info("CUDA device {}: {} (compute capability {}, {} SMs, {}), driver {}, {} allocator, stream priorities {}..{}",
 				this.ordinal, info.name(), info.computeCapability(), info.multiprocessors(),
 				CudaFormat.bytes(info.totalMemoryBytes()), info.driverVersion(),
-				this.memory.streamOrderedAllocator() ? "stream-ordered" : "synchronous", this.facts.leastPriority,
+				this.memory.streamOrderedAllocator() ? "stream-ordered caching" : "synchronous caching", this.facts.leastPriority,
 				this.facts.greatestPriority);
 	}
 
@@ -229,6 +229,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	void forget(CudaStream stream) {
 		this.streams.forget(stream);
+		this.memory.streamDestroyed(stream);
 	}
 
 	void forget(CudaEvent event) {
@@ -422,9 +423,31 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.memory.streamOrderedAllocator();
 	}
 
-	/** Whether the memory pool release threshold from the configuration is in effect. */
-	public boolean memoryPoolReleaseThresholdApplied() {
-		return this.memory.releaseThresholdApplied();
+	/**
+	 * The caching allocator's figures: bytes in use, cached and reserved from the driver, driver
+	 * allocations and frees, reuses. Diagnostics and tests.
+	 */
+	public String allocatorStats() {
+		return this.memory.allocatorStats().toString();
+	}
+
+	/** How many allocations the caching allocator asked of the driver so far. */
+	public long driverAllocations() {
+		return this.memory.allocatorStats().driverAllocations();
+	}
+
+	/** The release threshold the caching allocator honours (bytes kept cached at most). */
+	public long memoryPoolReleaseThreshold() {
+		return this.memory.releaseThreshold();
+	}
+
+	/**
+	 * Gives all cached device memory back to the driver (as {@code torch.cuda.empty_cache()} does),
+	 * each block freed after its last use, ordered on the calling thread's legacy default stream.
+	 * @return the bytes released
+	 */
+	public long releaseCachedMemory() {
+		return this.memory.releaseCached(this.streams.legacy());
 	}
 
 	// ---------------------------------------------------------------- close

@@ -1,9 +1,7 @@
 package dev.gpucompute.cuda;
 
-import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemAllocAsync;
 import static jcuda.driver.JCudaDriver.cuMemAllocHost;
-import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemFreeAsync;
 import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
@@ -13,7 +11,6 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -23,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,14 +28,16 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.MemoryInfo;
 import jcuda.Pointer;
-import jcuda.driver.CUdevice;
-import jcuda.driver.CUmemPool_attribute;
-import jcuda.driver.CUmemoryPool;
+import jcuda.driver.CUevent;
 import jcuda.driver.JCudaDriver;
 
 /**
- * The memory room of a {@link CudaDeviceBackend}: device allocations, copies and fills enqueued on
- * streams, page-locked staging buffers, and the memory figures. Thread-safe.
+ * The memory room of a {@link CudaDeviceBackend}: device allocations through a stream-aware
+ * {@link CachingAllocator} (over {@code cuMemAllocAsync} when {@link AllocatorChoice} allows, else
+ * {@code cuMemAlloc}), copies and fills enqueued on streams, page-locked staging buffers, and the
+ * memory figures. The allocator honours {@code memoryPoolReleaseThreshold}: JCuda 12.6 has no
+ * {@code cuMemPoolSetAttribute}, so CUDA's own pool keeps its threshold of 0 and gives memory back
+ * at every synchronisation; the cache above it keeps what the threshold allows. Thread-safe.
  */
 final class CudaMemoryManager {
 
@@ -49,70 +47,71 @@ final class CudaMemoryManager {
 
 	private final CudaDeviceFacts facts;
 
-	private final boolean streamOrderedAllocator;
+	private final CudaAllocatorDriver driver;
 
-	private final boolean releaseThresholdApplied;
+	private final CachingAllocator<CudaStream, CUevent, DevicePointer> allocator;
+
+	private final String allocatorReason;
 
 	private final Set<CudaMemory> allocations = ConcurrentHashMap.newKeySet();
 
 	private final Map<ByteBuffer, Pointer> staging = Collections.synchronizedMap(new IdentityHashMap<>());
 
-	private final AtomicLong usedBytes = new AtomicLong();
-
-	private final AtomicLong liveBuffers = new AtomicLong();
-
-	CudaMemoryManager(CudaDeviceBackend backend, CudaDeviceFacts facts, long releaseThreshold) {
+	/**
+	 * Decides the allocator (a trial stream-ordered allocation on the legacy stream) and creates the
+	 * cache; the backend's context is current.
+	 */
+	CudaMemoryManager(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaStream legacy, long releaseThreshold) {
 		this.backend = backend;
 		this.facts = facts;
-		this.streamOrderedAllocator = facts.memoryPoolsSupported;
-		this.releaseThresholdApplied = this.streamOrderedAllocator && applyReleaseThreshold(facts.device, releaseThreshold);
+		AllocatorChoice choice = AllocatorChoice.decide(facts.memoryPoolsSupported,
+				facts.memoryPoolsSupported ? trialAllocation(legacy) : null);
+		if (!choice.streamOrdered()) {
+			logger.warn("CUDA device {}: {}", facts.ordinal, choice.reason());
+		}
+		this.allocatorReason = choice.reason();
+		this.driver = new CudaAllocatorDriver(backend, choice.streamOrdered());
+		this.allocator = new CachingAllocator<>(this.driver, releaseThreshold);
 	}
 
-	/**
-	 * Sets {@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD} on the device's default pool. JCuda 12.6.0
-	 * binds {@code cuMemAllocAsync}/{@code cuMemFreeAsync} but not {@code cuDeviceGetDefaultMemPool}
-	 * or {@code cuMemPoolSetAttribute}; they are looked up reflectively, so a JCuda that has them is
-	 * used, and without them the pool keeps CUDA's default threshold (0).
-	 */
-	private static boolean applyReleaseThreshold(CUdevice device, long threshold) {
-		Method getPool;
-		Method setAttribute;
-		try {
-			getPool = JCudaDriver.class.getMethod("cuDeviceGetDefaultMemPool", CUmemoryPool.class, CUdevice.class);
-			setAttribute = JCudaDriver.class.getMethod("cuMemPoolSetAttribute", CUmemoryPool.class, int.class, Pointer.class);
+	/** {@code cuMemAllocAsync} and {@code cuMemFreeAsync} of 256 bytes, then a synchronisation: the first failure, or success. */
+	private static int trialAllocation(CudaStream legacy) {
+		DevicePointer pointer = new DevicePointer();
+		int result = cuMemAllocAsync(pointer, 256, legacy.handle);
+		if (result != CudaErrors.SUCCESS) {
+			return result;
 		}
-		catch (NoSuchMethodException ex) {
-			if (threshold > 0) {
-				logger.info("This JCuda has no binding for cuMemPoolSetAttribute, so the memory pool release threshold "
-						+ "({} bytes) is not applied: unused pool memory is returned to the driver at each synchronisation "
-						+ "(CUDA's default threshold, 0)", threshold);
-			}
-			return false;
-		}
-		try {
-			CUmemoryPool pool = new CUmemoryPool();
-			int result = (Integer) getPool.invoke(null, pool, device);
-			if (result == CudaErrors.SUCCESS) {
-				result = (Integer) setAttribute.invoke(null, pool, CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-						Pointer.to(new long[] { Math.max(0, threshold) }));
-			}
-			if (result != CudaErrors.SUCCESS) {
-				logger.warn("Could not set the memory pool release threshold: {}", CudaErrors.describe(result));
-			}
-			return result == CudaErrors.SUCCESS;
-		}
-		catch (ReflectiveOperationException | RuntimeException ex) {
-			logger.warn("Could not set the memory pool release threshold: {}", ex.toString());
-			return false;
-		}
+		result = cuMemFreeAsync(pointer, legacy.handle);
+		int synchronized_ = JCudaDriver.cuStreamSynchronize(legacy.handle);
+		return (result != CudaErrors.SUCCESS) ? result : synchronized_;
 	}
 
 	boolean streamOrderedAllocator() {
-		return this.streamOrderedAllocator;
+		return this.driver.streamOrdered();
 	}
 
-	boolean releaseThresholdApplied() {
-		return this.releaseThresholdApplied;
+	/** Why this allocator (for logs and diagnostics). */
+	String allocatorReason() {
+		return this.allocatorReason;
+	}
+
+	CachingAllocator.Stats allocatorStats() {
+		return this.allocator.stats();
+	}
+
+	long releaseThreshold() {
+		return this.allocator.releaseThreshold();
+	}
+
+	/** Gives every cached block back to the driver, ordered on {@code via}; returns the bytes. */
+	long releaseCached(CudaStream via) {
+		this.backend.enter();
+		return this.allocator.releaseCached(via);
+	}
+
+	/** A stream is about to be destroyed: its cached blocks stay reusable by other streams. */
+	void streamDestroyed(CudaStream stream) {
+		this.allocator.streamDestroyed(stream);
 	}
 
 	/** Checks that {@code memory} is a live allocation of this backend. */
@@ -130,46 +129,19 @@ final class CudaMemoryManager {
 		if (bytes < 0) {
 			throw new IllegalArgumentException("Cannot allocate " + bytes + " bytes");
 		}
-		DevicePointer pointer = new DevicePointer();
-		long size = Math.max(bytes, 1);
-		int result = this.streamOrderedAllocator ? cuMemAllocAsync(pointer, size, stream.handle) : cuMemAlloc(pointer, size);
-		if (result != CudaErrors.SUCCESS) {
-			String call = this.streamOrderedAllocator ? "cuMemAllocAsync" : "cuMemAlloc";
-			if (CudaErrors.isSticky(result)) {
-				this.backend.markUnhealthy(CudaErrors.stickyProblem(result, call, stream.lastKernel, stream.name()));
-			}
-			throw CudaErrors.toException(result, call, null, stream.name(), bytes);
-		}
-		CudaMemory memory = new CudaMemory(this.backend, pointer, bytes, this.streamOrderedAllocator);
+		CudaMemory memory = new CudaMemory(this.backend, this.allocator.allocate(bytes, stream), bytes);
 		this.allocations.add(memory);
-		this.usedBytes.addAndGet(bytes);
-		this.liveBuffers.incrementAndGet();
 		return memory;
 	}
 
-	/** Frees after the work enqueued on {@code stream} so far. */
+	/** Frees after the work enqueued on {@code stream} so far: back to the cache, ordered by an event. */
 	void free(CudaMemory memory, CudaStream stream) {
 		if (!memory.markFreed()) {
 			return;
 		}
 		this.allocations.remove(memory);
-		this.usedBytes.addAndGet(-memory.byteSize());
-		this.liveBuffers.decrementAndGet();
 		this.backend.enter();
-		int result;
-		if (memory.streamOrdered) {
-			result = cuMemFreeAsync(memory.pointer, stream.handle);
-		}
-		else {
-			// cuMemFree is not stream-ordered: wait for the stream's work first, as the SPI promises.
-			result = cuStreamSynchronize(stream.handle);
-			if (result == CudaErrors.SUCCESS) {
-				result = cuMemFree(memory.pointer);
-			}
-		}
-		if (result != CudaErrors.SUCCESS) {
-			throw this.backend.streamFailure(result, memory.streamOrdered ? "cuMemFreeAsync" : "cuMemFree", stream);
-		}
+		this.allocator.free(memory.block, stream);
 	}
 
 	void copyToDevice(ByteBuffer src, CudaMemory memory, long dstOffset, long bytes, CudaStream stream) {
@@ -288,25 +260,25 @@ final class CudaMemoryManager {
 	// ---------------------------------------------------------------- figures and close
 
 	MemoryInfo memoryInfo() {
-		long used = this.usedBytes.get();
-		long live = this.liveBuffers.get();
+		CachingAllocator.Stats stats = this.allocator.stats();
 		try {
 			this.backend.enter();
 			long[] free = new long[1];
 			long[] total = new long[1];
 			if (cuMemGetInfo(free, total) == CudaErrors.SUCCESS) {
-				return new MemoryInfo(used, free[0], total[0], live);
+				return new MemoryInfo(stats.usedBytes(), free[0], total[0], stats.liveBlocks(), stats.cachedBytes());
 			}
 		}
 		catch (GpuException ex) {
 			// closed or unhealthy: report what this backend knows
 		}
-		return new MemoryInfo(used, 0, this.facts.info.totalMemoryBytes(), live);
+		return new MemoryInfo(stats.usedBytes(), 0, this.facts.info.totalMemoryBytes(), stats.liveBlocks(),
+				stats.cachedBytes());
 	}
 
 	/**
-	 * Frees every device allocation and staging buffer still open, without throwing (backend
-	 * close, after the device was synchronised).
+	 * Frees every device allocation (in use or cached) and staging buffer still open, without
+	 * throwing (backend close, after the device was synchronised).
 	 * @return how many device buffers and staging buffers were left
 	 */
 	int[] freeAll() {
@@ -314,12 +286,17 @@ final class CudaMemoryManager {
 		for (CudaMemory memory : List.copyOf(this.allocations)) {
 			if (memory.markFreed()) {
 				leftBuffers++;
-				cuMemFree(memory.pointer);
+				this.driver.freeAtClose(memory.pointer);
+				if (memory.block.event != null) {
+					this.driver.destroyEvent(memory.block.event);
+				}
 			}
 		}
 		this.allocations.clear();
-		this.usedBytes.set(0);
-		this.liveBuffers.set(0);
+		for (CachingAllocator.Block<CudaStream, CUevent, DevicePointer> block : this.allocator.drainCached()) {
+			this.driver.freeAtClose(block.pointer);
+			this.driver.destroyEvent(block.event);
+		}
 		List<Pointer> hosts;
 		synchronized (this.staging) {
 			hosts = new ArrayList<>(this.staging.values());
