@@ -5,6 +5,10 @@ import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventQuery;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -38,6 +42,8 @@ import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
 
 /**
  * One CUDA device, opened by {@link CudaBackendProvider}.
@@ -90,6 +96,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private final CudaMemoryManager memory;
 
+	private final CudaCompletions<CudaStream, CUevent> completions;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	private volatile boolean closedFlag;
@@ -120,6 +128,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			CURRENT.get()[0] = this.id;
 			this.facts = CudaDeviceFacts.read(this.device, this.ordinal, driver.driverVersion());
 			this.streams = new CudaStreams(this, this.facts);
+			this.completions = new CudaCompletions<>(new CompletionOps(), this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
 			String earlier = DEVICE_PROBLEMS.get(this.ordinal);
@@ -227,6 +236,60 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		throw new ContextClosedException("Kernel " + kernel + " was not loaded by the CUDA backend of device " + this.ordinal);
 	}
 
+	CudaCompletions<CudaStream, CUevent> completions() {
+		return this.completions;
+	}
+
+	/** The driver side of {@link CudaCompletions}. */
+	private final class CompletionOps implements CudaCompletions.Ops<CudaStream, CUevent> {
+
+		@Override
+		public CUevent createEvent() {
+			CUevent event = new CUevent();
+			int result = cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING);
+			if (result != CudaErrors.SUCCESS) {
+				throw failure(result, "cuEventCreate", null, null);
+			}
+			return event;
+		}
+
+		@Override
+		public int record(CUevent event, CudaStream stream) {
+			return cuEventRecord(event, stream.handle);
+		}
+
+		@Override
+		public int query(CUevent event) {
+			return cuEventQuery(event);
+		}
+
+		@Override
+		public void destroy(CUevent event) {
+			cuEventDestroy(event);
+		}
+
+		@Override
+		public GpuException recordFailure(int code, CudaStream stream) {
+			return streamFailure(code, "cuEventRecord", stream);
+		}
+
+		@Override
+		public GpuException asyncFailure(int code, CudaStream stream) {
+			return CudaDeviceBackend.this.asyncFailure(code, stream);
+		}
+
+		@Override
+		public String name(CudaStream stream) {
+			return stream.name();
+		}
+
+		@Override
+		public void enterThread() {
+			enter();
+		}
+
+	}
+
 	void forget(CudaStream stream) {
 		this.streams.forget(stream);
 		this.memory.streamDestroyed(stream);
@@ -253,8 +316,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	}
 
 	/**
-	 * The failure a stream callback reports for {@code status}, built without any CUDA call (the
-	 * driver forbids them in callbacks). A sticky status marks the backend unhealthy.
+	 * The failure the work on a stream reported asynchronously ({@code status} of an event), built
+	 * without any CUDA call. A sticky status marks the backend unhealthy.
 	 */
 	GpuException asyncFailure(int status, CudaStream stream) {
 		String kernel = stream.lastKernel;
@@ -465,6 +528,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (result != CudaErrors.SUCCESS) {
 			logger.warn("Closing CUDA device {}: outstanding work failed: {}", this.ordinal, CudaErrors.describe(result));
 		}
+		this.completions.close();
 		this.closedFlag = true;
 		int[] streamsAndEvents = this.streams.destroyAll();
 		int[] buffers = this.memory.freeAll();
