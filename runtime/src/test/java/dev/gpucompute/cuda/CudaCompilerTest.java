@@ -147,11 +147,14 @@ class CudaCompilerTest {
 	}
 
 	@Test
-	void theSystemCompilerPrefersNvrtcAndFallsBackToNvcc(@TempDir Path dir) throws Exception {
+	void theSystemCompilerPrefersNvrtcThroughJnaThenJCudasThenNvcc(@TempDir Path dir) throws Exception {
 		CudaCompiler system = CudaCompiler.system();
 		String description = system.describe();
-		if (CudaCompiler.Nvrtc.problem() == null) {
-			assertThat(description).startsWith("NVRTC");
+		if (system.jnaNvrtc(0).library() != null) {
+			assertThat(description).startsWith("NVRTC").endsWith("through JNA");
+		}
+		else if (CudaCompiler.Nvrtc.problem() == null) {
+			assertThat(description).startsWith("NVRTC").endsWith("through JCuda");
 		}
 		else if (system.nvcc() != null) {
 			assertThat(description).startsWith("nvcc").contains("libnvrtc.so.12");
