@@ -94,6 +94,9 @@ final class ContextLauncher implements GpuLauncher {
 				if (ex.getCause() instanceof RuntimeException runtime) {
 					throw runtime;
 				}
+				if (ex.getCause() instanceof Error error) {
+					throw error;
+				}
 				throw ex;
 			}
 		}

@@ -187,6 +187,10 @@ public final class GpuContext implements AutoCloseable {
 			return new Selection(Backend.CUDA, cuda, availability, "auto: CUDA device found (" + availability.reason() + ")");
 		}
 		BackendProvider cpu = Backends.provider(Backend.CPU);
+		if (availability.broken()) {
+			return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "auto: falling back to CPU "
+					+ "although CUDA is installed here, because it cannot be used: " + availability.reason(), true);
+		}
 		return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices),
 				"auto: falling back to CPU because CUDA is unavailable: " + availability.reason());
 	}
@@ -206,8 +210,17 @@ public final class GpuContext implements AutoCloseable {
 	 * @param provider its provider, or {@code null} when not on the class path
 	 * @param availability whether it can run, and why not
 	 * @param reason the one-line explanation that is logged
+	 * @param warning whether the choice deserves a warning: {@code auto} fell back to the CPU although
+	 * CUDA is installed here (a driver or device is present but unusable)
 	 */
-	public record Selection(Backend backend, BackendProvider provider, Availability availability, String reason) {
+	public record Selection(Backend backend, BackendProvider provider, Availability availability, String reason,
+			boolean warning) {
+
+		/** A selection without a warning. */
+		public Selection(Backend backend, BackendProvider provider, Availability availability, String reason) {
+			this(backend, provider, availability, reason, false);
+		}
+
 	}
 
 	// ---- accessors ----------------------------------------------------------------------
@@ -886,8 +899,14 @@ public final class GpuContext implements AutoCloseable {
 				}
 				throw ex;
 			}
-			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
-					selection.reason());
+			if (selection.warning()) {
+				log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
+						selection.reason());
+			}
+			else {
+				log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
+						selection.reason());
+			}
 			return context;
 		}
 

@@ -57,14 +57,26 @@ public final class KernelSource {
 
 	private final CpuKernel cpu;
 
+	/** Code compiled ahead of time from the CUDA C source (PTX, cubin or fatbin), or {@code null}. */
+	private final CudaForm prebuiltForm;
+
+	private final byte[] prebuiltCode;
+
 	private KernelSource(String name, ParamType[] params, CudaForm cudaForm, byte[] cudaCode,
 			List<String> compileOptions, CpuKernel cpu) {
+		this(name, params, cudaForm, cudaCode, compileOptions, cpu, null, null);
+	}
+
+	private KernelSource(String name, ParamType[] params, CudaForm cudaForm, byte[] cudaCode,
+			List<String> compileOptions, CpuKernel cpu, CudaForm prebuiltForm, byte[] prebuiltCode) {
 		this.name = name;
 		this.params = params;
 		this.cudaForm = cudaForm;
 		this.cudaCode = cudaCode;
 		this.compileOptions = compileOptions;
 		this.cpu = cpu;
+		this.prebuiltForm = prebuiltForm;
+		this.prebuiltCode = prebuiltCode;
 	}
 
 	/**
@@ -84,7 +96,8 @@ public final class KernelSource {
 		for (ParamType type : types) {
 			Objects.requireNonNull(type, "parameter type");
 		}
-		return new KernelSource(this.name, types.clone(), this.cudaForm, this.cudaCode, this.compileOptions, this.cpu);
+		return new KernelSource(this.name, types.clone(), this.cudaForm, this.cudaCode, this.compileOptions, this.cpu,
+				this.prebuiltForm, this.prebuiltCode);
 	}
 
 	/** CUDA C++ source, compiled when the kernel is loaded on the CUDA backend. */
@@ -123,11 +136,56 @@ public final class KernelSource {
 			if (in == null) {
 				throw new KernelCompilationException(this.name, "resource '" + resource + "' not found on the class path", null, null);
 			}
-			return withCuda(formOf(path), in.readAllBytes());
+			KernelSource read = withCuda(formOf(path), in.readAllBytes());
+			if (read.cudaForm != CudaForm.SOURCE) {
+				return read;
+			}
+			String stem = path.substring(0, path.length() - ".cu".length());
+			for (CudaForm form : List.of(CudaForm.FATBIN, CudaForm.CUBIN, CudaForm.PTX)) {
+				try (InputStream prebuilt = loader.getResourceAsStream(stem + "." + form.name().toLowerCase(java.util.Locale.ROOT))) {
+					if (prebuilt != null) {
+						return read.prebuilt(form, prebuilt.readAllBytes());
+					}
+				}
+			}
+			return read;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * A copy with code compiled ahead of time from this kernel's CUDA C source (for example by
+	 * {@code nvcc -fatbin} at build time). The CUDA backend loads it instead of compiling the
+	 * source, and compiles the source only when the driver rejects it (no code for the device's
+	 * architecture, or PTX newer than the driver). {@link #cudaResource(String)} attaches a
+	 * {@code <name>.fatbin}, {@code .cubin} or {@code .ptx} found beside {@code <name>.cu}, in that
+	 * order; giving the CUDA code again ({@link #cuda}, {@link #withCuda}) drops it.
+	 * @param form {@link CudaForm#PTX}, {@link CudaForm#CUBIN} or {@link CudaForm#FATBIN}
+	 * @throws IllegalStateException when this source has no CUDA C source
+	 */
+	public KernelSource prebuilt(CudaForm form, byte[] image) {
+		Objects.requireNonNull(form, "form");
+		Objects.requireNonNull(image, "image");
+		if (form == CudaForm.SOURCE) {
+			throw new IllegalArgumentException("Prebuilt code is PTX, a cubin or a fatbin, not CUDA C source");
+		}
+		if (this.cudaForm != CudaForm.SOURCE) {
+			throw new IllegalStateException("Kernel '" + this.name + "' has no CUDA C source to go with prebuilt code");
+		}
+		return new KernelSource(this.name, this.params, this.cudaForm, this.cudaCode, this.compileOptions, this.cpu, form,
+				image.clone());
+	}
+
+	/** The form of the code compiled ahead of time, or {@code null} when there is none. */
+	public CudaForm prebuiltForm() {
+		return this.prebuiltForm;
+	}
+
+	/** The code compiled ahead of time (a copy), or {@code null}. */
+	public byte[] prebuiltCode() {
+		return (this.prebuiltCode != null) ? this.prebuiltCode.clone() : null;
 	}
 
 	/**
@@ -161,13 +219,14 @@ public final class KernelSource {
 	/** Extra compiler options for CUDA C source (added to {@code gpu.kernels.compile-options}). */
 	public KernelSource compileOptions(String... options) {
 		Objects.requireNonNull(options, "options");
-		return new KernelSource(this.name, this.params, this.cudaForm, this.cudaCode, List.of(options), this.cpu);
+		return new KernelSource(this.name, this.params, this.cudaForm, this.cudaCode, List.of(options), this.cpu,
+				this.prebuiltForm, this.prebuiltCode);
 	}
 
 	/** The Java implementation for the CPU backend. */
 	public KernelSource cpu(CpuKernel implementation) {
 		return new KernelSource(this.name, this.params, this.cudaForm, this.cudaCode, this.compileOptions,
-				Objects.requireNonNull(implementation, "implementation"));
+				Objects.requireNonNull(implementation, "implementation"), this.prebuiltForm, this.prebuiltCode);
 	}
 
 	public String name() {
@@ -229,7 +288,8 @@ public final class KernelSource {
 		if (!Arrays.equals(this.params, other.params)) {
 			return "its parameters are " + List.of(this.params) + ", not " + List.of(other.params);
 		}
-		if (this.cudaForm != other.cudaForm || !Arrays.equals(this.cudaCode, other.cudaCode)) {
+		if (this.cudaForm != other.cudaForm || !Arrays.equals(this.cudaCode, other.cudaCode)
+				|| this.prebuiltForm != other.prebuiltForm || !Arrays.equals(this.prebuiltCode, other.prebuiltCode)) {
 			return "its CUDA code differs";
 		}
 		if (!this.compileOptions.equals(other.compileOptions)) {
@@ -243,8 +303,8 @@ public final class KernelSource {
 
 	@Override
 	public String toString() {
-		return "KernelSource[" + this.name + List.of(this.params) + ", cuda=" + this.cudaForm + ", cpu="
-				+ (this.cpu != null) + "]";
+		return "KernelSource[" + this.name + List.of(this.params) + ", cuda=" + this.cudaForm
+				+ ((this.prebuiltForm != null) ? ", prebuilt=" + this.prebuiltForm : "") + ", cpu=" + (this.cpu != null) + "]";
 	}
 
 }

@@ -34,12 +34,28 @@ class KernelSourceTest {
 		assertThat(ptx.cudaText()).contains(".entry append");
 		KernelSource cu = KernelSource.named("append").cudaResource("/contract/contract-kernels.cu");
 		assertThat(cu.cudaForm()).isEqualTo(KernelSource.CudaForm.SOURCE);
+		assertThat(cu.prebuiltForm()).as("the .ptx beside the .cu").isEqualTo(KernelSource.CudaForm.PTX);
+		assertThat(new String(cu.prebuiltCode(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo(ptx.cudaText());
 		assertThat(KernelSource.formOf("x.fatbin")).isEqualTo(KernelSource.CudaForm.FATBIN);
 		assertThat(KernelSource.formOf("X.CUBIN")).isEqualTo(KernelSource.CudaForm.CUBIN);
 		assertThatThrownBy(() -> KernelSource.formOf("x.txt")).isInstanceOf(IllegalArgumentException.class);
 		assertThatThrownBy(() -> KernelSource.named("k").cudaResource("missing/k.cu"))
 			.isInstanceOf(KernelCompilationException.class)
 			.hasMessageContaining("missing/k.cu");
+	}
+
+	@Test
+	void prebuiltCodeGoesWithCudaCSourceOnly() {
+		KernelSource cu = KernelSource.named("k").cuda("extern \"C\" __global__ void k() {}");
+		KernelSource both = cu.prebuilt(KernelSource.CudaForm.FATBIN, new byte[] { 1, 2 });
+		assertThat(both.prebuiltForm()).isEqualTo(KernelSource.CudaForm.FATBIN);
+		assertThat(both.prebuiltCode()).containsExactly(1, 2);
+		assertThat(both.params(ParamType.INT).prebuiltForm()).as("kept by other changes").isEqualTo(KernelSource.CudaForm.FATBIN);
+		assertThat(both.cuda("extern \"C\" __global__ void k() { }").prebuiltForm()).as("dropped with new source").isNull();
+		assertThat(cu.prebuiltForm()).isNull();
+		assertThatThrownBy(() -> KernelSource.named("k").ptx(".version 7.0").prebuilt(KernelSource.CudaForm.CUBIN, new byte[1]))
+			.isInstanceOf(IllegalStateException.class);
+		assertThatThrownBy(() -> cu.prebuilt(KernelSource.CudaForm.SOURCE, new byte[1])).isInstanceOf(IllegalArgumentException.class);
 	}
 
 	@Test

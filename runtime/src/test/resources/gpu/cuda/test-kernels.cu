@@ -53,3 +53,17 @@ extern "C" __global__ void scale_mixed(long long n, double factor, const double*
         atomicAdd(count, 1);
     }
 }
+
+// out[0] = v: a 64-bit parameter, launched with a 32-bit argument by the packing test.
+extern "C" __global__ void store_i64(long long v, long long* out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = v;
+}
+
+// out[i] = in[n - 1 - i] through dynamic shared memory of n ints (n * 4 bytes, above 48 KiB in the
+// test, so the launch needs the opt-in of cuFuncSetAttribute). One block.
+extern "C" __global__ void shared_reverse(int n, const int* in, int* out) {
+    extern __shared__ int buffer[];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) buffer[i] = in[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = buffer[n - 1 - i];
+}

@@ -217,6 +217,29 @@ class GpuKernelLoadingTests {
 	}
 
 	@Test
+	void prebuiltCodeBesideACudaSourceIsItsAheadOfTimeBuildFatbinFirst() {
+		this.runner.withPropertyValues("gpu.kernels.locations=classpath:kernels/prebuilt/").run((context) -> {
+			assertThat(context.getBean(GpuKernels.class).kernels()).containsOnlyKeys("scale");
+			assertThat(context.getBean(GpuKernels.class).origin("scale")).contains("scale.cu")
+				.endsWith("with prebuilt scale.fatbin");
+			KernelSource source = context.getBean(GpuLauncher.class).kernel("scale").source();
+			assertThat(source.cudaForm()).isEqualTo(CudaForm.SOURCE);
+			assertThat(source.params()).containsExactly(ParamType.INT, ParamType.FLOAT, ParamType.BUFFER);
+			assertThat(source.prebuiltForm()).isEqualTo(CudaForm.FATBIN);
+			assertThat(new String(source.prebuiltCode())).isEqualTo("fatbin stand-in");
+		});
+	}
+
+	@Test
+	void prebuiltCodeInAnotherDirectoryIsASecondKernelFile() {
+		this.runner
+			.withPropertyValues("gpu.kernels.locations=classpath:kernels/prebuilt/scale.cu,classpath:kernels/prebuilt-elsewhere/")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(KernelDefinitionException.class)
+				.hasMessageContaining("defined by two kernel files"));
+	}
+
+	@Test
 	void singleFileLocationAndSeveralLocations() {
 		this.runner
 			.withPropertyValues("gpu.kernels.locations=classpath:kernels/types/mixed.cu,classpath:kernels/sidecar/")

@@ -41,7 +41,7 @@ public final class CudaBackendProvider implements BackendProvider {
 		try {
 			CudaDriver.State driver = CudaDriver.init();
 			if (!driver.ok()) {
-				return Availability.no(driver.failure());
+				return driver.broken() ? Availability.broken(driver.failure()) : Availability.no(driver.failure());
 			}
 			int[] count = new int[1];
 			int result = cuDeviceGetCount(count);

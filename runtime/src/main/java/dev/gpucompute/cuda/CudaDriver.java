@@ -1,5 +1,10 @@
 package dev.gpucompute.cuda;
 
+import java.nio.file.Path;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import jcuda.driver.CUdevice;
 import jcuda.driver.JCudaDriver;
 
@@ -9,6 +14,8 @@ import jcuda.driver.JCudaDriver;
  * map errors stay usable without a driver.
  */
 final class CudaDriver {
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaDriver.class);
 
 	/** Whether the native library loaded and {@code cuInit} succeeded. */
 	private static volatile boolean ready;
@@ -23,8 +30,10 @@ final class CudaDriver {
 	 * @param failure why the driver is unusable, or {@code null}
 	 * @param cause the exception behind {@code failure}, or {@code null}
 	 * @param driverVersion {@code cuDriverGetVersion}, e.g. 13000
+	 * @param broken when unusable: whether CUDA is installed here but broken (see
+	 * {@link dev.gpucompute.spi.Availability#broken()}), as opposed to absent
 	 */
-	record State(String failure, Throwable cause, int driverVersion) {
+	record State(String failure, Throwable cause, int driverVersion, boolean broken) {
 
 		boolean ok() {
 			return this.failure == null;
@@ -36,40 +45,60 @@ final class CudaDriver {
 	 * Loads the JCuda driver binding, disables JCuda's exceptions (results are checked here) and
 	 * calls {@code cuInit}. Never throws; the first outcome is kept, because JCuda's static
 	 * initializer cannot be retried (a second attempt only says "Could not initialize class").
+	 * Before JCuda loads its JNI library, {@link ExtractedLibraries} makes sure the copy JCuda will
+	 * load from {@code java.io.tmpdir} is complete (a truncated one crashes the JVM).
 	 */
 	static synchronized State init() {
 		if (state != null) {
 			return state;
 		}
+		state = load(Path.of(System.getProperty("java.io.tmpdir")), DriverPresence.describe());
+		if (!state.ok()) {
+			if (state.broken()) {
+				logger.warn("CUDA is installed here but cannot be used: {}", state.failure());
+			}
+			else {
+				logger.debug("CUDA is unavailable: {}", state.failure());
+			}
+		}
+		return state;
+	}
+
+	private static State load(Path tempDir, String driverPresence) {
+		ClassLoader loader = CudaDriver.class.getClassLoader();
+		String libraryFile = ExtractedLibraries.fileName(loader, "JCudaDriver");
+		if (libraryFile != null) {
+			String problem = ExtractedLibraries.ensure(loader, tempDir, libraryFile);
+			if (problem != null) {
+				return new State(problem, null, 0, true);
+			}
+		}
 		try {
 			JCudaDriver.setExceptionsEnabled(false);
 		}
-		catch (NoClassDefFoundError ex) {
-			String message = String.valueOf(ex.getMessage());
-			state = message.startsWith("Could not initialize class") // someone else's load attempt failed first
-					? new State("CUDA driver library (libcuda.so) could not be loaded: " + CudaFormat.linkFailure(ex), ex, 0)
-					: new State("JCuda (org.jcuda:jcuda and its natives) is not on the class path: " + message, ex, 0);
-			return state;
-		}
-		catch (Throwable ex) { // UnsatisfiedLinkError, ExceptionInInitializerError
-			state = new State("CUDA driver library (libcuda.so) could not be loaded: " + CudaFormat.linkFailure(ex), ex, 0);
-			return state;
+		catch (Throwable ex) { // UnsatisfiedLinkError, NoClassDefFoundError, ExceptionInInitializerError
+			NativeLoadFailure.Diagnosis diagnosis = NativeLoadFailure.classify(ex, tempDir);
+			boolean broken = diagnosis.kind().broken()
+					|| (driverPresence != null && diagnosis.kind() != NativeLoadFailure.Kind.JCUDA_MISSING);
+			return new State(withPresence(diagnosis.reason(), broken ? driverPresence : null), ex, 0, broken);
 		}
 		try {
 			int result = JCudaDriver.cuInit(0);
 			if (result != CudaErrors.SUCCESS) {
-				state = new State(initFailure(result), null, 0);
-				return state;
+				return new State(withPresence(initFailure(result), driverPresence), null, 0, driverPresence != null);
 			}
 			int[] version = new int[1];
 			JCudaDriver.cuDriverGetVersion(version);
-			state = new State(null, null, version[0]);
 			ready = true;
+			return new State(null, null, version[0], false);
 		}
 		catch (Throwable ex) {
-			state = new State("CUDA driver could not be initialised: " + ex, ex, 0);
+			return new State("CUDA driver could not be initialised: " + ex, ex, 0, true);
 		}
-		return state;
+	}
+
+	private static String withPresence(String reason, String driverPresence) {
+		return (driverPresence != null) ? reason + " (an NVIDIA driver is installed: " + driverPresence + ")" : reason;
 	}
 
 	private static String initFailure(int result) {

@@ -114,7 +114,7 @@ final class CudaEvent implements NativeEvent {
 		if (this.backend.isClosed()) {
 			return;
 		}
-		this.backend.enter();
+		this.backend.enterQuietly();
 		int result = cuEventDestroy(this.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuEventDestroy", null, null);

@@ -4,11 +4,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gpucompute.spi.NativeMemory;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
 
-/** A device allocation of one {@link CudaDeviceBackend}. */
+/** A device allocation of one {@link CudaDeviceBackend}: a block of its caching allocator, held by one buffer. */
 final class CudaMemory implements NativeMemory {
 
 	final CudaDeviceBackend backend;
+
+	final CachingAllocator.Block<CudaStream, CUevent, DevicePointer> block;
 
 	final DevicePointer pointer;
 
@@ -17,17 +20,14 @@ final class CudaMemory implements NativeMemory {
 
 	private final long byteSize;
 
-	/** Whether the allocation came from the stream-ordered allocator (freed with cuMemFreeAsync). */
-	final boolean streamOrdered;
-
 	private final AtomicBoolean freed = new AtomicBoolean();
 
-	CudaMemory(CudaDeviceBackend backend, DevicePointer pointer, long byteSize, boolean streamOrdered) {
+	CudaMemory(CudaDeviceBackend backend, CachingAllocator.Block<CudaStream, CUevent, DevicePointer> block, long byteSize) {
 		this.backend = backend;
-		this.pointer = pointer;
-		this.address = pointer.address();
+		this.block = block;
+		this.pointer = block.pointer;
+		this.address = block.address;
 		this.byteSize = byteSize;
-		this.streamOrdered = streamOrdered;
 	}
 
 	@Override

@@ -1,7 +1,6 @@
 package dev.gpucompute.cuda;
 
 import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuStreamAddCallback;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamQuery;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
@@ -17,7 +16,6 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 import jcuda.driver.CUstream;
-import jcuda.driver.CUstreamCallback;
 
 /**
  * A CUDA stream: a non-blocking stream created by the backend, or one of the two default
@@ -27,32 +25,6 @@ import jcuda.driver.CUstreamCallback;
 final class CudaStream implements NativeStream {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaStream.class);
-
-	/**
-	 * Runs the callback handed to {@link #whenDone} with the failure of the stream's work, if any.
-	 * Makes no CUDA call (not even {@code cuGetErrorString}): the driver forbids it in callbacks.
-	 */
-	private static final CUstreamCallback DONE = (handle, status, userData) -> {
-		Completion completion = (Completion) userData;
-		GpuException failure = null;
-		try {
-			if (status != CudaErrors.SUCCESS) {
-				failure = completion.stream.backend.asyncFailure(status, completion.stream);
-			}
-		}
-		catch (Throwable ex) {
-			failure = new GpuException("Work on stream " + completion.stream.name() + " failed with CUDA status " + status);
-		}
-		try {
-			completion.callback.accept(failure);
-		}
-		catch (Throwable ex) {
-			logger.error("A completion callback of stream {} threw; callbacks must not throw", completion.stream.name(), ex);
-		}
-	};
-
-	private record Completion(CudaStream stream, Consumer<GpuException> callback) {
-	}
 
 	enum Kind {
 
@@ -138,28 +110,22 @@ final class CudaStream implements NativeStream {
 	}
 
 	/**
-	 * Enqueues {@code callback} with {@code cuStreamAddCallback}, which (unlike
-	 * {@code cuLaunchHostFunc}) also runs when the stream's work failed and passes the failure's
-	 * status, as the SPI requires. It runs on a driver thread and must not call CUDA. The failure is
-	 * not consumed: CUDA reports it again at the next synchronisation.
+	 * Records a recycled event here and hands it to the backend's completion thread
+	 * ({@link CudaCompletions}), which runs {@code callback} when the event completes, with the
+	 * failure the event reports, if any. Unlike {@code cuStreamAddCallback}, nothing is inserted into
+	 * the stream: later work does not wait for the JVM. The failure is not consumed: CUDA reports it
+	 * again at the next synchronisation.
 	 *
-	 * <p>When the callback cannot be enqueued because the stream's work already failed (a sticky
-	 * error reported by {@code cuStreamAddCallback} itself), the work is over: the callback runs
-	 * at once, on the calling thread, with that failure.
+	 * <p>When the event cannot be recorded because the stream's work already failed (a sticky error
+	 * reported by {@code cuEventRecord} itself), the work is over: the callback runs at once, on the
+	 * calling thread, with that failure.
 	 */
 	@Override
 	public void whenDone(Consumer<GpuException> callback) {
 		Objects.requireNonNull(callback, "callback");
 		checkUsable();
 		this.backend.enter();
-		int result = cuStreamAddCallback(this.handle, DONE, new Completion(this, callback), 0);
-		if (result != CudaErrors.SUCCESS) {
-			GpuException failure = this.backend.streamFailure(result, "cuStreamAddCallback", this);
-			if (!CudaErrors.isSticky(result)) {
-				throw failure;
-			}
-			callback.accept(failure);
-		}
+		this.backend.completions().whenDone(this, callback);
 	}
 
 	/**
@@ -199,7 +165,7 @@ final class CudaStream implements NativeStream {
 		if (this.backend.isClosed()) {
 			return;
 		}
-		this.backend.enter();
+		this.backend.enterQuietly();
 		int result = cuStreamDestroy(this.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamDestroy", null, this);

@@ -80,6 +80,14 @@ class CudaBackendGpuTest {
 		.params(LONG, DOUBLE, BUFFER, BUFFER, BUFFER)
 		.cudaResource(TEST_KERNELS_PTX);
 
+	private static final KernelSource STORE_I64 = KernelSource.named("store_i64")
+		.params(LONG, BUFFER)
+		.cudaResource(TEST_KERNELS_PTX);
+
+	private static final KernelSource SHARED_REVERSE = KernelSource.named("shared_reverse")
+		.params(INT, BUFFER, BUFFER)
+		.cudaResource(TEST_KERNELS_PTX);
+
 	private static final LaunchConfig ONE_THREAD = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	private static CudaDeviceBackend backend;
@@ -397,17 +405,166 @@ class CudaBackendGpuTest {
 	}
 
 	@Test
-	void memoryInfoCountsThisBackendsBuffers() {
+	void memoryInfoCountsThisBackendsBuffersAndTheDriversFiguresMove() {
+		NativeStream legacy = backend.defaultStream(DefaultStreamMode.LEGACY);
+		backend.releaseCachedMemory();
+		legacy.synchronize();
 		MemoryInfo before = backend.memoryInfo();
-		NativeMemory buffer = backend.allocate(1 << 20, this.stream);
+		long big = 256L << 20; // above the tests' 64 MiB release threshold: not kept cached
+		NativeMemory buffer = backend.allocate(big, this.stream);
+		this.stream.synchronize();
 		MemoryInfo during = backend.memoryInfo();
-		assertThat(during.usedBytes() - before.usedBytes()).isEqualTo(1 << 20);
+		assertThat(during.usedBytes() - before.usedBytes()).isEqualTo(big);
 		assertThat(during.liveBuffers() - before.liveBuffers()).isEqualTo(1);
-		assertThat(during.totalBytes()).isPositive();
-		assertThat(during.freeBytes()).isPositive().isLessThanOrEqualTo(during.totalBytes());
+		assertThat(during.totalBytes()).isEqualTo(backend.info().totalMemoryBytes());
+		assertThat(before.freeBytes() - during.freeBytes()).as("the driver's free memory fell by the allocation")
+			.isGreaterThanOrEqualTo(big);
 		backend.free(buffer, this.stream);
 		backend.free(buffer, this.stream); // a second free is a no-op
-		assertThat(backend.memoryInfo().liveBuffers()).isEqualTo(before.liveBuffers());
+		this.stream.synchronize();
+		MemoryInfo after = backend.memoryInfo();
+		assertThat(after.liveBuffers()).isEqualTo(before.liveBuffers());
+		assertThat(after.cachedBytes()).as("over the threshold: given back").isEqualTo(before.cachedBytes());
+		assertThat(after.freeBytes() - during.freeBytes()).as("the driver got it back at the synchronisation")
+			.isGreaterThanOrEqualTo(big - (2L << 20));
+		long small = 16L << 20; // under the threshold: cached, still taken in the driver's figures
+		NativeMemory cachedBuffer = backend.allocate(small, this.stream);
+		backend.free(cachedBuffer, this.stream);
+		this.stream.synchronize();
+		MemoryInfo cached = backend.memoryInfo();
+		assertThat(cached.cachedBytes() - after.cachedBytes()).isEqualTo(small);
+		assertThat(after.freeBytes() - cached.freeBytes()).isGreaterThanOrEqualTo(small);
+		assertThat(backend.releaseCachedMemory()).isGreaterThanOrEqualTo(small);
+		legacy.synchronize();
+		assertThat(backend.memoryInfo().cachedBytes()).isZero();
+		assertThat(backend.memoryInfo().freeBytes() - cached.freeBytes()).isGreaterThanOrEqualTo(small - (2L << 20));
+	}
+
+	@Test
+	void aSteadyAllocateFreeSynchronizeLoopMakesNoDriverAllocation() {
+		NativeMemory first = backend.allocate(1 << 20, this.stream);
+		backend.free(first, this.stream);
+		this.stream.synchronize();
+		long allocations = backend.driverAllocations();
+		for (int i = 0; i < 200; i++) {
+			NativeMemory buffer = backend.allocate((1 << 20) - (i % 64), this.stream);
+			backend.fill(buffer, 0, 1 << 10, (byte) i, this.stream);
+			backend.free(buffer, this.stream);
+			this.stream.synchronize();
+		}
+		assertThat(backend.driverAllocations()).as(backend.allocatorStats()).isEqualTo(allocations);
+	}
+
+	/**
+	 * A buffer freed (stream-ordered) while a kernel still writes it is reused at once by another
+	 * stream: the caching allocator hands the same block over, so an early free would let the late
+	 * write land in the new owner's data. The new owner's stream must wait for the free's event.
+	 */
+	@Test
+	void memoryFreedWhileAKernelStillWritesItIsReusedOnlyAfterTheKernel() {
+		NativeKernel sleep = backend.loadKernel(SLEEP_THEN_WRITE);
+		NativeStream other = backend.createStream(StreamPriority.NORMAL, "test-reuse");
+		ByteBuffer host = backend.allocateStaging(4);
+		backend.releaseCachedMemory(); // so that the block freed below is the only one of its size cached
+		backend.defaultStream(DefaultStreamMode.LEGACY).synchronize();
+		try {
+			NativeMemory early = backend.allocate(4, this.stream);
+			backend.launch(sleep, ONE_THREAD, args(TimeUnit.MILLISECONDS.toNanos(300), early, 42), this.stream);
+			backend.free(early, this.stream); // ordered after the kernel on this.stream
+			NativeMemory reused = backend.allocate(4, other);
+			assertThat(((CudaMemory) reused).address).as("the cached block is reused: the test can see an early free")
+				.isEqualTo(((CudaMemory) early).address);
+			backend.fill(reused, 0, 4, (byte) 7, other);
+			this.stream.synchronize(); // the kernel has written by now, wherever it wrote
+			backend.copyToHost(reused, 0, host, 4, other);
+			backend.free(reused, other);
+			other.synchronize();
+			assertThat(host.getInt(0)).as("the fill ran after the kernel's write, not before").isEqualTo(0x07070707);
+		}
+		finally {
+			backend.freeStaging(host);
+			other.destroy();
+		}
+	}
+
+	@Test
+	void anIntArgumentForA64BitParameterArrivesWhole() {
+		NativeKernel store = backend.loadKernel(STORE_I64);
+		ByteBuffer host = backend.allocateStaging(16);
+		try {
+			NativeMemory out = backend.allocate(16, this.stream);
+			// The first launch leaves all-ones in this thread's argument slot 0...
+			backend.launch(store, ONE_THREAD, args(-1L, out), this.stream);
+			// ...which a 4-byte INT must overwrite whole (sign-extended), not only its low half.
+			backend.launch(store, ONE_THREAD, args(5, out), this.stream);
+			backend.copyToHost(out, 0, host, 8, this.stream);
+			this.stream.synchronize();
+			assertThat(host.getLong(0)).isEqualTo(5L);
+			backend.launch(store, ONE_THREAD, args(-5, out), this.stream);
+			backend.copyToHost(out, 0, host, 8, this.stream);
+			backend.free(out, this.stream);
+			this.stream.synchronize();
+			assertThat(host.getLong(0)).isEqualTo(-5L);
+		}
+		finally {
+			backend.freeStaging(host);
+		}
+	}
+
+	@Test
+	void dynamicSharedMemoryAbove48KiBIsOptedIn() {
+		int n = 24 * 1024; // 96 KiB of ints
+		assertThat(backend.info().maxSharedMemoryPerBlock()).isGreaterThanOrEqualTo(n * 4);
+		NativeKernel reverse = backend.loadKernel(SHARED_REVERSE);
+		ByteBuffer host = backend.allocateStaging(4L * n);
+		try {
+			for (int i = 0; i < n; i++) {
+				host.putInt(4 * i, i * 3 + 1);
+			}
+			NativeMemory in = backend.allocate(4L * n, this.stream);
+			NativeMemory out = backend.allocate(4L * n, this.stream);
+			backend.copyToDevice(host, in, 0, 4L * n, this.stream);
+			backend.launch(reverse, LaunchConfig.of(Dim3.of(1), Dim3.of(256)).withSharedMemory(n * 4), args(n, in, out), this.stream);
+			backend.copyToHost(out, 0, host, 4L * n, this.stream);
+			backend.free(in, this.stream);
+			backend.free(out, this.stream);
+			this.stream.synchronize();
+			for (int i = 0; i < n; i++) {
+				int expected = (n - 1 - i) * 3 + 1;
+				if (host.getInt(4 * i) != expected) {
+					throw new AssertionError("out[" + i + "] = " + host.getInt(4 * i) + ", expected " + expected);
+				}
+			}
+		}
+		finally {
+			backend.freeStaging(host);
+		}
+	}
+
+	@Test
+	void manyWhenDoneCallbacksRunOffTheCallingThreadInOrderAfterTheirWork() throws Exception {
+		NativeKernel sleep = backend.loadKernel(SLEEP_THEN_WRITE);
+		NativeMemory out = backend.allocate(4, this.stream);
+		int count = 2000;
+		java.util.List<Integer> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+		CountDownLatch all = new CountDownLatch(count);
+		AtomicReference<Thread> callbackThread = new AtomicReference<>();
+		backend.launch(sleep, ONE_THREAD, args(TimeUnit.MILLISECONDS.toNanos(100), out, 1), this.stream);
+		for (int i = 0; i < count; i++) {
+			int index = i;
+			this.stream.whenDone((failure) -> {
+				if (failure == null) {
+					order.add(index);
+				}
+				callbackThread.set(Thread.currentThread());
+				all.countDown();
+			});
+		}
+		assertThat(order).as("none before the kernel finished").isEmpty();
+		assertThat(all.await(30, TimeUnit.SECONDS)).isTrue();
+		assertThat(order).hasSize(count).isSorted();
+		assertThat(callbackThread.get()).isNotSameAs(Thread.currentThread());
+		backend.free(out, this.stream);
 	}
 
 	@Test
@@ -472,10 +629,15 @@ class CudaBackendGpuTest {
 	}
 
 	@Test
-	void highPriorityStreamsGetTheGreatestPriority() {
+	void highPriorityStreamsGetTheGreatestPriorityAndNormalOnesCudasDefault() {
 		NativeStream high = backend.createStream(StreamPriority.HIGH, "high");
 		try {
-			assertThat(((CudaStream) high).priority).isLessThanOrEqualTo(((CudaStream) this.stream).priority);
+			int highPriority = ((CudaStream) high).priority;
+			int normalPriority = ((CudaStream) this.stream).priority;
+			// Every GPU this backend supports has a real range (e.g. 0..-5): a [0, 0] range, or HIGH mapped to
+			// the same priority as NORMAL, fails here.
+			assertThat(highPriority).as("HIGH is numerically lower (stronger) than NORMAL").isLessThan(normalPriority);
+			assertThat(normalPriority).isZero();
 		}
 		finally {
 			high.destroy();

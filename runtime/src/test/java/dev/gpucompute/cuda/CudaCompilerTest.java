@@ -61,7 +61,8 @@ class CudaCompilerTest {
 			.isInstanceOf(KernelCompilationException.class)
 			.hasMessageContaining("Kernel 'saxpy' could not be compiled")
 			.hasMessageContaining("no CUDA C compiler is available")
-			.hasMessageContaining("libnvrtc.so.12")
+			.hasMessageContaining("libnvrtc.so.13")
+			.hasMessageContaining("<name>.fatbin or <name>.ptx beside <name>.cu")
 			.hasMessageContaining("nvcc -ptx -arch=compute_90 kernel.cu")
 			.hasMessageContaining(".ptx");
 		assertThat(none.describe()).startsWith("none");
@@ -146,11 +147,14 @@ class CudaCompilerTest {
 	}
 
 	@Test
-	void theSystemCompilerPrefersNvrtcAndFallsBackToNvcc(@TempDir Path dir) throws Exception {
+	void theSystemCompilerPrefersNvrtcThroughJnaThenJCudasThenNvcc(@TempDir Path dir) throws Exception {
 		CudaCompiler system = CudaCompiler.system();
 		String description = system.describe();
-		if (CudaCompiler.Nvrtc.problem() == null) {
-			assertThat(description).startsWith("NVRTC");
+		if (system.jnaNvrtc(0).library() != null) {
+			assertThat(description).startsWith("NVRTC").endsWith("through JNA");
+		}
+		else if (CudaCompiler.Nvrtc.problem() == null) {
+			assertThat(description).startsWith("NVRTC").endsWith("through JCuda");
 		}
 		else if (system.nvcc() != null) {
 			assertThat(description).startsWith("nvcc").contains("libnvrtc.so.12");

@@ -1,16 +1,10 @@
 package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -43,34 +37,16 @@ class CudaStickyErrorGpuTest {
 		assertThat(report.get("CALLBACK_MESSAGE")).contains("write_out_of_bounds", "oob-stream");
 	}
 
+	/**
+	 * Runs the probe in a child JVM whose class path comes from the code sources of the classes it
+	 * needs ({@link ChildJvm}), not from {@code java.class.path}, so it works however the tests
+	 * were launched (Surefire's manifest-only jar, the JUnit console's {@code --class-path}, an IDE).
+	 */
 	private static Map<String, String> runProbe() throws IOException, InterruptedException {
-		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-		// The output goes to a file, so that a hung probe ends in the timeout below, not in a blocked read.
-		Path log = Files.createTempFile("sticky-error-probe", ".log");
-		try {
-			Process process = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
-					StickyErrorProbe.class.getName())).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-			if (!process.waitFor(120, TimeUnit.SECONDS)) {
-				process.destroyForcibly();
-				fail("The probe did not finish within 120 s; its output:\n" + Files.readString(log));
-			}
-			return parse(Files.readString(log, StandardCharsets.UTF_8));
-		}
-		finally {
-			Files.deleteIfExists(log);
-		}
-	}
-
-	private static Map<String, String> parse(String text) {
-		Map<String, String> report = new HashMap<>();
-		for (String line : text.split("\\R")) {
-			int eq = line.indexOf('=');
-			if (eq > 0 && line.substring(0, eq).matches("[A-Z_]+")) {
-				report.putIfAbsent(line.substring(0, eq), line.substring(eq + 1));
-			}
-		}
-		assertThat(report).as("probe output:\n%s", text).containsKeys("EXCEPTION", "HEALTH", "CLOSED");
-		assertThat(report).as("probe output:\n%s", text).doesNotContainKey("UNEXPECTED");
+		ChildJvm.Result result = ChildJvm.run(StickyErrorProbe.class, List.of(), 120);
+		Map<String, String> report = result.values();
+		assertThat(report).as("probe output:\n%s", result.output()).containsKeys("EXCEPTION", "HEALTH", "CLOSED");
+		assertThat(report).as("probe output:\n%s", result.output()).doesNotContainKey("UNEXPECTED");
 		return report;
 	}
 

@@ -29,7 +29,16 @@ public final class StickyErrorProbe {
 	public static void main(String[] args) {
 		KernelSource oob = KernelSource.named("write_out_of_bounds").params(BUFFER, LONG)
 			.cudaResource(CudaTestSupport.TEST_KERNELS_PTX);
-		CudaDeviceBackend backend = CudaTestSupport.open(null);
+		CudaDeviceBackend backend;
+		try {
+			backend = CudaTestSupport.open(null);
+		}
+		catch (Throwable ex) {
+			System.out.println("UNEXPECTED=" + ex);
+			System.out.flush();
+			System.exit(0);
+			return;
+		}
 		try {
 			NativeKernel kernel = backend.loadKernel(oob);
 			NativeStream stream = backend.createStream(StreamPriority.NORMAL, "oob-stream");

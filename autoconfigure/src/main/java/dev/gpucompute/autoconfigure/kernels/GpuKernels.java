@@ -48,6 +48,9 @@ import dev.gpucompute.ParamType;
  * <li>for CUDA C source, the signature of {@code __global__ void <name>(...)}.</li>
  * </ol>
  * A PTX, cubin or fatbin file with neither a bean nor a {@code .params} file fails start-up. A
+ * {@code <name>.fatbin}, {@code .cubin} or {@code .ptx} in the same directory as {@code <name>.cu}
+ * is that source's code compiled ahead of time ({@link KernelSource#prebuilt}): the CUDA backend
+ * loads it instead of compiling, and compiles the source only when the driver rejects it. A
  * kernel without a CPU implementation loads on the CPU backend too, and fails only when launched
  * there (logged at start-up). On the CUDA backend, a {@link KernelSource} bean without CUDA code
  * cannot be loaded: it is left out with a warning at start-up.
@@ -205,8 +208,17 @@ public final class GpuKernels {
 
 	// ---- finding files ---------------------------------------------------------------------
 
-	private record KernelFile(String name, Resource resource, CudaForm form, String description) {
+	private record KernelFile(String name, Resource resource, CudaForm form, String description, Resource prebuilt,
+			CudaForm prebuiltForm) {
+
+		KernelFile(String name, Resource resource, CudaForm form, String description) {
+			this(name, resource, form, description, null, null);
+		}
+
 	}
+
+	/** Preference among prebuilt forms beside a {@code .cu}: a fatbin, then a cubin, then PTX. */
+	private static final List<CudaForm> PREBUILT_ORDER = List.of(CudaForm.FATBIN, CudaForm.CUBIN, CudaForm.PTX);
 
 	private record Definition(KernelSource source, String origin) {
 	}
@@ -224,9 +236,14 @@ public final class GpuKernels {
 					KernelFile file = kernelFile(resource);
 					KernelFile other = files.putIfAbsent(file.name(), file);
 					if (other != null && !sameResource(other.resource(), resource)) {
-						throw new KernelDefinitionException(KernelDefinitionException.Kind.DUPLICATE_FILES, file.name(),
-								other.description() + " and " + file.description(),
-								"is defined by two kernel files; kernel names must be unique", null);
+						KernelFile paired = pairWithPrebuilt(other, file);
+						if (paired == null) {
+							throw new KernelDefinitionException(KernelDefinitionException.Kind.DUPLICATE_FILES, file.name(),
+									other.description() + " and " + file.description(),
+									"is defined by two kernel files; kernel names must be unique (a .fatbin, .cubin or .ptx "
+											+ "beside a .cu of the same name is its prebuilt code)", null);
+						}
+						files.put(file.name(), paired);
 					}
 				}
 			}
@@ -435,6 +452,34 @@ public final class GpuKernels {
 		return new KernelFile(name, resource, form, description);
 	}
 
+	/**
+	 * A {@code .cu} with the prebuilt code beside it, when one of {@code a} and {@code b} is a
+	 * {@code .cu} (possibly paired already) and the other prebuilt code in the same directory;
+	 * otherwise {@code null}.
+	 */
+	private static KernelFile pairWithPrebuilt(KernelFile a, KernelFile b) {
+		KernelFile source = (a.form() == CudaForm.SOURCE) ? a : b;
+		KernelFile prebuilt = (source == a) ? b : a;
+		if (source.form() != CudaForm.SOURCE || prebuilt.form() == CudaForm.SOURCE || prebuilt.prebuilt() != null) {
+			return null;
+		}
+		try {
+			Resource sibling = source.resource().createRelative(Objects.requireNonNull(prebuilt.resource().getFilename()));
+			if (!sameResource(sibling, prebuilt.resource())) {
+				return null;
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			return null;
+		}
+		if (source.prebuilt() != null
+				&& PREBUILT_ORDER.indexOf(source.prebuiltForm()) <= PREBUILT_ORDER.indexOf(prebuilt.form())) {
+			return source;
+		}
+		return new KernelFile(source.name(), source.resource(), source.form(), source.description(), prebuilt.resource(),
+				prebuilt.form());
+	}
+
 	private static boolean sameResource(Resource a, Resource b) {
 		try {
 			return a.getURI().equals(b.getURI());
@@ -447,6 +492,22 @@ public final class GpuKernels {
 	// ---- pairing files with beans ----------------------------------------------------------
 
 	private static Definition define(KernelFile file, String beanName, KernelSource bean) {
+		Definition definition = defineWithoutPrebuilt(file, beanName, bean);
+		if (file.prebuilt() == null) {
+			return definition;
+		}
+		byte[] image;
+		try (InputStream in = file.prebuilt().getInputStream()) {
+			image = in.readAllBytes();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read kernel file " + file.prebuilt().getDescription(), ex);
+		}
+		return new Definition(definition.source().prebuilt(file.prebuiltForm(), image),
+				definition.origin() + " with prebuilt " + file.prebuilt().getFilename());
+	}
+
+	private static Definition defineWithoutPrebuilt(KernelFile file, String beanName, KernelSource bean) {
 		KernelSource named;
 		try {
 			named = KernelSource.named(file.name());

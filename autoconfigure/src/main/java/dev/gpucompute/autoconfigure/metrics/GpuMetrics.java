@@ -20,6 +20,7 @@ import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPool;
 
 /**
@@ -42,7 +43,7 @@ import dev.gpucompute.StreamPool;
  * <tr><td>{@code gpu.streams.utilization}</td><td>gauge (0..1)</td><td>the pool's sampled busy
  * share</td></tr>
  * <tr><td>{@code gpu.events.live}</td><td>gauge</td><td>{@link EventRegistry#live()}</td></tr>
- * <tr><td>{@code gpu.memory.used}, {@code gpu.memory.total}</td><td>gauges, bytes</td>
+ * <tr><td>{@code gpu.memory.used}, {@code gpu.memory.cached}, {@code gpu.memory.total}</td><td>gauges, bytes</td>
  * <td>{@link GpuContext#memory()}</td></tr>
  * </table>
  *
@@ -107,6 +108,9 @@ public final class GpuMetrics implements MeterBinder {
 
 	/** The device's memory (or the CPU backend's budget). */
 	public static final String MEMORY_TOTAL = "gpu.memory.total";
+
+	/** Bytes the context holds from the device for reuse but no buffer uses (CUDA's caching allocator). */
+	public static final String MEMORY_CACHED = "gpu.memory.cached";
 
 	/** Tag: device ordinal. */
 	public static final String TAG_GPU = "gpu";
@@ -196,13 +200,18 @@ public final class GpuMetrics implements MeterBinder {
 			.description("GPU events not yet destroyed (in use plus cached for reuse)")
 			.tags(this.tags)
 			.register(registry);
-		Gauge.builder(MEMORY_USED, this.context, (c) -> memory(c, true))
+		Gauge.builder(MEMORY_USED, this.context, (c) -> memory(c, MemoryInfo::usedBytes))
 			.description("Device memory held by this context's buffers")
 			.baseUnit(BaseUnits.BYTES)
 			.tags(this.tags)
 			.register(registry);
-		Gauge.builder(MEMORY_TOTAL, this.context, (c) -> memory(c, false))
+		Gauge.builder(MEMORY_TOTAL, this.context, (c) -> memory(c, MemoryInfo::totalBytes))
 			.description("Device memory in total (the CPU backend's budget on the CPU backend)")
+			.baseUnit(BaseUnits.BYTES)
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(MEMORY_CACHED, this.context, (c) -> memory(c, MemoryInfo::cachedBytes))
+			.description("Device memory held for reuse by the caching allocator but in no buffer")
 			.baseUnit(BaseUnits.BYTES)
 			.tags(this.tags)
 			.register(registry);
@@ -215,9 +224,9 @@ public final class GpuMetrics implements MeterBinder {
 		}
 	}
 
-	private static double memory(GpuContext context, boolean used) {
+	private static double memory(GpuContext context, java.util.function.ToLongFunction<MemoryInfo> figure) {
 		try {
-			return used ? context.memory().usedBytes() : context.memory().totalBytes();
+			return figure.applyAsLong(context.memory());
 		}
 		catch (ContextClosedException ex) {
 			return Double.NaN;

@@ -132,6 +132,7 @@ class GpuActuatorWebTests {
 		DocumentContext json = getJson("/actuator/gpu/memory");
 		assertThat(json.read("$.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
 		assertThat(json.read("$.usedBytes", Long.class)).isGreaterThanOrEqualTo(0);
+		assertThat(json.read("$.cachedBytes", Long.class)).as("the CPU backend caches nothing").isZero();
 	}
 
 	@Test

@@ -276,6 +276,7 @@ class GpuMetricsTests {
 		// The free is ordered on the buffer's stream.
 		this.launcher.synchronize();
 		assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before);
+		assertThat(gauge(GpuMetrics.MEMORY_CACHED)).as("the CPU backend caches no device memory").isZero();
 	}
 
 	@Test
@@ -283,6 +284,7 @@ class GpuMetricsTests {
 		this.context.close();
 		assertThat(gauge(GpuMetrics.MEMORY_USED)).isNaN();
 		assertThat(gauge(GpuMetrics.MEMORY_TOTAL)).isNaN();
+		assertThat(gauge(GpuMetrics.MEMORY_CACHED)).isNaN();
 	}
 
 	@Test

@@ -1,0 +1,304 @@
+package dev.gpucompute.cuda;
+
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+
+/**
+ * How {@link CudaStream#whenDone} learns that a stream's work is done, without a
+ * {@code cuStreamAddCallback} per call. That driver call blocks every later piece of work on the
+ * stream until the JVM callback has run (the driver's callback thread attaches to the JVM, calls
+ * Java, returns), costs a host-thread round trip per upload, download and {@code completion()}, and
+ * is slated for deprecation.
+ *
+ * <p>Instead, {@code whenDone} records a recycled event (no timing) on the stream, which costs the
+ * stream nothing, and queues it. One completion thread per backend polls the queued events with
+ * {@code cuEventQuery}, oldest first per stream (events on one stream complete in order, so it stops
+ * at the first that is not done), and runs each callback on that thread with the outcome: {@code null},
+ * or the failure the event reports (a sticky error of the work before it). When nothing is queued the
+ * thread sleeps until the next {@code whenDone}; while work is in flight it polls, backing off from
+ * a spin to 100 µs sleeps, so a completion is seen at most about 100 µs late.
+ *
+ * <p>Callbacks run on the completion thread, never on a driver thread, and must be short (the
+ * context hands them to its own executor). At close, queued callbacks whose event completed get
+ * their outcome; the others a {@link ContextClosedException}: nothing waits forever.
+ *
+ * <p>The driver calls are behind {@link Ops}, so the polling, ordering and close are tested with a
+ * fake ({@code CudaCompletionsTest}).
+ *
+ * @param <S> the stream type
+ * @param <E> the event type
+ */
+final class CudaCompletions<S, E> {
+
+	/** The driver calls and error mapping the completion thread needs. */
+	interface Ops<S, E> {
+
+		/** A new event without timing. */
+		E createEvent();
+
+		/** {@code cuEventRecord}: a {@code CUresult}. */
+		int record(E event, S stream);
+
+		/** {@code cuEventQuery}: success, {@code CUDA_ERROR_NOT_READY}, or the failure of the work before it. */
+		int query(E event);
+
+		void destroy(E event);
+
+		/** The exception for a failed record (marks the backend unhealthy when sticky). */
+		GpuException recordFailure(int code, S stream);
+
+		/** The exception for the failure an event reported, built without a driver call. */
+		GpuException asyncFailure(int code, S stream);
+
+		String name(S stream);
+
+		/** Called once on the completion thread before it polls (makes the context current). */
+		void enterThread();
+
+	}
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaCompletions.class);
+
+	private static final AtomicInteger THREADS = new AtomicInteger();
+
+	/** Longest sleep between polls while work is in flight. */
+	private static final long MAX_BACKOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
+
+	/** Events kept for reuse. */
+	private static final int MAX_IDLE_EVENTS = 1024;
+
+	private record Pending<S, E>(S stream, E event, Consumer<GpuException> callback) {
+	}
+
+	private final Ops<S, E> ops;
+
+	private final int ordinal;
+
+	private final Queue<Pending<S, E>> inbox = new ConcurrentLinkedQueue<>();
+
+	private final Queue<E> idleEvents = new ConcurrentLinkedQueue<>();
+
+	private final AtomicInteger idleCount = new AtomicInteger();
+
+	private final Object lifecycle = new Object();
+
+	private Thread thread;
+
+	private volatile boolean sleeping;
+
+	private volatile boolean closed;
+
+	/** The thread's own queues, by stream, oldest first; touched only by the completion thread, and by close once it stopped. */
+	private final Map<S, ArrayDeque<Pending<S, E>>> byStream = new LinkedHashMap<>();
+
+	CudaCompletions(Ops<S, E> ops, int ordinal) {
+		this.ops = ops;
+		this.ordinal = ordinal;
+	}
+
+	/**
+	 * Runs {@code callback} once the work enqueued on {@code stream} so far is done. The caller has
+	 * entered the backend.
+	 */
+	void whenDone(S stream, Consumer<GpuException> callback) {
+		E event = takeEvent();
+		int result = this.ops.record(event, stream);
+		if (result != CudaErrors.SUCCESS) {
+			this.ops.destroy(event);
+			GpuException failure = this.ops.recordFailure(result, stream);
+			if (!CudaErrors.isSticky(result)) {
+				throw failure;
+			}
+			// The stream's work already failed for good: it is over, and the callback learns so now.
+			callback.accept(failure);
+			return;
+		}
+		Pending<S, E> pending = new Pending<>(stream, event, callback);
+		this.inbox.add(pending);
+		if (this.closed && this.inbox.remove(pending)) {
+			// Raced with close, which may already have settled the queue: no driver call any more.
+			run(pending, abandoned(stream));
+			return;
+		}
+		ensureStarted();
+		if (this.sleeping) {
+			LockSupport.unpark(this.thread);
+		}
+	}
+
+	private E takeEvent() {
+		E event = this.idleEvents.poll();
+		if (event != null) {
+			this.idleCount.decrementAndGet();
+			return event;
+		}
+		return this.ops.createEvent();
+	}
+
+	private void recycle(E event) {
+		if (!this.closed && this.idleCount.incrementAndGet() <= MAX_IDLE_EVENTS) {
+			this.idleEvents.add(event);
+		}
+		else {
+			this.idleCount.decrementAndGet();
+			this.ops.destroy(event);
+		}
+	}
+
+	private void ensureStarted() {
+		if (this.thread != null) {
+			return;
+		}
+		synchronized (this.lifecycle) {
+			if (this.thread == null && !this.closed) {
+				Thread started = new Thread(this::run, "gpu-cuda" + this.ordinal + "-completions-" + THREADS.incrementAndGet());
+				started.setDaemon(true);
+				this.thread = started;
+				started.start();
+			}
+		}
+	}
+
+	private void run() {
+		try {
+			this.ops.enterThread();
+		}
+		catch (GpuException ex) {
+			logger.warn("The completion thread of CUDA device {} could not make the context current: {}", this.ordinal,
+					ex.getMessage());
+			return;
+		}
+		long backoff = 0;
+		while (!this.closed) {
+			drainInbox();
+			if (this.byStream.isEmpty()) {
+				this.sleeping = true;
+				if (this.inbox.isEmpty() && !this.closed) {
+					LockSupport.park(this);
+				}
+				this.sleeping = false;
+				backoff = 0;
+				continue;
+			}
+			if (poll(false) > 0) {
+				backoff = 0;
+			}
+			else if (backoff == 0) {
+				Thread.onSpinWait();
+				backoff = 1_000;
+			}
+			else {
+				LockSupport.parkNanos(this, backoff);
+				backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+			}
+		}
+	}
+
+	private void drainInbox() {
+		Pending<S, E> pending;
+		while ((pending = this.inbox.poll()) != null) {
+			this.byStream.computeIfAbsent(pending.stream(), (key) -> new ArrayDeque<>()).addLast(pending);
+		}
+	}
+
+	/**
+	 * Runs the callbacks whose events completed, oldest first per stream.
+	 * @param final_ at close: entries still running are settled as abandoned instead of kept
+	 * @return how many callbacks ran
+	 */
+	private int poll(boolean final_) {
+		int ran = 0;
+		Iterator<Map.Entry<S, ArrayDeque<Pending<S, E>>>> streams = this.byStream.entrySet().iterator();
+		while (streams.hasNext()) {
+			ArrayDeque<Pending<S, E>> queue = streams.next().getValue();
+			Pending<S, E> head;
+			while ((head = queue.peekFirst()) != null) {
+				int result = this.ops.query(head.event());
+				if (result == CudaErrors.NOT_READY && !final_) {
+					break;
+				}
+				queue.pollFirst();
+				GpuException failure = null;
+				if (result == CudaErrors.SUCCESS) {
+					recycle(head.event());
+				}
+				else {
+					this.ops.destroy(head.event());
+					failure = (result == CudaErrors.NOT_READY) ? abandoned(head.stream())
+							: this.ops.asyncFailure(result, head.stream());
+				}
+				run(head, failure);
+				ran++;
+			}
+			if (queue.isEmpty()) {
+				streams.remove();
+			}
+		}
+		return ran;
+	}
+
+	private GpuException abandoned(S stream) {
+		return new ContextClosedException("The CUDA backend of device " + this.ordinal + " closed before the work on stream "
+				+ this.ops.name(stream) + " was seen to finish; it was abandoned");
+	}
+
+	private void run(Pending<S, E> pending, GpuException failure) {
+		try {
+			pending.callback().accept(failure);
+		}
+		catch (Throwable ex) {
+			logger.error("A completion callback of stream {} threw; callbacks must not throw", this.ops.name(pending.stream()), ex);
+		}
+	}
+
+	/**
+	 * Stops the completion thread and settles every queued callback: with its outcome when its
+	 * event completed, else as abandoned. Called by the backend's close while its context is still
+	 * usable; idle events are destroyed.
+	 */
+	void close() {
+		Thread running;
+		synchronized (this.lifecycle) {
+			this.closed = true;
+			running = this.thread;
+		}
+		if (running != null) {
+			LockSupport.unpark(running);
+			try {
+				running.join(TimeUnit.SECONDS.toMillis(5));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			if (running.isAlive()) {
+				logger.warn("The completion thread of CUDA device {} did not stop within 5 s (a callback is stuck)", this.ordinal);
+				return;
+			}
+		}
+		settleAfterClose();
+		E event;
+		while ((event = this.idleEvents.poll()) != null) {
+			this.ops.destroy(event);
+		}
+	}
+
+	private void settleAfterClose() {
+		drainInbox();
+		poll(true);
+	}
+
+}

@@ -1,0 +1,341 @@
+package dev.gpucompute.cuda;
+
+import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadDataJIT;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.InvalidLaunchConfigException;
+import dev.gpucompute.KernelCompilationException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.spi.LaunchArgs;
+import dev.gpucompute.spi.NativeMemory;
+import jcuda.NativePointerObject;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
+import jcuda.driver.CUjit_option;
+import jcuda.driver.CUmodule;
+import jcuda.driver.JITOptions;
+
+/**
+ * The modules-and-launch room of a {@link CudaDeviceBackend}: turns a {@link KernelSource} into a
+ * loaded function (compiling CUDA C through {@link CudaCompiler}, with a memory and a disk cache),
+ * and launches kernels with their arguments packed into per-thread scratch. Thread-safe.
+ */
+final class CudaModules {
+
+	private static final Logger logger = LoggerFactory.getLogger(CudaModules.class);
+
+	/** Per host thread: reusable kernel-argument storage. */
+	private static final ThreadLocal<LaunchScratch> SCRATCH = ThreadLocal.withInitial(LaunchScratch::new);
+
+	private final CudaDeviceBackend backend;
+
+	private final CudaDeviceFacts facts;
+
+	private final CudaCompiler compiler;
+
+	private final KernelCache cache;
+
+	private final List<String> compileOptions;
+
+	private final Queue<CUmodule> modules = new ConcurrentLinkedQueue<>();
+
+	/** Compiled images by cache key, so a kernel loaded twice is compiled once per backend. */
+	private final Map<String, byte[]> compiled = new ConcurrentHashMap<>();
+
+	private final AtomicLong compileCount = new AtomicLong();
+
+	private final AtomicLong cacheHits = new AtomicLong();
+
+	private final AtomicLong prebuiltLoads = new AtomicLong();
+
+	/** Resolves buffer arguments; a field, so that packing a launch creates no lambda. */
+	private final LaunchPacking.Addresses addresses = this::argumentAddress;
+
+	CudaModules(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompiler compiler, List<String> compileOptions,
+			Path kernelCacheDir) {
+		this.backend = backend;
+		this.facts = facts;
+		this.compiler = compiler;
+		this.compileOptions = List.copyOf(compileOptions);
+		this.cache = (kernelCacheDir != null) ? new KernelCache(kernelCacheDir) : null;
+	}
+
+	// ---------------------------------------------------------------- loading
+
+	CudaKernel load(KernelSource source) {
+		String name = source.name();
+		KernelSource.CudaForm form = source.cudaForm();
+		if (form == null) {
+			throw new KernelCompilationException(name, "it has no CUDA code, only a CPU implementation; give it "
+					+ ".cuda(source), .ptx(text), .cubin(image), .fatbin(image) or .cudaResource(path)", null, null);
+		}
+		byte[] code = source.cudaCode();
+		if (form == KernelSource.CudaForm.SOURCE && source.prebuiltForm() != null) {
+			String origin = "prebuilt " + source.prebuiltForm().name().toLowerCase(java.util.Locale.ROOT);
+			try {
+				CudaKernel kernel = bind(name, loadModule(name, source.prebuiltCode(), origin), origin);
+				this.prebuiltLoads.incrementAndGet();
+				return kernel;
+			}
+			catch (KernelCompilationException ex) {
+				// Built for other architectures, or PTX newer than this driver: the source still compiles.
+				logger.warn("The {} code of kernel '{}' does not load on this device ({}); compiling its CUDA C source instead",
+						origin, name, ex.getMessage());
+			}
+		}
+		if (form == KernelSource.CudaForm.SOURCE) {
+			List<String> options = new ArrayList<>(this.compileOptions);
+			options.addAll(source.compileOptions());
+			String key = KernelCache.key(code, options, "compute_" + this.facts.arch(), this.facts.driverVersion);
+			Compiled image = compiledImage(name, code, options, key);
+			try {
+				return bind(name, loadModule(name, image.bytes(), image.origin()), image.origin());
+			}
+			catch (KernelCompilationException ex) {
+				if (!image.fromDiskCache()) {
+					throw ex;
+				}
+				// A cached entry the driver rejects (corrupt, or from an incompatible compiler): drop it, compile again.
+				logger.warn("Cached code for kernel '{}' was rejected ({}); compiling it again", name, ex.getMessage());
+				this.cache.evict(name, key);
+				this.compiled.remove(key);
+				Compiled fresh = compile(name, code, options, key);
+				return bind(name, loadModule(name, fresh.bytes(), fresh.origin()), fresh.origin());
+			}
+		}
+		String origin = form.name().toLowerCase(java.util.Locale.ROOT);
+		return bind(name, loadModule(name, code, origin), origin);
+	}
+
+	private record Compiled(byte[] bytes, String origin, boolean fromDiskCache) {
+	}
+
+	private Compiled compiledImage(String name, byte[] code, List<String> options, String key) {
+		byte[] known = this.compiled.get(key);
+		if (known != null) {
+			this.cacheHits.incrementAndGet();
+			return new Compiled(known, "memory cache", false);
+		}
+		if (this.cache != null) {
+			byte[] cached = this.cache.read(name, key);
+			if (cached != null) {
+				this.cacheHits.incrementAndGet();
+				this.compiled.put(key, cached);
+				logger.debug("Kernel '{}' loaded from the kernel cache {}", name, this.cache.pathFor(name, key));
+				return new Compiled(cached, "kernel cache", true);
+			}
+		}
+		return compile(name, code, options, key);
+	}
+
+	private Compiled compile(String name, byte[] code, List<String> options, String key) {
+		CudaCompiler.Result result = this.compiler.compile(name, new String(code, StandardCharsets.UTF_8), options,
+				this.facts.major, this.facts.minor, this.facts.driverVersion);
+		this.compileCount.incrementAndGet();
+		if (result.log() != null && !result.log().isBlank()) {
+			logger.info("Kernel '{}' compiled by {} with messages:\n{}", name, result.compiler(), result.log().strip());
+		}
+		this.compiled.put(key, result.image());
+		if (this.cache != null) {
+			this.cache.write(name, key, result.image());
+		}
+		return new Compiled(result.image(), result.compiler(), false);
+	}
+
+	/**
+	 * Loads PTX (JIT-compiled by the driver, its error log captured), a cubin or a fatbin with
+	 * {@code cuModuleLoadDataEx}.
+	 */
+	private CUmodule loadModule(String kernelName, byte[] image, String origin) {
+		// A direct copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it
+		// while JIT-compiling, so no Java array is pinned for that long.
+		ByteBuffer data = ByteBuffer.allocateDirect(image.length + 1);
+		data.put(image).put((byte) 0);
+		byte[] errorLog = new byte[16 * 1024];
+		JITOptions jit = new JITOptions();
+		jit.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, errorLog);
+		jit.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, errorLog.length);
+		CUmodule module = new CUmodule();
+		this.backend.enter(); // again: compiling and reading the cache block, which may move a virtual thread to another carrier
+		int result = cuModuleLoadDataJIT(module, Pointer.to(data), jit);
+		if (result != CudaErrors.SUCCESS) {
+			if (result == CudaErrors.OUT_OF_MEMORY) {
+				throw CudaErrors.toException(result, "cuModuleLoadDataEx (kernel '" + kernelName + "')", null, null, image.length);
+			}
+			if (CudaErrors.isSticky(result)) {
+				this.backend.markUnhealthy(CudaErrors.stickyProblem(result, "cuModuleLoadDataEx", kernelName, null));
+			}
+			byte[] log = jit.getBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER);
+			throw new KernelCompilationException(kernelName, "the driver rejected its " + origin + " code: cuModuleLoadDataEx returned "
+					+ CudaErrors.describe(result) + CudaErrors.hint(result), CudaFormat.cString((log != null) ? log : errorLog), null);
+		}
+		return module;
+	}
+
+	private CudaKernel bind(String name, CUmodule module, String origin) {
+		CUfunction function = new CUfunction();
+		int result = cuModuleGetFunction(function, module, name);
+		if (result != CudaErrors.SUCCESS) {
+			cuModuleUnload(module);
+			if (result == CudaErrors.NOT_FOUND) {
+				throw new KernelCompilationException(name, "its code (" + origin + ") has no kernel named '" + name
+						+ "'; declare it extern \"C\" __global__ so that its name is not mangled", null, null);
+			}
+			throw new KernelCompilationException(name, "cuModuleGetFunction returned " + CudaErrors.describe(result), null, null);
+		}
+		this.modules.add(module);
+		return new CudaKernel(this.backend, name, module, function, origin);
+	}
+
+	long compileCount() {
+		return this.compileCount.get();
+	}
+
+	long cacheHits() {
+		return this.cacheHits.get();
+	}
+
+	long prebuiltLoads() {
+		return this.prebuiltLoads.get();
+	}
+
+	Path kernelCacheDir() {
+		return (this.cache != null) ? this.cache.directory() : null;
+	}
+
+	String compilerDescription() {
+		return this.compiler.describe();
+	}
+
+	/** Unloads every module without throwing (backend close). */
+	void unloadAll() {
+		CUmodule module;
+		while ((module = this.modules.poll()) != null) {
+			cuModuleUnload(module);
+		}
+	}
+
+	// ---------------------------------------------------------------- launch
+
+	/** Enqueues a launch; the caller has entered the backend and checked kernel and stream. */
+	void launch(CudaKernel kernel, LaunchConfig config, LaunchArgs args, CudaStream stream) {
+		int shared = config.sharedMemoryBytes();
+		if (shared > kernel.dynamicSharedLimit) {
+			optIn(kernel, shared);
+		}
+		Pointer params = pack(args, kernel);
+		Dim3 grid = config.grid();
+		Dim3 block = config.block();
+		stream.lastKernel = kernel.name();
+		int result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
+				stream.handle, params, null);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuLaunchKernel", kernel.name(), stream);
+		}
+	}
+
+	/**
+	 * Packs the arguments into this thread's scratch ({@link LaunchPacking}: one fully written
+	 * 8-byte slot per parameter) and a cached {@code void*[]} of slot addresses per arity, so a
+	 * launch allocates nothing.
+	 */
+	private Pointer pack(LaunchArgs args, CudaKernel kernel) {
+		int count = args.count();
+		if (count == 0) {
+			return null;
+		}
+		LaunchScratch scratch = SCRATCH.get();
+		LaunchPacking.pack(args, scratch.values(count), this.addresses, kernel.name());
+		return scratch.params(count);
+	}
+
+	private long argumentAddress(NativeMemory memory, int index, String kernelName) {
+		if (memory instanceof CudaMemory cudaMemory && cudaMemory.backend == this.backend && !cudaMemory.isFreed()) {
+			return cudaMemory.address;
+		}
+		if (memory instanceof CudaMemory cudaMemory && cudaMemory.backend == this.backend) {
+			throw new GpuException("Argument " + index + " of kernel '" + kernelName + "' is a freed device buffer");
+		}
+		throw new ContextClosedException("Argument " + index + " of kernel '" + kernelName
+				+ "' is not a buffer of the CUDA backend of device " + this.facts.ordinal + ": " + memory);
+	}
+
+	private void optIn(CudaKernel kernel, int bytes) {
+		synchronized (kernel) {
+			if (bytes <= kernel.dynamicSharedLimit) {
+				return;
+			}
+			this.backend.enter(); // again: waiting for the lock may have moved a virtual thread to another carrier
+			int result = cuFuncSetAttribute(kernel.function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					bytes);
+			if (result != CudaErrors.SUCCESS) {
+				throw new InvalidLaunchConfigException("Kernel '" + kernel.name() + "' cannot use " + bytes
+						+ " bytes of dynamic shared memory: cuFuncSetAttribute returned " + CudaErrors.describe(result));
+			}
+			kernel.dynamicSharedLimit = bytes;
+		}
+	}
+
+	/** Reusable launch-argument storage of one host thread. */
+	private static final class LaunchScratch {
+
+		private ByteBuffer values;
+
+		private Pointer[] paramsByCount;
+
+		LaunchScratch() {
+			allocate(16);
+		}
+
+		private void allocate(int slots) {
+			this.values = ByteBuffer.allocateDirect(slots * 8).order(ByteOrder.nativeOrder());
+			this.paramsByCount = new Pointer[slots + 1];
+		}
+
+		ByteBuffer values(int count) {
+			if (count * 8 > this.values.capacity()) {
+				allocate(Math.max(count, this.values.capacity() / 4));
+			}
+			return this.values;
+		}
+
+		Pointer params(int count) {
+			Pointer params = this.paramsByCount[count];
+			if (params == null) {
+				Pointer base = Pointer.to(this.values);
+				NativePointerObject[] slots = new NativePointerObject[count];
+				for (int i = 0; i < count; i++) {
+					slots[i] = base.withByteOffset(8L * i);
+				}
+				params = Pointer.to(slots);
+				this.paramsByCount[count] = params;
+			}
+			return params;
+		}
+
+	}
+
+}

@@ -1,0 +1,263 @@
+package dev.gpucompute.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.KernelLaunchException;
+
+/**
+ * The event-polling completion path (issue 16, item 6) against fake events that the test completes
+ * or fails: callbacks run off the caller's thread with the outcome, in order per stream, nothing is
+ * lost between whenDone and the sleeping poller, and close settles what is queued.
+ */
+class CudaCompletionsTest {
+
+	/** An event is a counter position of its stream: done once the stream's "device" reached it. */
+	static final class FakeOps implements CudaCompletions.Ops<String, FakeOps.Event> {
+
+		static final class Event {
+
+			volatile String stream;
+
+			volatile long position;
+
+		}
+
+		final Map<String, AtomicInteger> progress = new ConcurrentHashMap<>();
+
+		final Map<String, Long> enqueued = new ConcurrentHashMap<>();
+
+		final Map<String, Integer> failures = new ConcurrentHashMap<>();
+
+		final AtomicInteger created = new AtomicInteger();
+
+		final AtomicInteger destroyed = new AtomicInteger();
+
+		volatile int recordResult = CudaErrors.SUCCESS;
+
+		volatile Thread pollerThread;
+
+		/** Work enqueued on {@code stream}: the next event recorded there completes only after it. */
+		void enqueue(String stream) {
+			this.enqueued.merge(stream, 1L, Long::sum);
+		}
+
+		/** The device finishes all work enqueued on {@code stream} so far. */
+		void finish(String stream) {
+			this.progress.computeIfAbsent(stream, (key) -> new AtomicInteger()).set(this.enqueued.getOrDefault(stream, 0L).intValue());
+		}
+
+		@Override
+		public Event createEvent() {
+			this.created.incrementAndGet();
+			return new Event();
+		}
+
+		@Override
+		public int record(Event event, String stream) {
+			if (this.recordResult != CudaErrors.SUCCESS) {
+				return this.recordResult;
+			}
+			event.stream = stream;
+			event.position = this.enqueued.getOrDefault(stream, 0L);
+			return CudaErrors.SUCCESS;
+		}
+
+		@Override
+		public int query(Event event) {
+			Integer failure = this.failures.get(event.stream);
+			if (failure != null) {
+				return failure;
+			}
+			long reached = this.progress.computeIfAbsent(event.stream, (key) -> new AtomicInteger()).get();
+			return (reached >= event.position) ? CudaErrors.SUCCESS : CudaErrors.NOT_READY;
+		}
+
+		@Override
+		public void destroy(Event event) {
+			this.destroyed.incrementAndGet();
+		}
+
+		@Override
+		public GpuException recordFailure(int code, String stream) {
+			return CudaErrors.toException(code, "cuEventRecord", "k", stream, 0, false);
+		}
+
+		@Override
+		public GpuException asyncFailure(int code, String stream) {
+			return CudaErrors.toException(code, "work on the stream", "k", stream, 0, false);
+		}
+
+		@Override
+		public String name(String stream) {
+			return stream;
+		}
+
+		@Override
+		public void enterThread() {
+			this.pollerThread = Thread.currentThread();
+		}
+
+	}
+
+	private final FakeOps ops = new FakeOps();
+
+	private final CudaCompletions<String, FakeOps.Event> completions = new CudaCompletions<>(this.ops, 0);
+
+	@AfterEach
+	void close() {
+		this.completions.close();
+	}
+
+	@Test
+	void aCallbackRunsOnTheCompletionThreadOnceTheWorkBeforeItIsDone() throws Exception {
+		this.ops.enqueue("A");
+		CountDownLatch done = new CountDownLatch(1);
+		AtomicReference<Object> outcome = new AtomicReference<>("not called");
+		AtomicReference<Thread> thread = new AtomicReference<>();
+		this.completions.whenDone("A", (failure) -> {
+			outcome.set(failure);
+			thread.set(Thread.currentThread());
+			done.countDown();
+		});
+		assertThat(done.await(200, TimeUnit.MILLISECONDS)).as("not before the work is done").isFalse();
+		this.ops.finish("A");
+		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(outcome.get()).isNull();
+		assertThat(thread.get()).isNotSameAs(Thread.currentThread()).isSameAs(this.ops.pollerThread);
+		assertThat(thread.get().getName()).startsWith("gpu-cuda0-completions-");
+	}
+
+	@Test
+	void callbacksOfOneStreamRunInOrderAndAnotherStreamIsNotHeldUpByIt() throws Exception {
+		List<String> order = Collections.synchronizedList(new ArrayList<>());
+		CountDownLatch bDone = new CountDownLatch(1);
+		CountDownLatch all = new CountDownLatch(4);
+		for (int i = 1; i <= 3; i++) {
+			this.ops.enqueue("A");
+			String name = "A" + i;
+			this.completions.whenDone("A", (failure) -> {
+				order.add(name);
+				all.countDown();
+			});
+		}
+		this.ops.enqueue("B");
+		this.completions.whenDone("B", (failure) -> {
+			order.add("B");
+			bDone.countDown();
+			all.countDown();
+		});
+		this.ops.finish("B");
+		assertThat(bDone.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(order).containsExactly("B");
+		this.ops.finish("A");
+		assertThat(all.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(order).containsExactly("B", "A1", "A2", "A3");
+	}
+
+	@Test
+	void theFailureAnEventReportsReachesTheCallback() throws Exception {
+		this.ops.enqueue("A");
+		this.ops.failures.put("A", 700);
+		CountDownLatch done = new CountDownLatch(1);
+		AtomicReference<GpuException> outcome = new AtomicReference<>();
+		this.completions.whenDone("A", (failure) -> {
+			outcome.set(failure);
+			done.countDown();
+		});
+		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(outcome.get()).isInstanceOf(KernelLaunchException.class).hasMessageContaining("CUDA_ERROR_ILLEGAL_ADDRESS");
+	}
+
+	@Test
+	void aStickyRecordFailureRunsTheCallbackAtOnceAndOthersThrow() {
+		this.ops.recordResult = 700;
+		AtomicReference<GpuException> outcome = new AtomicReference<>();
+		this.completions.whenDone("A", outcome::set);
+		assertThat(outcome.get()).hasMessageContaining("CUDA_ERROR_ILLEGAL_ADDRESS");
+		this.ops.recordResult = CudaErrors.INVALID_HANDLE;
+		assertThatThrownBy(() -> this.completions.whenDone("A", (failure) -> {
+		})).isInstanceOf(GpuException.class).hasMessageContaining("cuEventRecord");
+		assertThat(this.ops.destroyed.get()).isEqualTo(2);
+	}
+
+	@Test
+	void manyProducersLoseNoCompletion() throws Exception {
+		int producers = 4;
+		int each = 5_000;
+		CountDownLatch all = new CountDownLatch(producers * each);
+		ExecutorService pool = Executors.newFixedThreadPool(producers);
+		try {
+			for (int p = 0; p < producers; p++) {
+				String stream = "S" + p;
+				pool.submit(() -> {
+					for (int i = 0; i < each; i++) {
+						this.ops.enqueue(stream);
+						this.completions.whenDone(stream, (failure) -> all.countDown());
+						if (i % 7 == 0) {
+							this.ops.finish(stream);
+						}
+						if (i % 500 == 0) {
+							Thread.onSpinWait();
+						}
+					}
+					this.ops.finish(stream);
+					return null;
+				});
+			}
+			assertThat(all.await(30, TimeUnit.SECONDS)).as("%d callbacks still missing", all.getCount()).isTrue();
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void eventsAreRecycledNotCreatedPerCall() throws Exception {
+		for (int i = 0; i < 200; i++) {
+			this.ops.enqueue("A");
+			CountDownLatch done = new CountDownLatch(1);
+			this.completions.whenDone("A", (failure) -> done.countDown());
+			this.ops.finish("A");
+			assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+		}
+		assertThat(this.ops.created.get()).isLessThanOrEqualTo(2);
+	}
+
+	@Test
+	void closeSettlesEveryQueuedCallbackDoneOrAbandoned() throws Exception {
+		this.ops.enqueue("A");
+		this.ops.enqueue("B");
+		List<Object> outcomes = Collections.synchronizedList(new ArrayList<>());
+		this.completions.whenDone("A", (failure) -> outcomes.add("A:" + failure));
+		this.completions.whenDone("B", (failure) -> outcomes.add(failure));
+		this.ops.finish("A");
+		Thread.sleep(50);
+		this.completions.close();
+		assertThat(outcomes).hasSize(2);
+		assertThat(outcomes.get(0)).isEqualTo("A:null");
+		assertThat(outcomes.get(1)).isInstanceOf(ContextClosedException.class)
+			.asString().contains("closed before the work on stream B was seen to finish");
+		AtomicReference<GpuException> late = new AtomicReference<>();
+		this.completions.whenDone("A", late::set);
+		assertThat(late.get()).as("after close: settled at once, no thread").isInstanceOf(ContextClosedException.class);
+	}
+
+}
