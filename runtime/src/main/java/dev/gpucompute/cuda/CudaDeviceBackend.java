@@ -15,10 +15,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -28,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.GpuException;
@@ -36,7 +33,6 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.BackendConfig;
-import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
@@ -77,12 +73,6 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	private static final ThreadLocal<long[]> CURRENT = ThreadLocal
 			.withInitial(() -> new long[] { 0, isVirtual(Thread.currentThread()) ? 1 : 0 });
 
-	/**
-	 * Sticky failures by device ordinal. Every backend of a device shares the device's primary
-	 * context, so a sticky error seen by one makes all of them unhealthy.
-	 */
-	private static final Map<Integer, String> DEVICE_PROBLEMS = new ConcurrentHashMap<>();
-
 	private final long id = IDS.incrementAndGet();
 
 	private final int ordinal;
@@ -105,10 +95,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private volatile boolean closedFlag;
 
-	private volatile String healthProblem;
-
-	/** Told of the first sticky failure, which is counted once. */
-	private final BackendListener listener;
+	private final CudaHealth health;
 
 	/** Set when the context gave up on pending work at close: device work may still run then. */
 	private volatile boolean abandoned;
@@ -119,7 +106,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			throw new BackendUnavailableException(Backend.CUDA, driver.failure(), driver.cause());
 		}
 		this.ordinal = config.ordinal();
-		this.listener = config.listener();
+		this.health = new CudaHealth(this.ordinal, config.listener());
 		this.device = new CUdevice();
 		int result = cuDeviceGet(this.device, this.ordinal);
 		if (result != CudaErrors.SUCCESS) {
@@ -141,10 +128,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			this.completions = new CudaCompletions<>(new CompletionOps(), this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
-			String earlier = DEVICE_PROBLEMS.get(this.ordinal);
-			if (earlier != null && cuCtxSynchronize() == CudaErrors.SUCCESS) {
-				DEVICE_PROBLEMS.remove(this.ordinal, earlier); // the context was recreated since; it is healthy again
-			}
+			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
 			opened = true;
 		}
 		catch (GpuException ex) {
@@ -233,21 +217,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			}
 			return cudaStream;
 		}
-		throw new ContextClosedException("Stream " + stream + " does not belong to the CUDA backend of device " + this.ordinal);
+		throw new ContextMismatchException("Stream " + stream + " does not belong to the CUDA backend of device " + this.ordinal);
 	}
 
 	CudaEvent event(NativeEvent event) {
 		if (event instanceof CudaEvent cudaEvent && cudaEvent.backend == this) {
 			return cudaEvent;
 		}
-		throw new ContextClosedException("Event " + event + " does not belong to the CUDA backend of device " + this.ordinal);
+		throw new ContextMismatchException("Event " + event + " does not belong to the CUDA backend of device " + this.ordinal);
 	}
 
 	private CudaMemory ownMemory(NativeMemory memory) {
 		if (memory instanceof CudaMemory cudaMemory && cudaMemory.backend == this) {
 			return cudaMemory;
 		}
-		throw new ContextClosedException("Buffer " + memory + " does not belong to the CUDA backend of device " + this.ordinal);
+		throw new ContextMismatchException("Buffer " + memory + " does not belong to the CUDA backend of device " + this.ordinal);
 	}
 
 	private CudaMemory liveMemory(NativeMemory memory) {
@@ -258,7 +242,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (kernel instanceof CudaKernel cudaKernel && cudaKernel.backend == this) {
 			return cudaKernel;
 		}
-		throw new ContextClosedException("Kernel " + kernel + " was not loaded by the CUDA backend of device " + this.ordinal);
+		throw new ContextMismatchException("Kernel " + kernel + " was not loaded by the CUDA backend of device " + this.ordinal);
 	}
 
 	CudaCompletions<CudaStream, CUevent> completions() {
@@ -324,70 +308,30 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		this.streams.forget(event);
 	}
 
-	// ---------------------------------------------------------------- errors and health
+	// ---------------------------------------------------------------- errors and health (CudaHealth)
 
-	/** Maps a failed call; a sticky code marks the backend unhealthy first. */
+	/** Maps a failed call; a sticky code marks the context lost first. */
 	GpuException failure(int code, String call, String kernel, CudaStream stream) {
-		String streamName = (stream != null) ? stream.name() : null;
-		if (CudaErrors.isSticky(code)) {
-			markUnhealthy(CudaErrors.stickyProblem(code, call, kernel, streamName), kernel);
-		}
-		return CudaErrors.toException(code, call, kernel, streamName, 0);
+		return this.health.failure(code, call, kernel, stream);
 	}
 
 	/** A failure found on a stream: it names the stream and the last kernel launched on it. */
 	GpuException streamFailure(int code, String call, CudaStream stream) {
-		return failure(code, call, stream.lastKernel, stream);
+		return this.health.failure(code, call, stream.lastKernel, stream);
 	}
 
-	/**
-	 * The failure the work on a stream reported asynchronously ({@code status} of an event), built
-	 * without any CUDA call. A sticky status marks the backend unhealthy.
-	 */
+	/** The failure the work on a stream reported asynchronously, built without any CUDA call. */
 	GpuException asyncFailure(int status, CudaStream stream) {
-		String kernel = stream.lastKernel;
-		if (CudaErrors.isSticky(status)) {
-			markUnhealthy(CudaErrors.stickyProblem(status, "work on the stream", kernel, stream.name(), false), kernel);
-		}
-		return CudaErrors.toException(status, "work on the stream", kernel, stream.name(), 0, false);
+		return this.health.asyncFailure(status, stream);
 	}
 
 	void markUnhealthy(String problem) {
-		markUnhealthy(problem, null);
+		this.health.markUnhealthy(problem, null);
 	}
 
-	/**
-	 * Records the first sticky failure: health goes DOWN, and the failure is counted once, against
-	 * the kernel that ran last on the stream where it was found (CUDA does not say which kernel of
-	 * the context caused it).
-	 */
-	void markUnhealthy(String problem, String kernel) {
-		synchronized (this) {
-			if (this.healthProblem != null) {
-				return;
-			}
-			this.healthProblem = problem;
-		}
-		DEVICE_PROBLEMS.putIfAbsent(this.ordinal, problem);
-		logger.error(problem);
-		if (kernel != null) {
-			try {
-				this.listener.kernelFailed(kernel, new GpuException(problem));
-			}
-			catch (RuntimeException ex) {
-				logger.warn("The failure listener threw", ex);
-			}
-		}
-	}
-
-	/**
-	 * The sticky failure this backend saw, or one another backend of the same device saw (they
-	 * share the primary context), or {@code null}.
-	 */
 	@Override
 	public String healthProblem() {
-		String problem = this.healthProblem;
-		return (problem != null) ? problem : DEVICE_PROBLEMS.get(this.ordinal);
+		return this.health.problem();
 	}
 
 	// ---------------------------------------------------------------- SPI: device, streams, events
@@ -494,6 +438,40 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		this.memory.copyDeviceToDevice(liveMemory(src), srcOffset, liveMemory(dst), dstOffset, bytes, stream(stream));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>{@code cuMemcpyPeerAsync} between the two devices' primary contexts (see
+	 * {@link CudaMemoryManager#copyFromPeer}).
+	 */
+	@Override
+	public void copyFromPeer(DeviceBackend source, NativeMemory src, long srcOffset, NativeMemory dst, long dstOffset,
+			long bytes, NativeStream nativeStream) {
+		if (!(source instanceof CudaDeviceBackend peer)) {
+			throw new ContextMismatchException("A copy between devices needs two CUDA devices; the source is " + source);
+		}
+		CudaStream stream = stream(nativeStream);
+		CudaMemory from = peer.liveMemory(src);
+		CudaMemory to = liveMemory(dst);
+		this.memory.copyFromPeer(peer, from, srcOffset, to, dstOffset, bytes, stream);
+	}
+
+	/** Whether this device reads {@code peer}'s memory directly (peer access, enabled on first copy). */
+	public boolean hasPeerAccess(CudaDeviceBackend peer) {
+		return this.memory.hasPeerAccess(peer);
+	}
+
+	CUcontext cudaContext() {
+		return this.context;
+	}
+
+	CUdevice cudaDevice() {
+		return this.device;
+	}
+
+	int ordinal() {
+		return this.ordinal;
+	}
+
 	@Override
 	public void fill(NativeMemory dst, long offset, long bytes, byte value, NativeStream stream) {
 		this.memory.fill(liveMemory(dst), offset, bytes, value, stream(stream));
@@ -525,57 +503,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	/**
 	 * {@inheritDoc}
-	 * <p>Records a marker event on the legacy default stream, which CUDA orders after all work of
-	 * every blocking stream (the per-thread default streams of all threads included), and on each
-	 * created (non-blocking) stream, then polls them until the deadline: no thread is started and
-	 * none blocks in the driver, so a kernel that never ends cannot hang shutdown. After a sticky
-	 * failure the device counts as idle (nothing more will run on it).
+	 * <p>Polls marker events, so a kernel that never ends cannot hang shutdown (see
+	 * {@link CudaStreams#awaitIdle}). After a sticky failure the device counts as idle (nothing more
+	 * will run on it).
 	 */
 	@Override
 	public boolean awaitIdle(long timeoutNanos) {
 		enterQuietly();
-		if (healthProblem() != null) {
-			return true;
-		}
-		List<CUevent> markers = new ArrayList<>();
-		try {
-			for (CudaStream stream : this.streams.drainTargets()) {
-				CUevent marker = new CUevent();
-				if (cuEventCreate(marker, CUevent_flags.CU_EVENT_DISABLE_TIMING) != CudaErrors.SUCCESS) {
-					return healthProblem() != null;
-				}
-				markers.add(marker);
-				int recorded = stream.recordForDrain(marker);
-				if (recorded != CudaErrors.SUCCESS && recorded != -1) {
-					return true; // the context failed: nothing will run any more
-				}
-			}
-			long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-			long pauseNanos = 20_000;
-			for (int i = 0; i < markers.size();) {
-				int result = cuEventQuery(markers.get(i));
-				if (result != CudaErrors.NOT_READY) {
-					i++; // done, or the context failed
-					continue;
-				}
-				long left = deadline - System.nanoTime();
-				if (left <= 0) {
-					return false;
-				}
-				java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, pauseNanos));
-				pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
-				if (Thread.currentThread().isInterrupted()) {
-					return false;
-				}
-				enterQuietly();
-			}
-			return true;
-		}
-		finally {
-			for (CUevent marker : markers) {
-				cuEventDestroy(marker);
-			}
-		}
+		return healthProblem() != null || this.streams.awaitIdle(timeoutNanos);
 	}
 
 	/**

@@ -24,6 +24,8 @@ final class CudaErrors {
 
 	static final int NOT_FOUND = CUresult.CUDA_ERROR_NOT_FOUND;
 
+	static final int PEER_ACCESS_ALREADY_ENABLED = CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+
 	static final int NOT_SUPPORTED = CUresult.CUDA_ERROR_NOT_SUPPORTED;
 
 	static final int INVALID_HANDLE = CUresult.CUDA_ERROR_INVALID_HANDLE;

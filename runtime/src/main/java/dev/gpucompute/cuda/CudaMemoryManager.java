@@ -1,5 +1,7 @@
 package dev.gpucompute.cuda;
 
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
+import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
 import static jcuda.driver.JCudaDriver.cuMemAllocAsync;
 import static jcuda.driver.JCudaDriver.cuMemAllocHost;
 import static jcuda.driver.JCudaDriver.cuMemFreeAsync;
@@ -8,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyPeerAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
@@ -56,6 +59,9 @@ final class CudaMemoryManager {
 	private final Set<CudaMemory> allocations = ConcurrentHashMap.newKeySet();
 
 	private final Map<ByteBuffer, Pointer> staging = Collections.synchronizedMap(new IdentityHashMap<>());
+
+	/** Peers this context reads directly, by device ordinal: true once enabled, false where not possible. */
+	private final Map<Integer, Boolean> peerAccess = new ConcurrentHashMap<>();
 
 	/**
 	 * Decides the allocator (a trial stream-ordered allocation on the legacy stream) and creates the
@@ -187,6 +193,52 @@ final class CudaMemoryManager {
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.streamFailure(result, "cuMemcpyDtoDAsync", stream);
 		}
+	}
+
+	/**
+	 * Copies from a buffer of another CUDA device with {@code cuMemcpyPeerAsync} between the two
+	 * primary contexts: device to device when they have peer access (enabled here the first time the
+	 * pair copies, where {@code cuDeviceCanAccessPeer} allows), staged through the host by the driver
+	 * where not. Enqueued on {@code stream}, this device's.
+	 */
+	void copyFromPeer(CudaDeviceBackend peer, CudaMemory from, long srcOffset, CudaMemory to, long dstOffset, long bytes,
+			CudaStream stream) {
+		checkRange(from, srcOffset, bytes, "copyFromPeer source");
+		checkRange(to, dstOffset, bytes, "copyFromPeer destination");
+		if (bytes == 0) {
+			return;
+		}
+		this.backend.enter();
+		enablePeerAccess(peer);
+		int result = cuMemcpyPeerAsync(to.at(dstOffset), this.backend.cudaContext(), from.at(srcOffset),
+				peer.cudaContext(), bytes, stream.handle);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.streamFailure(result, "cuMemcpyPeerAsync", stream);
+		}
+	}
+
+	boolean hasPeerAccess(CudaDeviceBackend peer) {
+		return this.peerAccess.getOrDefault(peer.ordinal(), false);
+	}
+
+	/** Enables this context's access to {@code peer}'s memory once; the caller has entered the backend. */
+	private void enablePeerAccess(CudaDeviceBackend peer) {
+		if (peer.ordinal() == this.facts.ordinal) {
+			return;
+		}
+		this.peerAccess.computeIfAbsent(peer.ordinal(), (ordinal) -> {
+			int[] can = new int[1];
+			if (cuDeviceCanAccessPeer(can, this.backend.cudaDevice(), peer.cudaDevice()) != CudaErrors.SUCCESS || can[0] == 0) {
+				logger.info("CUDA devices {} and {} have no peer access: copies between them are staged through the host",
+						this.facts.ordinal, ordinal);
+				return false;
+			}
+			int result = cuCtxEnablePeerAccess(peer.cudaContext(), 0);
+			boolean enabled = result == CudaErrors.SUCCESS || result == CudaErrors.PEER_ACCESS_ALREADY_ENABLED;
+			logger.info("CUDA device {} {} peer access to device {}{}", this.facts.ordinal, enabled ? "has" : "could not get",
+					ordinal, enabled ? "" : ": " + CudaErrors.describe(result));
+			return enabled;
+		});
 	}
 
 	void fill(CudaMemory memory, long offset, long bytes, byte value, CudaStream stream) {

@@ -98,9 +98,16 @@ final class CudaStream implements NativeStream {
 		throw this.backend.streamFailure(result, "cuStreamQuery", this);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>The event may be another CUDA device's (a cross-device wait of one {@code GpuDevices}):
+	 * {@code cuStreamWaitEvent} accepts events of other contexts and devices.
+	 */
 	@Override
 	public void waitEvent(NativeEvent event) {
-		CudaEvent cudaEvent = this.backend.event(event);
+		if (!(event instanceof CudaEvent cudaEvent)) {
+			throw new dev.gpucompute.ContextMismatchException("Event " + event + " is not a CUDA event");
+		}
 		checkUsable();
 		this.backend.enter();
 		int result = cuStreamWaitEvent(this.handle, cudaEvent.handle, 0);

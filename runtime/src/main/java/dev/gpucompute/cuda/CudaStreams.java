@@ -1,11 +1,15 @@
 package dev.gpucompute.cuda;
 
 import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventQuery;
 import static jcuda.driver.JCudaDriver.cuStreamCreateWithPriority;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.StreamPriority;
@@ -42,14 +46,52 @@ final class CudaStreams {
 	}
 
 	/**
-	 * The streams a drain waits for: the legacy default stream (which CUDA orders after every blocking
-	 * stream, the per-thread default streams included) and every created stream.
+	 * Waits up to {@code timeoutNanos} for the work enqueued so far: records a marker event on the
+	 * legacy default stream, which CUDA orders after all work of every blocking stream (the per-thread
+	 * default streams of all threads included), and on each created (non-blocking) stream, then polls
+	 * them with a growing pause until the deadline. No thread is started and none blocks in the
+	 * driver. The caller has entered the backend.
+	 * @return whether all of it finished in time (or the context failed: nothing runs any more)
 	 */
-	java.util.List<CudaStream> drainTargets() {
-		java.util.List<CudaStream> targets = new java.util.ArrayList<>(this.streams.size() + 1);
-		targets.add(legacy());
+	boolean awaitIdle(long timeoutNanos) {
+		List<CudaStream> targets = new ArrayList<>(this.streams.size() + 1);
+		targets.add(this.legacy);
 		targets.addAll(this.streams);
-		return targets;
+		List<CUevent> markers = new ArrayList<>(targets.size());
+		try {
+			for (CudaStream stream : targets) {
+				CUevent marker = new CUevent();
+				if (cuEventCreate(marker, CUevent_flags.CU_EVENT_DISABLE_TIMING) != CudaErrors.SUCCESS) {
+					return this.backend.healthProblem() != null;
+				}
+				markers.add(marker);
+				int recorded = stream.recordForDrain(marker);
+				if (recorded != CudaErrors.SUCCESS && recorded != -1) {
+					return true;
+				}
+			}
+			long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+			long pauseNanos = 20_000;
+			for (int i = 0; i < markers.size();) {
+				if (cuEventQuery(markers.get(i)) != CudaErrors.NOT_READY) {
+					i++; // done, or the context failed
+					continue;
+				}
+				long left = deadline - System.nanoTime();
+				if (left <= 0 || Thread.currentThread().isInterrupted()) {
+					return false;
+				}
+				LockSupport.parkNanos(Math.min(left, pauseNanos));
+				pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
+				this.backend.enterQuietly(); // a virtual thread may be on another carrier after parking
+			}
+			return true;
+		}
+		finally {
+			for (CUevent marker : markers) {
+				cuEventDestroy(marker);
+			}
+		}
 	}
 
 	/** The {@code CU_STREAM_LEGACY} stream, which always exists. */

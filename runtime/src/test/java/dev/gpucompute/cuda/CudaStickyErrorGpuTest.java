@@ -31,6 +31,8 @@ class CudaStickyErrorGpuTest {
 		assertThat(report.get("HEALTH")).isNotEqualTo("null")
 			.contains("CUDA context is unusable", "write_out_of_bounds", "Restart the process");
 		assertThat(report.get("AFTER")).as("later calls fail instead of misbehaving").isNotEqualTo("allocated");
+		assertThat(report.get("AFTER_MESSAGE")).as("and say the context is lost").contains("unusable after");
+		assertThat(report.get("FREE_AFTER")).as("releasing memory stays quiet").isEqualTo("ok");
 		assertThat(report.get("CLOSED")).isEqualTo("ok");
 		assertThat(report.get("CALLBACK")).as("whenDone runs also when the work failed, and gets the failure")
 			.isEqualTo(KernelLaunchException.class.getName());

@@ -84,6 +84,14 @@ public final class StickyErrorProbe {
 			}
 			catch (GpuException ex) {
 				System.out.println("AFTER=" + ex.getClass().getName());
+				System.out.println("AFTER_MESSAGE=" + ex.getMessage().replace('\n', ' '));
+			}
+			try {
+				backend.free(buffer, stream); // releasing must stay quiet on a lost context
+				System.out.println("FREE_AFTER=ok");
+			}
+			catch (Throwable ex) {
+				System.out.println("FREE_AFTER=" + ex);
 			}
 		}
 		catch (Throwable ex) {
