@@ -75,6 +75,12 @@ final class CpuStream implements NativeStream {
 	/** Threads blocked in a synchronisation of this stream. */
 	private int blocked;
 
+	/**
+	 * The smallest operation a blocked thread waits for: they are woken only once it has finished, not
+	 * at every operation (a thread synchronising behind 1000 launches would otherwise wake 1000 times).
+	 */
+	private long wakeAt = Long.MAX_VALUE;
+
 	/** Waiters being called outside the lock; an idle wait also waits for them. */
 	private int calling;
 
@@ -239,8 +245,8 @@ final class CpuStream implements NativeStream {
 			}
 			next = (this.abandoned == null) ? this.queue.pollFirst() : null;
 			this.busy = next != null;
-			if (reached == null && this.blocked > 0) {
-				this.lock.notifyAll();
+			if (reached == null && this.blocked > 0 && op.seq >= this.wakeAt) {
+				wakeBlocked();
 			}
 		}
 		if (orphan) {
@@ -258,6 +264,12 @@ final class CpuStream implements NativeStream {
 				? failure.getCause() : failure;
 		return (cause instanceof GpuException gpu) ? gpu
 				: new GpuException("Operation on stream " + this.name + " failed: " + cause, cause);
+	}
+
+	/** Wakes the blocked threads, which then register the next point they wait for; with the lock held. */
+	private void wakeBlocked() {
+		this.wakeAt = Long.MAX_VALUE;
+		this.lock.notifyAll();
 	}
 
 	// ---- failures ----------------------------------------------------------------------------------
@@ -418,8 +430,8 @@ final class CpuStream implements NativeStream {
 		finally {
 			synchronized (this.lock) {
 				this.calling--;
-				if (this.blocked > 0) {
-					this.lock.notifyAll();
+				if (this.blocked > 0 && this.calling == 0 && this.completed >= this.wakeAt) {
+					wakeBlocked();
 				}
 			}
 		}
@@ -485,6 +497,9 @@ final class CpuStream implements NativeStream {
 								return TIMED_OUT;
 							}
 							waitMillis = Math.max(1, left / 1_000_000);
+						}
+						if (until < this.wakeAt) {
+							this.wakeAt = until;
 						}
 						try {
 							this.lock.wait(waitMillis);
