@@ -34,7 +34,8 @@ import dev.gpucompute.ParamType;
 /**
  * The kernels loaded at start-up: every kernel file found under {@code gpu.kernels.locations} and
  * every {@link KernelSource} bean, each loaded (and, for CUDA C on the CUDA backend, compiled) so
- * that a broken kernel fails start-up instead of the first request.
+ * that a broken kernel fails start-up instead of the first request. With several devices every
+ * kernel is loaded on each of them.
  *
  * <p>A kernel file {@code <name>.cu}, {@code .ptx}, {@code .cubin} or {@code .fatbin} is the
  * kernel {@code <name>} (an {@code extern "C"} entry point of that name). Its parameter types come

@@ -85,6 +85,11 @@ class GpuDevicesHealthDownWebTests {
 		assertThat(report.read("$.devices['2'].backend.healthy", Boolean.class)).isTrue();
 		assertThat(get("/actuator/gpu/devices/1/memory").statusCode()).isEqualTo(404);
 		assertThat(get("/actuator/gpu/devices/2/memory").statusCode()).isEqualTo(200);
+		HttpResponse<String> memory = get("/actuator/gpu/memory");
+		assertThat(memory.statusCode()).isEqualTo(200);
+		DocumentContext memories = JsonPath.parse(memory.body());
+		assertThat(memories.read("$['1']", Object.class)).isNull();
+		assertThat(memories.read("$['2'].totalBytes", Long.class)).isEqualTo(this.devices.get(2).device().totalMemoryBytes());
 	}
 
 	private HttpResponse<String> get(String path) throws Exception {
