@@ -6,8 +6,9 @@ import dev.gpucompute.GpuListener;
 /**
  * Supplies each device's own {@link GpuListener}, for listeners that serve one context, like the
  * Micrometer listener whose meters carry the device's tags. The auto-configuration asks every
- * factory bean once per device it opens ({@code gpu.devices}), in the order the devices open (the
- * primary device first), on the thread that creates the {@link GpuDevices} bean.
+ * factory bean once per device it opens ({@code gpu.devices}), just before opening them, in the
+ * order they open (the primary device first), on the thread that creates the {@link GpuDevices}
+ * bean.
  *
  * <p>A plain {@link GpuListener} bean is given to every device and cannot tell them apart. A
  * listener that a factory returns for one device is given to that device only, even when it is also
