@@ -20,6 +20,7 @@ import org.springframework.core.io.support.ResourcePatternUtils;
 
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelSource;
@@ -28,16 +29,21 @@ import dev.gpucompute.autoconfigure.kernels.GpuKernels;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 
 /**
- * {@link EnableAutoConfiguration Auto-configuration} for GPU compute: a {@link GpuContext} on the
- * backend chosen by {@code gpu.backend}, its {@link StreamPool}, {@link EventRegistry} and
- * {@link GpuLauncher}, the kernels found under {@code gpu.kernels.locations} and in
- * {@link KernelSource} beans, and a {@link GpuLifecycle} that drains the GPU after the web server
- * has finished its requests. Every bean backs off when the application defines its own;
- * {@code gpu.enabled=false} turns all of them off.
+ * {@link EnableAutoConfiguration Auto-configuration} for GPU compute: {@link GpuDevices}, one
+ * {@link GpuContext} per device named by {@code gpu.devices} (by default the one device
+ * {@code gpu.device} names), on the backend chosen by {@code gpu.backend}; the primary (first)
+ * device's context, {@link StreamPool}, {@link EventRegistry} and {@link GpuLauncher}; the kernels
+ * found under {@code gpu.kernels.locations} and in {@link KernelSource} beans, loaded on every
+ * device; and a {@link GpuLifecycle} that drains every device after the web server has finished its
+ * requests. Every bean backs off when the application defines its own; {@code gpu.enabled=false}
+ * turns all of them off.
  *
- * <p>The StreamPool, EventRegistry and GpuLauncher beans are views of the context and are not
- * closed on their own: the context releases everything when it is destroyed. When the application
- * defines several contexts, the beans that need one are built on the primary one, or not at all.
+ * <p>Only the {@link GpuDevices} bean closes the contexts: the {@link GpuContext} bean is a view of
+ * its primary device, and the StreamPool, EventRegistry and GpuLauncher beans are views of that
+ * context, none closed on its own. Spring destroys the beans that depend on the devices first, then
+ * the {@link GpuDevices}, which releases every device. An application that defines its own
+ * {@link GpuContext} gets no {@link GpuDevices} bean; one that defines several contexts gets the
+ * beans that need one built on the primary one, or not at all.
  */
 @AutoConfiguration
 @ConditionalOnClass(GpuContext.class)
@@ -46,12 +52,21 @@ import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 public final class GpuAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
-	@ConditionalOnMissingBean
-	GpuContext gpuContext(GpuProperties properties, ObjectProvider<GpuListener> listeners,
-			ObjectProvider<GpuContextCustomizer> customizers) {
+	@ConditionalOnMissingBean({ GpuDevices.class, GpuContext.class })
+	GpuDevices gpuDevices(GpuProperties properties, ObjectProvider<GpuListener> listeners,
+			ObjectProvider<GpuListenerFactory> listenerFactories, ObjectProvider<GpuContextCustomizer> customizers,
+			Environment environment) {
 		return new GpuContextFactory(properties, listeners.orderedStream().toList(),
-				customizers.orderedStream().toList())
+				listenerFactories.orderedStream().toList(), customizers.orderedStream().toList(), environment)
 			.open();
+	}
+
+	/** The primary device's context; the {@link GpuDevices} bean closes it. */
+	@Bean(destroyMethod = "")
+	@ConditionalOnMissingBean
+	@ConditionalOnSingleCandidate(GpuDevices.class)
+	GpuContext gpuContext(GpuDevices devices) {
+		return devices.primary();
 	}
 
 	@Bean(destroyMethod = "")
@@ -71,12 +86,22 @@ public final class GpuAutoConfiguration {
 	@Bean
 	@ConditionalOnSingleCandidate(GpuContext.class)
 	@ConditionalOnMissingBean
-	GpuKernels gpuKernels(GpuContext context, GpuProperties properties, ResourceLoader resourceLoader,
-			ListableBeanFactory beanFactory, Environment environment) {
-		return GpuKernels.load(context.launcher(), context.backend(),
+	GpuKernels gpuKernels(GpuContext context, ObjectProvider<GpuDevices> devices, GpuProperties properties,
+			ResourceLoader resourceLoader, ListableBeanFactory beanFactory, Environment environment) {
+		List<GpuLauncher> launchers = contextsOf(context, devices).stream().map(GpuContext::launcher).toList();
+		return GpuKernels.load(launchers, context.backend(),
 				kernelLocations(properties.getKernels().getLocations(), environment),
 				ResourcePatternUtils.getResourcePatternResolver(resourceLoader),
 				beanFactory.getBeansOfType(KernelSource.class));
+	}
+
+	/**
+	 * The contexts of the devices {@code context} is the primary one of, or {@code context} alone
+	 * when it does not come from the {@link GpuDevices} bean (the application defined it).
+	 */
+	static List<GpuContext> contextsOf(GpuContext context, ObjectProvider<GpuDevices> devices) {
+		GpuDevices group = devices.getIfUnique();
+		return (group != null && group.primary() == context) ? group.contexts() : List.of(context);
 	}
 
 	/**
@@ -109,8 +134,11 @@ public final class GpuAutoConfiguration {
 	@Bean
 	@ConditionalOnSingleCandidate(GpuContext.class)
 	@ConditionalOnMissingBean
-	GpuLifecycle gpuLifecycle(GpuContext context, GpuProperties properties) {
-		return new GpuLifecycle(context, properties.getShutdown().getDrainTimeout());
+	GpuLifecycle gpuLifecycle(GpuContext context, ObjectProvider<GpuDevices> devices, GpuProperties properties) {
+		GpuDevices group = devices.getIfUnique();
+		return (group != null && group.primary() == context)
+				? new GpuLifecycle(group, properties.getShutdown().getDrainTimeout())
+				: new GpuLifecycle(context, properties.getShutdown().getDrainTimeout());
 	}
 
 }

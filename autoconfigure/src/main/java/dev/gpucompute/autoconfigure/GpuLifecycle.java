@@ -1,6 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -10,19 +11,21 @@ import org.springframework.context.SmartLifecycle;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
 
 /**
- * Drains the {@link GpuContext} when the application stops: the stream pool stops handing out
- * leases and the device finishes the work already enqueued, within
- * {@code gpu.shutdown.drain-timeout}. Native resources (streams, events, device memory, the device
+ * Drains the {@link GpuContext} (or every context of a {@link GpuDevices}) when the application
+ * stops: the stream pools stop handing out leases and the devices finish the work already enqueued,
+ * within {@code gpu.shutdown.drain-timeout}. With several devices, every pool is stopped first and
+ * then the devices are waited for, so that they drain in parallel within one timeout. Native resources (streams, events, device memory, the device
  * context) are released later, when the context bean is destroyed, so beans that depend on the
  * context can still close their buffers in their own destroy callbacks. The drain logs one INFO line
  * (a WARN when it times out) with how long it took and what it dealt with: the stream leases held
  * and threads waiting when the pool stopped, the launches made while draining, and the device
- * buffers left for the context to free.
+ * buffers left for the context to free; one such line per device.
  *
  * <p>Spring stops lifecycle beans from the highest phase down and waits for each phase to finish.
  * {@link #PHASE} is below the web server's phases (graceful shutdown at
@@ -43,7 +46,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(GpuLifecycle.class);
 
-	private final GpuContext context;
+	private final List<GpuContext> contexts;
 
 	private final Duration drainTimeout;
 
@@ -54,13 +57,28 @@ public final class GpuLifecycle implements SmartLifecycle {
 	 * @param drainTimeout longest wait for enqueued work at stop
 	 */
 	public GpuLifecycle(GpuContext context, Duration drainTimeout) {
-		this.context = context;
+		this(List.of(context), drainTimeout);
+	}
+
+	/**
+	 * @param devices the devices to drain at stop (owned by the caller, who closes them)
+	 * @param drainTimeout longest wait for enqueued work at stop, for all devices together
+	 */
+	public GpuLifecycle(GpuDevices devices, Duration drainTimeout) {
+		this(devices.contexts(), drainTimeout);
+	}
+
+	private GpuLifecycle(List<GpuContext> contexts, Duration drainTimeout) {
+		if (contexts.isEmpty()) {
+			throw new IllegalArgumentException("At least one context is needed");
+		}
+		this.contexts = List.copyOf(contexts);
 		this.drainTimeout = drainTimeout;
 	}
 
 	@Override
 	public void start() {
-		this.running = !this.context.isClosed();
+		this.running = this.contexts.stream().anyMatch((context) -> !context.isClosed());
 	}
 
 	@Override
@@ -69,26 +87,38 @@ public final class GpuLifecycle implements SmartLifecycle {
 			return;
 		}
 		this.running = false;
-		PoolStats before = this.context.streams().stats();
-		long launchesBefore = launches();
+		int n = this.contexts.size();
+		PoolStats[] before = new PoolStats[n];
+		long[] launchesBefore = new long[n];
 		long start = System.nanoTime();
-		boolean idle = this.context.drain(this.drainTimeout);
-		long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
-		String drained = describe(before, launchesBefore);
-		DeviceInfo device = this.context.device();
-		String what = "GPU work of " + device.backend() + " device " + device.ordinal() + " (" + device.name() + ")";
-		if (idle) {
-			logger.info("Drained " + what + " in " + millis + " ms: " + drained);
+		// Stop every pool first, so that the devices drain in parallel, then wait for each.
+		for (int i = 0; i < n; i++) {
+			GpuContext context = this.contexts.get(i);
+			before[i] = context.streams().stats();
+			launchesBefore[i] = launches(context);
+			context.drain(Duration.ZERO);
 		}
-		else {
-			logger.warn(what + " did not finish within gpu.shutdown.drain-timeout (" + this.drainTimeout + ", waited "
-					+ millis + " ms): " + drained + "; its resources will be released anyway");
+		long deadline = start + this.drainTimeout.toNanos();
+		for (int i = 0; i < n; i++) {
+			GpuContext context = this.contexts.get(i);
+			boolean idle = context.drain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+			long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+			String drained = describe(context, before[i], launchesBefore[i]);
+			DeviceInfo device = context.device();
+			String what = "GPU work of " + device.backend() + " device " + device.ordinal() + " (" + device.name() + ")";
+			if (idle) {
+				logger.info("Drained " + what + " in " + millis + " ms: " + drained);
+			}
+			else {
+				logger.warn(what + " did not finish within gpu.shutdown.drain-timeout (" + this.drainTimeout
+						+ ", waited " + millis + " ms): " + drained + "; its resources will be released anyway");
+			}
 		}
 	}
 
 	/** What the drain dealt with: the leases held and the launches that ran while it waited. */
-	private String describe(PoolStats before, long launchesBefore) {
-		long launchedDuringDrain = launches() - launchesBefore;
+	private String describe(GpuContext context, PoolStats before, long launchesBefore) {
+		long launchedDuringDrain = launches(context) - launchesBefore;
 		StringBuilder text = new StringBuilder();
 		text.append(before.active())
 			.append((before.active() == 1) ? " stream lease was" : " stream leases were")
@@ -102,7 +132,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 			.append(launchesBefore + launchedDuringDrain)
 			.append(" since start-up)");
 		try {
-			MemoryInfo memory = this.context.memory();
+			MemoryInfo memory = context.memory();
 			text.append(", ")
 				.append(memory.liveBuffers())
 				.append((memory.liveBuffers() == 1) ? " device buffer" : " device buffers")
@@ -116,9 +146,9 @@ public final class GpuLifecycle implements SmartLifecycle {
 		return text.toString();
 	}
 
-	private long launches() {
+	private static long launches(GpuContext context) {
 		long launches = 0;
-		for (Kernel kernel : this.context.launcher().kernels()) {
+		for (Kernel kernel : context.launcher().kernels()) {
 			launches += kernel.stats().launches();
 		}
 		return launches;

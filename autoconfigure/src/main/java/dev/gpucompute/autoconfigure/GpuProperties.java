@@ -35,6 +35,18 @@ public class GpuProperties implements Validator {
 	/** Error code of an empty entry in a list. */
 	public static final String CODE_BLANK = "gpu.blank";
 
+	/** Error code of a value above its maximum. */
+	public static final String CODE_TOO_LARGE = "gpu.too-large";
+
+	/** Error code of a {@code gpu.devices} value that is not {@code all} or a list of distinct ordinals. */
+	public static final String CODE_INVALID_DEVICES = "gpu.invalid-devices";
+
+	/** Error code of a {@code gpu.device} (set explicitly) that is not among {@code gpu.devices}. */
+	public static final String CODE_DEVICE_NOT_LISTED = "gpu.device-not-listed";
+
+	/** Most devices the CPU backend stands in for ({@code gpu.cpu.devices}). */
+	public static final int MAX_CPU_DEVICES = dev.gpucompute.GpuContext.MAX_CPU_DEVICES;
+
 	/**
 	 * Whether to configure the GPU beans (context, stream pool, event registry, launcher) at all.
 	 */
@@ -48,10 +60,22 @@ public class GpuProperties implements Validator {
 	private BackendChoice backend = BackendChoice.AUTO;
 
 	/**
-	 * Ordinal of the CUDA device to open (0 is the first device). The CPU backend has one device,
-	 * 0; with 'auto', a machine without CUDA falls back to it whatever the ordinal.
+	 * Ordinal of the device to open (0 is the first device); with several devices (gpu.devices),
+	 * the primary one, which the single-device beans use. The CPU backend has gpu.cpu.devices
+	 * devices (default 1); with 'auto', a machine without CUDA falls back to CPU device 0 when the
+	 * ordinal is beyond them.
 	 */
 	private int device = 0;
+
+	/** Whether {@code gpu.device} was bound from a property source rather than left at its default. */
+	private boolean deviceSet;
+
+	/**
+	 * Devices to open, one GPU context each: 'all' (every device of the backend) or a list of
+	 * ordinals such as 0,1,3. The first listed is the primary device, unless gpu.device is set (it
+	 * must then be one of them). Defaults to the one device gpu.device names.
+	 */
+	private List<String> devices;
 
 	private final Streams streams = new Streams();
 
@@ -85,6 +109,23 @@ public class GpuProperties implements Validator {
 
 	public void setDevice(int device) {
 		this.device = device;
+		this.deviceSet = true;
+	}
+
+	/**
+	 * Whether {@code gpu.device} was set (by a property, or by calling {@link #setDevice(int)}) rather
+	 * than left at its default.
+	 */
+	public boolean isDeviceSet() {
+		return this.deviceSet;
+	}
+
+	public List<String> getDevices() {
+		return this.devices;
+	}
+
+	public void setDevices(List<String> devices) {
+		this.devices = devices;
 	}
 
 	public Streams getStreams() {
@@ -121,6 +162,19 @@ public class GpuProperties implements Validator {
 		if (properties.getDevice() < 0) {
 			errors.rejectValue("device", CODE_TOO_SMALL, new Object[] { 0 }, "must be at least 0");
 		}
+		if (properties.getDevices() != null) {
+			try {
+				DeviceSelection selection = DeviceSelection.parse(properties.getDevices());
+				if (properties.isDeviceSet() && properties.getDevice() >= 0 && !selection.all()
+						&& !selection.ordinals().contains(properties.getDevice())) {
+					errors.rejectValue("device", CODE_DEVICE_NOT_LISTED, new Object[] { selection.toString() },
+							"names the primary device, which must be one of gpu.devices (" + selection + ")");
+				}
+			}
+			catch (IllegalArgumentException ex) {
+				errors.rejectValue("devices", CODE_INVALID_DEVICES, ex.getMessage());
+			}
+		}
 		Streams streams = properties.getStreams();
 		if (streams.getPoolSize() < 0) {
 			errors.rejectValue("streams.poolSize", CODE_TOO_SMALL, new Object[] { 0 }, "must be at least 0");
@@ -150,6 +204,14 @@ public class GpuProperties implements Validator {
 		Integer threads = properties.getCpu().getThreads();
 		if (threads != null && threads < 1) {
 			errors.rejectValue("cpu.threads", CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
+		}
+		int cpuDevices = properties.getCpu().getDevices();
+		if (cpuDevices < 1) {
+			errors.rejectValue("cpu.devices", CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
+		}
+		else if (cpuDevices > MAX_CPU_DEVICES) {
+			errors.rejectValue("cpu.devices", CODE_TOO_LARGE, new Object[] { MAX_CPU_DEVICES },
+					"must be at most " + MAX_CPU_DEVICES);
 		}
 	}
 
@@ -351,12 +413,27 @@ public class GpuProperties implements Validator {
 		 */
 		private Integer threads;
 
+		/**
+		 * How many devices the CPU backend stands in for (1 to 64), ordinals 0 to n-1, each with
+		 * its own worker threads (gpu.cpu.threads each) and an equal share of the memory budget,
+		 * so that several-device code runs without a GPU. Open them with gpu.devices.
+		 */
+		private int devices = 1;
+
 		public Integer getThreads() {
 			return this.threads;
 		}
 
 		public void setThreads(Integer threads) {
 			this.threads = threads;
+		}
+
+		public int getDevices() {
+			return this.devices;
+		}
+
+		public void setDevices(int devices) {
+			this.devices = devices;
 		}
 
 	}

@@ -38,11 +38,12 @@ class GpuPropertiesMetadataTests {
 		DEFAULTS.put("gpu.metrics.kernel-timing", "sampled");
 		DEFAULTS.put("gpu.metrics.observe-launches", false);
 		DEFAULTS.put("gpu.shutdown.drain-timeout", "30s");
+		DEFAULTS.put("gpu.cpu.devices", 1);
 	}
 
 	/** Defaults computed at start-up: no constant in the metadata, the description says what they are. */
 	private static final Map<String, String> COMPUTED_DEFAULTS = Map.of("gpu.kernels.cache-dir", "system temp directory",
-			"gpu.cpu.threads", "number of available processors");
+			"gpu.cpu.threads", "number of available processors", "gpu.devices", "the one device gpu.device names");
 
 	private static final Path METADATA = Path.of("target/classes/META-INF/spring-configuration-metadata.json");
 
@@ -76,8 +77,9 @@ class GpuPropertiesMetadataTests {
 		assertThat(hintValues(json, "gpu.backend")).containsExactly("auto", "cuda", "cpu");
 		assertThat(hintValues(json, "gpu.streams.default-stream")).containsExactly("per-thread", "legacy");
 		assertThat(hintValues(json, "gpu.metrics.kernel-timing")).containsExactly("off", "sampled", "all");
+		assertThat(hintValues(json, "gpu.devices")).containsExactly("all");
 		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
-		assertThat(descriptions).hasSize(8).allSatisfy((description) -> assertThat(description).isNotBlank());
+		assertThat(descriptions).hasSize(9).allSatisfy((description) -> assertThat(description).isNotBlank());
 	}
 
 	@Test

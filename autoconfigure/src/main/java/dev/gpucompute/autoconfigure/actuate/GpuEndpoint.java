@@ -1,7 +1,9 @@
 package dev.gpucompute.autoconfigure.actuate;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -15,6 +17,7 @@ import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry.EventStats;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.Kernel.KernelStats;
 import dev.gpucompute.KernelTiming;
@@ -22,60 +25,158 @@ import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
 
 /**
- * The {@code gpu} Actuator endpoint ({@code /actuator/gpu}): what the GPU context is and does now.
- * {@code /actuator/gpu/{part}} returns one part: {@code backend}, {@code device}, {@code streams},
- * {@code events}, {@code kernels} or {@code memory}. Read-only: it takes snapshots and changes
- * nothing. Thread-safe.
+ * The {@code gpu} Actuator endpoint ({@code /actuator/gpu}): what the GPU contexts are and do now.
+ * Read-only: it takes snapshots and changes nothing. Thread-safe.
+ *
+ * <p>With one device, {@code /actuator/gpu} is that device's report ({@link GpuDescriptor}) and
+ * {@code /actuator/gpu/{part}} one part of it: {@code backend}, {@code device}, {@code streams},
+ * {@code events}, {@code kernels} or {@code memory}. With several devices ({@code gpu.devices}),
+ * {@code /actuator/gpu} is {@link DevicesDescriptor}: the primary device's ordinal and every device's
+ * report keyed by ordinal, and {@code /actuator/gpu/{part}} that part of every device, keyed by
+ * ordinal. Whatever the number of devices, {@code /actuator/gpu/devices} has every device's report
+ * keyed by ordinal, {@code /actuator/gpu/devices/{ordinal}} one device's report and
+ * {@code /actuator/gpu/devices/{ordinal}/{part}} one part of it; an unknown device or part answers
+ * 404.
  */
 @Endpoint(id = "gpu", defaultAccess = Access.READ_ONLY)
 public class GpuEndpoint {
 
-	private final GpuContext context;
+	/** The selector of the per-device reports. */
+	private static final String DEVICES = "devices";
+
+	/** The parts of a device's report. */
+	private static final Set<String> PARTS = Set.of("backend", "device", "streams", "events", "kernels", "memory");
+
+	private final List<GpuContext> contexts;
 
 	/**
 	 * An endpoint reporting on {@code context}.
 	 * @param context the context to report on; not closed by the endpoint
 	 */
 	public GpuEndpoint(GpuContext context) {
-		this.context = context;
-	}
-
-	/** Everything: backend, device, stream pool, events, kernels, memory. */
-	@ReadOperation
-	public GpuDescriptor gpu() {
-		return new GpuDescriptor(backend(), this.context.device(), this.context.streams().stats(),
-				this.context.events().stats(), kernels(), memory());
+		this.contexts = List.of(context);
 	}
 
 	/**
-	 * One part of {@link #gpu()}.
-	 * @param part {@code backend}, {@code device}, {@code streams}, {@code events}, {@code kernels}
-	 * or {@code memory}
-	 * @return the part, or {@code null} (HTTP 404) for an unknown part, or for {@code memory} once
-	 * the context is closed
+	 * An endpoint reporting on every device of {@code devices}.
+	 * @param devices the devices to report on; not closed by the endpoint
+	 */
+	public GpuEndpoint(GpuDevices devices) {
+		this.contexts = devices.contexts();
+	}
+
+	/**
+	 * Everything: with one device its backend, device, stream pool, events, kernels and memory
+	 * ({@link GpuDescriptor}); with several, the same for each ({@link DevicesDescriptor}).
+	 */
+	@ReadOperation
+	public Object gpu() {
+		if (this.contexts.size() == 1) {
+			return report(this.contexts.get(0));
+		}
+		return new DevicesDescriptor(this.contexts.get(0).device().ordinal(), devices());
+	}
+
+	/**
+	 * One part of {@link #gpu()}, or {@code devices}: every device's report by ordinal.
+	 * @param part {@code backend}, {@code device}, {@code streams}, {@code events}, {@code kernels},
+	 * {@code memory} or {@code devices}
+	 * @return the part (with several devices, the part of each device keyed by ordinal), or
+	 * {@code null} (HTTP 404) for an unknown part, or for {@code memory} of a single device once its
+	 * context is closed
 	 */
 	@ReadOperation
 	public Object part(@Selector String part) {
-		return switch (part.toLowerCase(Locale.ROOT)) {
-			case "backend" -> backend();
-			case "device" -> this.context.device();
-			case "streams" -> this.context.streams().stats();
-			case "events" -> this.context.events().stats();
-			case "kernels" -> kernels();
-			case "memory" -> memory();
+		String name = part.toLowerCase(Locale.ROOT);
+		if (name.equals(DEVICES)) {
+			return devices();
+		}
+		if (this.contexts.size() == 1) {
+			return part(this.contexts.get(0), name);
+		}
+		if (!PARTS.contains(name)) {
+			return null;
+		}
+		Map<Integer, Object> parts = new TreeMap<>();
+		for (GpuContext context : this.contexts) {
+			parts.put(context.device().ordinal(), part(context, name));
+		}
+		return parts;
+	}
+
+	/**
+	 * One device's report: {@code /actuator/gpu/devices/{ordinal}}.
+	 * @param devices the literal {@code devices}
+	 * @param ordinal the device ordinal
+	 * @return the device's report, or {@code null} (HTTP 404) for a device that is not open here
+	 */
+	@ReadOperation
+	public GpuDescriptor device(@Selector String devices, @Selector String ordinal) {
+		GpuContext context = context(devices, ordinal);
+		return (context != null) ? report(context) : null;
+	}
+
+	/**
+	 * One part of one device's report: {@code /actuator/gpu/devices/{ordinal}/{part}}.
+	 * @param devices the literal {@code devices}
+	 * @param ordinal the device ordinal
+	 * @param part {@code backend}, {@code device}, {@code streams}, {@code events}, {@code kernels}
+	 * or {@code memory}
+	 * @return the part, or {@code null} (HTTP 404) for an unknown device or part, or for
+	 * {@code memory} once the device's context is closed
+	 */
+	@ReadOperation
+	public Object devicePart(@Selector String devices, @Selector String ordinal, @Selector String part) {
+		GpuContext context = context(devices, ordinal);
+		return (context != null) ? part(context, part.toLowerCase(Locale.ROOT)) : null;
+	}
+
+	private GpuContext context(String devices, String ordinal) {
+		if (!DEVICES.equals(devices.toLowerCase(Locale.ROOT))) {
+			return null;
+		}
+		for (GpuContext context : this.contexts) {
+			if (Integer.toString(context.device().ordinal()).equals(ordinal.strip())) {
+				return context;
+			}
+		}
+		return null;
+	}
+
+	private Map<Integer, GpuDescriptor> devices() {
+		Map<Integer, GpuDescriptor> devices = new TreeMap<>();
+		for (GpuContext context : this.contexts) {
+			devices.put(context.device().ordinal(), report(context));
+		}
+		return devices;
+	}
+
+	private static GpuDescriptor report(GpuContext context) {
+		return new GpuDescriptor(backend(context), context.device(), context.streams().stats(),
+				context.events().stats(), kernels(context), memory(context));
+	}
+
+	private static Object part(GpuContext context, String part) {
+		return switch (part) {
+			case "backend" -> backend(context);
+			case "device" -> context.device();
+			case "streams" -> context.streams().stats();
+			case "events" -> context.events().stats();
+			case "kernels" -> kernels(context);
+			case "memory" -> memory(context);
 			default -> null;
 		};
 	}
 
-	private BackendDescriptor backend() {
-		String problem = this.context.healthProblem();
-		return new BackendDescriptor(this.context.backend(), this.context.backendReason(), problem == null, problem,
-				this.context.kernelTiming(), this.context.defaultStreamMode());
+	private static BackendDescriptor backend(GpuContext context) {
+		String problem = context.healthProblem();
+		return new BackendDescriptor(context.backend(), context.backendReason(), problem == null, problem,
+				context.kernelTiming(), context.defaultStreamMode());
 	}
 
-	private Map<String, KernelDescriptor> kernels() {
+	private static Map<String, KernelDescriptor> kernels(GpuContext context) {
 		Map<String, KernelDescriptor> kernels = new TreeMap<>();
-		for (Kernel kernel : this.context.launcher().kernels()) {
+		for (Kernel kernel : context.launcher().kernels()) {
 			KernelStats stats = kernel.stats();
 			kernels.put(kernel.name(), new KernelDescriptor(stats.launches(), stats.errors(), stats.timedLaunches(),
 					stats.deviceTime().toNanos(), stats.meanDeviceTime().toNanos()));
@@ -83,9 +184,9 @@ public class GpuEndpoint {
 		return kernels;
 	}
 
-	private MemoryInfo memory() {
+	private static MemoryInfo memory(GpuContext context) {
 		try {
-			return this.context.memory();
+			return context.memory();
 		}
 		catch (ContextClosedException ex) {
 			return null;
@@ -93,7 +194,16 @@ public class GpuEndpoint {
 	}
 
 	/**
-	 * The whole report.
+	 * The whole report with several devices.
+	 *
+	 * @param primary the ordinal of the primary device (the one the single-device beans use)
+	 * @param devices every device's report, by ordinal
+	 */
+	public record DevicesDescriptor(int primary, Map<Integer, GpuDescriptor> devices) {
+	}
+
+	/**
+	 * The whole report of one device.
 	 *
 	 * @param backend the backend and the context's state
 	 * @param device the device

@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.actuate;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,10 +11,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.context.annotation.Bean;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 
 /**
- * {@link EnableAutoConfiguration Auto-configuration} for the {@link GpuEndpoint} ({@code /actuator/gpu}).
+ * {@link EnableAutoConfiguration Auto-configuration} for the {@link GpuEndpoint} ({@code /actuator/gpu}),
+ * reporting on every device of the {@link GpuDevices} bean whose primary device is the
+ * {@link GpuContext} bean, or on that context alone.
  * Like every Actuator endpoint it is only reachable over HTTP once exposed
  * ({@code management.endpoints.web.exposure.include=gpu}).
  */
@@ -25,8 +29,9 @@ public final class GpuEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnSingleCandidate(GpuContext.class)
-	GpuEndpoint gpuEndpoint(GpuContext context) {
-		return new GpuEndpoint(context);
+	GpuEndpoint gpuEndpoint(GpuContext context, ObjectProvider<GpuDevices> devices) {
+		GpuDevices group = devices.getIfUnique();
+		return (group != null && group.primary() == context) ? new GpuEndpoint(group) : new GpuEndpoint(context);
 	}
 
 }

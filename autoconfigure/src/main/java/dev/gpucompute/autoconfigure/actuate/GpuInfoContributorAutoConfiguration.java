@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.actuate;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.info.ConditionalOnEnabledInfoContributor;
 import org.springframework.boot.actuate.info.InfoContributor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.context.annotation.Bean;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 
 /**
@@ -25,8 +27,10 @@ public final class GpuInfoContributorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpuInfoContributor gpuInfoContributor(GpuContext context) {
-		return new GpuInfoContributor(context);
+	GpuInfoContributor gpuInfoContributor(GpuContext context, ObjectProvider<GpuDevices> devices) {
+		GpuDevices group = devices.getIfUnique();
+		return (group != null && group.primary() == context) ? new GpuInfoContributor(group)
+				: new GpuInfoContributor(context);
 	}
 
 }

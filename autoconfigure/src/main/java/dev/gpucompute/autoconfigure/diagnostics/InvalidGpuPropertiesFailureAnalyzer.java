@@ -1,7 +1,10 @@
 package dev.gpucompute.autoconfigure.diagnostics;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
@@ -16,7 +19,9 @@ import dev.gpucompute.autoconfigure.GpuProperties;
 
 /**
  * Explains {@code gpu.*} values rejected by {@link GpuProperties}' validation: values out of range
- * and, specially, a pool whose up-front size exceeds its maximum.
+ * and, specially, a pool whose up-front size exceeds its maximum, and a {@code gpu.devices} that is
+ * neither {@code all} nor a list of distinct ordinals or leaves out the {@code gpu.device} it should
+ * hold. Each value is shown with where it was set (for a list, where its first element was).
  */
 class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidationException> {
 
@@ -54,6 +59,18 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			description.append("The GPU configuration has invalid values.");
 			action = "Correct the gpu.* properties listed above (see the property descriptions in your IDE or the "
 					+ "gpu-compute documentation).";
+			if (hasCode(errors, GpuProperties.CODE_INVALID_DEVICES)) {
+				action += " Set gpu.devices to 'all' (every device of the backend) or to distinct device ordinals such "
+						+ "as 0,1,2; remove it to open the one device gpu.device names.";
+			}
+			if (hasCode(errors, GpuProperties.CODE_DEVICE_NOT_LISTED)) {
+				action += " gpu.device names the primary device among gpu.devices: add it to gpu.devices, or remove "
+						+ "gpu.device to make the first device listed the primary one.";
+			}
+			if (hasField(errors, "cpu.devices")) {
+				action += " gpu.cpu.devices is how many devices the CPU backend stands in for: 1 to "
+						+ GpuProperties.MAX_CPU_DEVICES + ".";
+			}
 		}
 		description.append("\n\nInvalid properties:");
 		for (ObjectError error : errors.getAllErrors()) {
@@ -61,16 +78,31 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			if (error instanceof FieldError field) {
 				String name = prefix + "." + dashed(field.getField());
 				ConfigurationProperty property = bound.get(name);
+				List<ConfigurationProperty> elements = (property != null) ? List.of() : elements(bound, name);
 				// The configured text ("-1s") reads better than the bound value (PT-1S).
-				Object value = (property != null) ? property.getValue() : field.getRejectedValue();
+				Object value = (property != null) ? property.getValue()
+						: !elements.isEmpty() ? joined(elements) : field.getRejectedValue();
 				description.append(name).append(" = ").append(value);
-				Origin origin = (property != null) ? property.getOrigin() : Origin.from(field);
+				Origin origin = (property != null) ? property.getOrigin()
+						: !elements.isEmpty() ? elements.get(0).getOrigin() : Origin.from(field);
 				if (origin != null) {
 					description.append(" (").append(origin).append(')');
 				}
 				description.append(": ");
 			}
 			description.append(error.getDefaultMessage());
+		}
+		if (hasCode(errors, GpuProperties.CODE_DEVICE_NOT_LISTED)) {
+			// The other half: the list gpu.device is missing from, with where it was set.
+			ConfigurationProperty devices = bound.get("gpu.devices");
+			List<ConfigurationProperty> elements = (devices != null) ? List.of(devices) : elements(bound, "gpu.devices");
+			if (!elements.isEmpty()) {
+				description.append("\n    gpu.devices = ").append(joined(elements));
+				if (elements.get(0).getOrigin() != null) {
+					description.append(" (").append(elements.get(0).getOrigin()).append(')');
+				}
+				description.append(": the devices to open, which do not include gpu.device");
+			}
 		}
 		ConfigurationProperty maxSize = bound.get("gpu.streams.max-size");
 		if (contradiction != null && maxSize != null) {
@@ -82,6 +114,29 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			description.append(": the maximum that gpu.streams.pool-size exceeds");
 		}
 		return new FailureAnalysis(description.toString(), action, cause);
+	}
+
+	private static boolean hasCode(ValidationErrors errors, String code) {
+		return errors.getAllErrors().stream().anyMatch((error) -> code.equals(error.getCode()));
+	}
+
+	private static boolean hasField(ValidationErrors errors, String field) {
+		return errors.getAllErrors()
+			.stream()
+			.anyMatch((error) -> error instanceof FieldError fieldError && field.equals(fieldError.getField()));
+	}
+
+	/** The bound elements of a list property set element by element ({@code name[0]}, {@code name[1]}, ...). */
+	private static List<ConfigurationProperty> elements(Map<String, ConfigurationProperty> bound, String name) {
+		List<ConfigurationProperty> elements = new ArrayList<>();
+		for (int i = 0; bound.containsKey(name + "[" + i + "]"); i++) {
+			elements.add(bound.get(name + "[" + i + "]"));
+		}
+		return elements;
+	}
+
+	private static String joined(List<ConfigurationProperty> elements) {
+		return elements.stream().map((element) -> String.valueOf(element.getValue())).collect(Collectors.joining(","));
 	}
 
 	private static String dashed(String field) {

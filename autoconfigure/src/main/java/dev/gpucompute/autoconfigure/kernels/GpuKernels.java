@@ -34,7 +34,8 @@ import dev.gpucompute.ParamType;
 /**
  * The kernels loaded at start-up: every kernel file found under {@code gpu.kernels.locations} and
  * every {@link KernelSource} bean, each loaded (and, for CUDA C on the CUDA backend, compiled) so
- * that a broken kernel fails start-up instead of the first request.
+ * that a broken kernel fails start-up instead of the first request. With several devices every
+ * kernel is loaded on each of them.
  *
  * <p>A kernel file {@code <name>.cu}, {@code .ptx}, {@code .cubin} or {@code .fatbin} is the
  * kernel {@code <name>} (an {@code extern "C"} entry point of that name). Its parameter types come
@@ -83,8 +84,11 @@ public final class GpuKernels {
 
 	private final Map<String, LoadedKernel> kernels;
 
-	private GpuKernels(Map<String, LoadedKernel> kernels) {
+	private final int devices;
+
+	private GpuKernels(Map<String, LoadedKernel> kernels, int devices) {
 		this.kernels = kernels;
+		this.devices = devices;
 	}
 
 	/**
@@ -130,6 +134,29 @@ public final class GpuKernels {
 	 */
 	public static GpuKernels load(GpuLauncher launcher, Backend backend, List<KernelLocation> locations,
 			ResourcePatternResolver resolver, Map<String, KernelSource> beans) {
+		return load(List.of(launcher), backend, locations, resolver, beans);
+	}
+
+	/**
+	 * Like {@link #load(GpuLauncher, Backend, List, ResourcePatternResolver, Map)}, loading every kernel
+	 * into each of {@code launchers} (one per device, all on {@code backend}): the files are found and
+	 * checked once, then each device loads (compiles) them. {@link #kernels()} are those of the first
+	 * launcher; the others have the same names.
+	 * @param launchers the launchers of the devices' contexts, the primary device's first
+	 * @param backend the backend the contexts run on
+	 * @param locations directories (or patterns) to search
+	 * @param resolver resolves the locations
+	 * @param beans {@link KernelSource} beans by bean name
+	 * @throws KernelLocationNotFoundException when a configured location does not exist
+	 * @throws KernelDefinitionException when a kernel's definition is incomplete or contradictory
+	 * @throws KernelLoadException when the backend cannot load (compile) a kernel on one of the
+	 * devices (the origin names the device when there are several)
+	 */
+	public static GpuKernels load(List<GpuLauncher> launchers, Backend backend, List<KernelLocation> locations,
+			ResourcePatternResolver resolver, Map<String, KernelSource> beans) {
+		if (launchers.isEmpty()) {
+			throw new IllegalArgumentException("At least one launcher is needed");
+		}
 		Map<String, KernelFile> files = findFiles(locations, resolver);
 		Map<String, Definition> definitions = new TreeMap<>();
 		Map<String, String> beanNames = new LinkedHashMap<>();
@@ -158,29 +185,38 @@ public final class GpuKernels {
 				withoutCuda.add(definition.source().name() + " (" + definition.origin() + ")");
 				continue;
 			}
-			Kernel kernel;
-			try {
-				kernel = launcher.load(definition.source());
+			Kernel first = null;
+			for (GpuLauncher launcher : launchers) {
+				Kernel kernel;
+				try {
+					kernel = launcher.load(definition.source());
+				}
+				catch (RuntimeException ex) {
+					String origin = (launchers.size() == 1) ? definition.origin()
+							: definition.origin() + ", on device " + launcher.context().device().ordinal();
+					throw new KernelLoadException(definition.source().name(), origin, ex);
+				}
+				if (first == null) {
+					first = kernel;
+				}
 			}
-			catch (RuntimeException ex) {
-				throw new KernelLoadException(definition.source().name(), definition.origin(), ex);
-			}
-			loaded.put(kernel.name(), new LoadedKernel(kernel, definition.origin()));
+			loaded.put(first.name(), new LoadedKernel(first, definition.origin()));
 		}
-		report(loaded, backend);
+		report(loaded, backend, launchers.size());
 		if (!withoutCuda.isEmpty()) {
 			logger.warn("Kernels without CUDA code cannot run on the CUDA backend and were not loaded: "
 					+ String.join(", ", withoutCuda) + ". Put a '<name>.cu' (or .ptx, .cubin, .fatbin) file under "
 					+ "gpu.kernels.locations, or give the KernelSource bean .cuda(...) or .cudaResource(...)");
 		}
-		return new GpuKernels(Collections.unmodifiableMap(loaded));
+		return new GpuKernels(Collections.unmodifiableMap(loaded), launchers.size());
 	}
 
-	private static void report(Map<String, LoadedKernel> loaded, Backend backend) {
+	private static void report(Map<String, LoadedKernel> loaded, Backend backend, int devices) {
 		if (loaded.isEmpty()) {
 			return;
 		}
-		logger.info("Loaded " + loaded.size() + " GPU kernel" + ((loaded.size() == 1) ? "" : "s") + " at start-up: "
+		logger.info("Loaded " + loaded.size() + " GPU kernel" + ((loaded.size() == 1) ? "" : "s") + " at start-up"
+				+ ((devices == 1) ? "" : " on each of " + devices + " devices") + ": "
 				+ String.join(", ", loaded.keySet()));
 		if (backend == Backend.CPU) {
 			List<String> cudaOnly = loaded.values()
@@ -195,9 +231,17 @@ public final class GpuKernels {
 		}
 	}
 
-	/** The kernels loaded at start-up, by name. */
+	/**
+	 * The kernels loaded at start-up, by name; the handles are the primary device's (with several
+	 * devices, every device has loaded the same kernels: {@code context.launcher().kernel(name)}).
+	 */
 	public Map<String, LoadedKernel> kernels() {
 		return this.kernels;
+	}
+
+	/** On how many devices the kernels were loaded. */
+	public int devices() {
+		return this.devices;
 	}
 
 	/** Where the kernel {@code name} came from, or {@code null} when it was not loaded at start-up. */

@@ -20,14 +20,18 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.GpuListener;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for the GPU meters: a
- * {@link MicrometerGpuListener} that the GPU auto-configuration passes to the {@link GpuContext} (as
- * it does with every {@link GpuListener} bean), and a {@link GpuMetrics} binder that Spring Boot binds
- * to the meter registry. Backs off without Micrometer or without a meter registry.
+ * {@link MicrometerGpuListener} that the GPU auto-configuration passes to the primary
+ * {@link GpuContext}, and a {@link GpuMetrics} binder for it that Spring Boot binds to the meter
+ * registry; with several devices ({@code gpu.devices}), a listener of its own for every other device
+ * ({@link MicrometerGpuListeners}) and a {@link GpuDevicesMetrics} binder for their meters. Every
+ * meter carries its device's ordinal and UUID as tags. Backs off without Micrometer or without a
+ * meter registry.
  *
  * <p>Histograms follow Spring Boot's {@code management.metrics.distribution.*} properties. Only
  * Prometheus registries get default buckets ({@link GpuHistogramBuckets}) for the two timers the
@@ -47,10 +51,27 @@ public final class GpuMetricsAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(MicrometerGpuListener.class)
+	MicrometerGpuListeners micrometerGpuListeners(MicrometerGpuListener primary) {
+		return new MicrometerGpuListeners(primary);
+	}
+
+	@Bean
 	@ConditionalOnSingleCandidate(GpuContext.class)
 	@ConditionalOnMissingBean
 	GpuMetrics gpuMetrics(GpuContext context, ObjectProvider<MicrometerGpuListener> listener) {
 		return new GpuMetrics(context, listener.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnSingleCandidate(GpuDevices.class)
+	@ConditionalOnMissingBean
+	GpuDevicesMetrics gpuDevicesMetrics(GpuDevices devices, ObjectProvider<GpuContext> primary,
+			ObjectProvider<MicrometerGpuListeners> listeners) {
+		MicrometerGpuListeners perDevice = listeners.getIfAvailable();
+		return new GpuDevicesMetrics(devices, primary.getIfUnique(),
+				(ordinal) -> (perDevice != null) ? perDevice.listener(ordinal) : null);
 	}
 
 	@Configuration(proxyBeanMethods = false)

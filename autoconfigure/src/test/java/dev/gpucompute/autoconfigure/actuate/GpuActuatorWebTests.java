@@ -136,6 +136,22 @@ class GpuActuatorWebTests {
 	}
 
 	@Test
+	void oneDeviceKeepsTheSingleDeviceShapeAndHasTheDeviceSelectorsToo() throws Exception {
+		Map<String, Object> whole = getJson("/actuator/gpu").read("$");
+		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "events", "kernels", "memory");
+		Map<String, Object> devices = getJson("/actuator/gpu/devices").read("$");
+		assertThat(devices).containsOnlyKeys("0");
+		DocumentContext device = getJson("/actuator/gpu/devices/0");
+		assertThat(device.read("$.device.uuid", String.class)).isEqualTo(this.context.device().uuid());
+		assertThat(getJson("/actuator/gpu/devices/0/streams").read("$.maxSize", Integer.class)).isEqualTo(4);
+		assertThat(get("/actuator/gpu/devices/1").statusCode()).isEqualTo(404);
+		Map<String, Object> health = getJson("/actuator/health/gpu").read("$");
+		assertThat(health).doesNotContainKey("components");
+		Map<String, Object> info = getJson("/actuator/info").read("$.gpu");
+		assertThat(info).containsKey("uuid").doesNotContainKey("devices");
+	}
+
+	@Test
 	void unknownPartIsNotFound() throws Exception {
 		assertThat(get("/actuator/gpu/nonsense").statusCode()).isEqualTo(404);
 	}

@@ -66,6 +66,26 @@ final class DashboardQueries {
 		return this.panelQueries;
 	}
 
+	/**
+	 * The queries of the panels in the row that Grafana repeats for each value of {@code variable}
+	 * (the panels after that row, up to the next row).
+	 */
+	static List<String> repeatedRowQueries(String variable) throws IOException {
+		List<Map<String, Object>> panels = JsonPath.read(Files.readString(DASHBOARD), "$.panels[*]");
+		List<String> queries = new ArrayList<>();
+		boolean inRow = false;
+		for (Map<String, Object> panel : panels) {
+			if ("row".equals(panel.get("type"))) {
+				inRow = variable.equals(panel.get("repeat"));
+			}
+			else if (inRow) {
+				List<String> expressions = JsonPath.read(panel, "$.targets[*].expr");
+				queries.addAll(expressions);
+			}
+		}
+		return queries;
+	}
+
 	List<String> variableQueries() {
 		return this.variableQueries;
 	}
@@ -108,11 +128,16 @@ final class DashboardQueries {
 
 	/** A panel query made runnable outside Grafana: its variables replaced with match-all values. */
 	static String withoutVariables(String promql) {
+		return withGpu(promql, ".*");
+	}
+
+	/** A panel query made runnable outside Grafana for one value of the {@code gpu} variable, as a repeated row runs it. */
+	static String withGpu(String promql, String gpu) {
 		return promql.replace("$__rate_interval", "1m")
 			.replace("$__range", "5m")
 			.replace("$__interval", "15s")
 			.replace("$instance", ".*")
-			.replace("$gpu", ".*");
+			.replace("$gpu", gpu);
 	}
 
 }

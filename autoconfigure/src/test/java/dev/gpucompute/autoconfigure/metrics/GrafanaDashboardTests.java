@@ -69,6 +69,51 @@ class GrafanaDashboardTests {
 			.containsExactly("s", "s", "s");
 	}
 
+	@Test
+	void everyApplicationSeriesFollowsTheInstanceAndGpuVariables() throws Exception {
+		// So that the GPU variable selects devices everywhere, and a row repeated per GPU shows that GPU only.
+		Pattern selector = Pattern.compile("\\b(gpu_[a-z_]+)(\\{[^}]*\\})?");
+		for (String query : DashboardQueries.load().panelQueries()) {
+			Matcher matcher = selector.matcher(query);
+			while (matcher.find()) {
+				assertThat(matcher.group(2)).as("%s in %s", matcher.group(1), query)
+					.isNotNull()
+					.contains("instance=~\"$instance\"")
+					.contains("gpu=~\"$gpu\"");
+			}
+		}
+	}
+
+	@Test
+	void aRowRepeatsForEverySelectedGpuWithThatDevicesPanels() throws Exception {
+		String json = java.nio.file.Files.readString(DashboardQueries.DASHBOARD);
+		java.util.List<java.util.Map<String, Object>> panels = com.jayway.jsonpath.JsonPath.read(json, "$.panels[*]");
+		int row = -1;
+		for (int i = 0; i < panels.size(); i++) {
+			if ("row".equals(panels.get(i).get("type")) && "gpu".equals(panels.get(i).get("repeat"))) {
+				row = i;
+			}
+		}
+		assertThat(row).as("a row repeated by the gpu variable").isNotNegative();
+		assertThat((String) panels.get(row).get("title")).contains("$gpu");
+		// Grafana repeats only for a variable that can hold several values.
+		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<Boolean>>read(json,
+				"$.templating.list[?(@.name == 'gpu')].multi")).containsExactly(true);
+		java.util.List<java.util.Map<String, Object>> perDevice = new java.util.ArrayList<>();
+		for (int i = row + 1; i < panels.size() && !"row".equals(panels.get(i).get("type")); i++) {
+			perDevice.add(panels.get(i));
+		}
+		assertThat(perDevice).hasSizeGreaterThanOrEqualTo(4)
+			.allSatisfy((panel) -> assertThat((String) panel.get("title")).contains("$gpu"));
+		String queries = com.jayway.jsonpath.JsonPath.parse(perDevice).read("$[*].targets[*].expr").toString();
+		assertThat(queries).contains("gpu_streams_active", "gpu_kernel_launches_total", "gpu_memory_used_bytes",
+				"gpu_streams_utilization", "DCGM_FI_DEV_GPU_UTIL and on (UUID)");
+		// The device is named by its UUID in the legends, as DCGM exporter names it.
+		assertThat(com.jayway.jsonpath.JsonPath.parse(perDevice).<java.util.List<String>>read("$[*].targets[*].legendFormat"))
+			.anySatisfy((legend) -> assertThat(legend).contains("{{uuid}}"))
+			.anySatisfy((legend) -> assertThat(legend).contains("{{UUID}}"));
+	}
+
 	/** The metric names of a Prometheus scrape of a CPU context with one launched, timed kernel. */
 	private static Set<String> scrapedNames() {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
