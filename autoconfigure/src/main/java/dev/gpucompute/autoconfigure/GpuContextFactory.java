@@ -20,6 +20,7 @@ import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.cuda.JCudaNatives;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.Backends;
 

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Properties;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,22 +43,8 @@ final class ExtractedLibraries {
 			case "ppc64le" -> "ppc_64";
 			default -> null;
 		};
-		String version = jcudaVersion(loader);
+		String version = JCudaNatives.jcudaVersion(loader);
 		return (arch == null || version == null) ? null : "lib" + baseName + "-" + version + "-linux-" + arch + ".so";
-	}
-
-	private static String jcudaVersion(ClassLoader loader) {
-		try (InputStream in = loader.getResourceAsStream("META-INF/maven/org.jcuda/jcuda/pom.properties")) {
-			if (in == null) {
-				return null;
-			}
-			Properties properties = new Properties();
-			properties.load(in);
-			return properties.getProperty("version");
-		}
-		catch (IOException ex) {
-			return null;
-		}
 	}
 
 	/**

@@ -86,6 +86,10 @@ final class NativeLoadFailure {
 			return new Diagnosis(Kind.JCUDA_MISSING,
 					"JCuda (org.jcuda:jcuda and its natives) is not on the class path: " + failure.getMessage());
 		}
+		String missingNatives = JCudaNatives.missing(NativeLoadFailure.class.getClassLoader());
+		if (missingNatives != null) {
+			return new Diagnosis(Kind.JCUDA_MISSING, missingNatives);
+		}
 		if (text.contains("failed to map segment from shared object")) {
 			return new Diagnosis(Kind.NOEXEC_TEMP_DIR, "JCuda's native library " + loaderPath(text, tempDir)
 					+ " could not be mapped for execution (failed to map segment from shared object): " + tempDir

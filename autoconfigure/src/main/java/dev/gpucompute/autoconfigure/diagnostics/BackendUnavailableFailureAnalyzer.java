@@ -5,7 +5,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
-import dev.gpucompute.autoconfigure.JCudaNatives;
+import dev.gpucompute.cuda.JCudaNatives;
 
 /**
  * Explains a backend that was required but cannot run here, typically {@code gpu.backend=cuda} on

@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -107,6 +109,23 @@ final class PrometheusServer implements AutoCloseable {
 	/** The query API's whole answer (status, data or error). */
 	DocumentContext query(String promql) throws IOException, InterruptedException {
 		return JsonPath.parse(get("/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8)));
+	}
+
+	/** The value of {@code promql}, which must have exactly one series. */
+	double value(String promql) throws IOException, InterruptedException {
+		List<Map<String, Object>> result = result(promql);
+		if (result.size() != 1) {
+			throw new AssertionError(promql + " has " + result.size() + " series, expected 1: " + result);
+		}
+		List<?> sample = (List<?>) result.get(0).get("value");
+		return Double.parseDouble((String) sample.get(1));
+	}
+
+	/** The names of the metrics scraped from the series matching {@code selector}. */
+	Set<String> metricNames(String selector) throws IOException, InterruptedException {
+		List<String> names = JsonPath.read(get("/api/v1/label/__name__/values?match[]="
+				+ URLEncoder.encode(selector, StandardCharsets.UTF_8)), "$.data");
+		return new HashSet<>(names);
 	}
 
 	private String get(String path) throws IOException, InterruptedException {

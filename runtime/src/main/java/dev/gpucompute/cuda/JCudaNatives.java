@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure;
+package dev.gpucompute.cuda;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -81,7 +81,8 @@ public final class JCudaNatives {
 		return false;
 	}
 
-	private static String jcudaVersion(ClassLoader classLoader) {
+	/** The version of JCuda on the class path of {@code classLoader}, from its Maven metadata, or {@code null}. */
+	static String jcudaVersion(ClassLoader classLoader) {
 		try (InputStream in = classLoader.getResourceAsStream("META-INF/maven/org.jcuda/jcuda/pom.properties")) {
 			if (in == null) {
 				return null;

@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure;
+package dev.gpucompute.cuda;
 
 import java.io.IOException;
 import java.net.URL;
@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and the start-up log and failure report say what to add when they are missing. This build's test
  * class path has JCuda with its linux-x86_64 natives; the tests hide them with a class loader.
  */
-class JCudaNativesTests {
+class JCudaNativesTest {
 
 	private final String osName = System.getProperty("os.name");
 
