@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.cpu.CpuBackendProvider;
 import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
@@ -646,7 +647,7 @@ public final class GpuContext implements AutoCloseable {
 
 		private int cpuThreads = Runtime.getRuntime().availableProcessors();
 
-		private long cpuMemoryBudget = Runtime.getRuntime().maxMemory();
+		private long cpuMemoryBudget = CpuBackendProvider.defaultMemoryBudget();
 
 		private long memoryPoolReleaseThreshold = Long.MAX_VALUE;
 
@@ -777,7 +778,12 @@ public final class GpuContext implements AutoCloseable {
 			return this;
 		}
 
-		/** How much memory the CPU backend may hand out as device memory (default: the max heap size). */
+		/**
+		 * How much memory the CPU backend may hand out as device memory. Default: half the machine's
+		 * physical memory (the container's limit where one applies) where the backend allocates through
+		 * JNA, outside the JVM's direct-memory limit; the max heap size (the direct-memory limit's
+		 * default) where it falls back to direct buffers. See {@link CpuBackendProvider#defaultMemoryBudget()}.
+		 */
 		public Builder cpuMemoryBudget(long bytes) {
 			if (bytes < 1) {
 				throw new IllegalArgumentException("cpuMemoryBudget must be positive, got " + bytes);

@@ -10,6 +10,41 @@ import dev.gpucompute.spi.DeviceBackend;
 /** Provides the CPU backend, available on every machine as device 0. */
 public final class CpuBackendProvider implements BackendProvider {
 
+	/**
+	 * The CPU backend's default memory budget per JVM: half the physical memory (the container's
+	 * limit where one applies) when its buffers come from {@code calloc} through JNA, since those
+	 * live outside the heap and the direct-memory limit, as device memory lives outside host memory;
+	 * the maximum heap size, which is also the default {@code -XX:MaxDirectMemorySize}, when they are
+	 * direct buffers.
+	 */
+	public static long defaultMemoryBudget() {
+		long heap = Runtime.getRuntime().maxMemory();
+		if (!DirectMemory.outsideDirectLimit()) {
+			return heap;
+		}
+		try {
+			if (java.lang.management.ManagementFactory
+				.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+				long physical = os.getTotalMemorySize();
+				if (physical > 0) {
+					return Math.max(heap, physical / 2);
+				}
+			}
+		}
+		catch (RuntimeException | LinkageError ex) {
+			// Not a HotSpot-style JVM: the heap size is a safe stand-in.
+		}
+		return heap;
+	}
+
+	/**
+	 * Off-heap bytes the CPU backend holds now, over every CPU context of this JVM: device buffers
+	 * and staging buffers not yet freed. For leak checks and diagnostics; a closed context holds none.
+	 */
+	public static long heldBytes() {
+		return DirectMemory.heldBytes();
+	}
+
 	@Override
 	public Backend backend() {
 		return Backend.CPU;

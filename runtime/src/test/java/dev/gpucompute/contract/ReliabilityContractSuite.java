@@ -38,6 +38,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.cpu.CpuBackendProvider;
 
 /**
  * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a
@@ -305,14 +306,18 @@ public abstract class ReliabilityContractSuite {
 		assertThat(context.events().live()).isZero();
 	}
 
-	/** Direct memory in use; read without a GC afterwards, so memory left for the GC to free counts as held. */
+	/**
+	 * Off-heap memory in use: the JVM's direct buffers plus what the CPU backend allocated through
+	 * the C library. Read without a GC afterwards, so memory left for the GC to free counts as held.
+	 */
 	private static long directMemoryUsed() {
+		long used = CpuBackendProvider.heldBytes();
 		for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
 			if (pool.getName().equals("direct")) {
-				return pool.getMemoryUsed();
+				used += pool.getMemoryUsed();
 			}
 		}
-		return 0;
+		return used;
 	}
 
 
