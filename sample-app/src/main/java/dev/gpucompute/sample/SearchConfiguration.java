@@ -64,7 +64,8 @@ class SearchConfiguration {
 				new DeviceMemoryBudget(properties.getMemoryBudget().toBytes()),
 				new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
 						limits.getMaxResults()),
-				properties.getStorage().getFlushInterval());
+				new CollectionStore.Durability(properties.getStorage().isSync(),
+						properties.getStorage().getLogFoldSize().toBytes()));
 		store.start();
 		return store;
 	}
