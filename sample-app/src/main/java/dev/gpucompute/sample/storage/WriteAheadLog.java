@@ -58,6 +58,9 @@ public final class WriteAheadLog implements AutoCloseable {
 
 	private final CRC32C crc = new CRC32C();
 
+	/** Where the checksummed bytes start in the staging buffer (appends only, guarded by this). */
+	private int crcFrom;
+
 	/** Logical offset of the file's byte 0 (guarded by this). */
 	private long base;
 
@@ -137,24 +140,23 @@ public final class WriteAheadLog implements AutoCloseable {
 		ByteBuffer out = this.staging;
 		out.clear();
 		out.putInt((int) payload).putInt(0);
-		int headerEnd = out.position();
+		// The checksum covers the payload: from byte 8 of the first buffer load, then everything.
+		this.crcFrom = out.position();
 		out.put(UPSERT).putInt(count).putInt(dimension);
 		for (byte[] id : encoded) {
-			ensure(out, 2 + id.length, headerEnd);
-			headerEnd = 0;
+			ensure(out, 2 + id.length);
 			out.putShort((short) id.length).put(id);
 		}
 		int offset = 0;
 		int total = count * dimension;
 		while (offset < total) {
-			ensure(out, Float.BYTES, headerEnd);
-			headerEnd = 0;
+			ensure(out, Float.BYTES);
 			int n = Math.min(out.remaining() / Float.BYTES, total - offset);
 			out.asFloatBuffer().put(rows, offset, n);
 			out.position(out.position() + n * Float.BYTES);
 			offset += n;
 		}
-		drain(out, headerEnd);
+		drain(out);
 		ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
 		header.putInt((int) payload).putInt((int) this.crc.getValue()).flip();
 		while (header.hasRemaining()) {
@@ -166,18 +168,20 @@ public final class WriteAheadLog implements AutoCloseable {
 		return this.written;
 	}
 
-	/** Writes the staging buffer out if fewer than {@code bytes} are free, checksumming from {@code crcFrom}. */
-	private void ensure(ByteBuffer out, int bytes, int crcFrom) throws IOException {
+	/** Writes the staging buffer out if fewer than {@code bytes} are free. */
+	private void ensure(ByteBuffer out, int bytes) throws IOException {
 		if (out.remaining() < bytes) {
-			drain(out, crcFrom);
+			drain(out);
 		}
 	}
 
-	private void drain(ByteBuffer out, int crcFrom) throws IOException {
+	/** Writes the staging buffer out, checksumming it from {@link #crcFrom}. */
+	private void drain(ByteBuffer out) throws IOException {
 		out.flip();
 		ByteBuffer checked = out.duplicate();
-		checked.position(crcFrom);
+		checked.position(this.crcFrom);
 		this.crc.update(checked);
+		this.crcFrom = 0;
 		while (out.hasRemaining()) {
 			this.channel.write(out);
 		}
@@ -246,7 +250,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * Reads a log's intact records in order. A tail that is not a whole record with a matching
 	 * checksum (a crash mid-append; its write was never answered) is dropped with a WARN, never an
 	 * error; {@code validLength} says where the intact records end.
-	 * @param handler receives each record, or {@code null} only to count them
+	 * @param handler receives each record, or {@code null} only to count them (then nothing is logged)
 	 */
 	public static Replayed replay(Path file, RecordHandler handler) throws IOException {
 		if (!Files.exists(file)) {
@@ -297,7 +301,7 @@ public final class WriteAheadLog implements AutoCloseable {
 				rows += upsert.ids().length;
 				position += 8 + length;
 			}
-			if (problem != null) {
+			if (problem != null && handler != null) {
 				log.warn("Dropping the last {} bytes of {}: {} at offset {}, the tail of an append that a crash "
 						+ "interrupted (its write was never acknowledged)", size - position, file, problem, position);
 			}
