@@ -1,6 +1,10 @@
 package dev.gpucompute.sample.web;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.io.UncheckedIOException;
 
 import jakarta.servlet.http.HttpServletRequest;
@@ -76,6 +80,50 @@ public final class RequestBodies {
 		catch (IOException ex) {
 			throw new UncheckedIOException("Reading the request body failed", ex);
 		}
+	}
+
+	/** A binary body read as little-endian float32 values, and its length in bytes. */
+	public record Floats(float[] values, long bytes) {
+	}
+
+	/**
+	 * The body as little-endian float32 values, read straight from the request stream in 64 KB steps
+	 * into one array (sized from the declared length, when there is one): no byte[] copy of the body.
+	 * @throws ServiceProblem 413 when it exceeds the limit
+	 */
+	public Floats readFloats(HttpServletRequest request) {
+		long declared = request.getContentLengthLong();
+		if (declared > this.limit) {
+			throw ServiceProblem.bodyTooLarge(this.limit, declared);
+		}
+		float[] values = new float[(declared >= 0) ? (int) (declared / Float.BYTES) : 1 << 14];
+		byte[] chunk = new byte[1 << 16];
+		ByteBuffer view = ByteBuffer.wrap(chunk).order(ByteOrder.LITTLE_ENDIAN);
+		long total = 0;
+		int count = 0;
+		int carry = 0;
+		try (InputStream in = request.getInputStream()) {
+			for (int n; (n = in.read(chunk, carry, chunk.length - carry)) >= 0;) {
+				total += n;
+				if (total > this.limit) {
+					throw ServiceProblem.bodyTooLarge(this.limit, -1);
+				}
+				int available = carry + n;
+				int whole = available / Float.BYTES;
+				if (count + whole > values.length) {
+					values = Arrays.copyOf(values, Math.max(count + whole, 2 * values.length));
+				}
+				view.clear();
+				view.asFloatBuffer().get(values, count, whole);
+				count += whole;
+				carry = available - whole * Float.BYTES;
+				System.arraycopy(chunk, whole * Float.BYTES, chunk, 0, carry);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Reading the request body failed", ex);
+		}
+		return new Floats((count == values.length) ? values : Arrays.copyOf(values, count), total);
 	}
 
 	/**
