@@ -1,12 +1,14 @@
 package dev.gpucompute.sample;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.autoconfigure.GpuLifecycle;
 import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;
 import dev.gpucompute.sample.search.KnnEngine;
@@ -57,6 +59,43 @@ class SearchConfiguration {
 				search.getTimeout());
 	}
 
+	/**
+	 * Folds every write-ahead log into its snapshot when the application stops: after the web
+	 * server finished its requests and before the GPU drains (the snapshot is read from device
+	 * storage through the stream pool, which closes in {@link GpuLifecycle#PHASE}). The store's own
+	 * close (destroy) then finds the logs empty. Were it skipped, nothing would be lost: the logs
+	 * hold every write and are replayed at the next start.
+	 */
+	@Bean
+	SmartLifecycle collectionStoreLifecycle(CollectionStore store) {
+		return new SmartLifecycle() {
+
+			private volatile boolean running;
+
+			@Override
+			public void start() {
+				this.running = true;
+			}
+
+			@Override
+			public void stop() {
+				this.running = false;
+				store.flushAll();
+			}
+
+			@Override
+			public boolean isRunning() {
+				return this.running;
+			}
+
+			@Override
+			public int getPhase() {
+				return GpuLifecycle.PHASE + 1;
+			}
+
+		};
+	}
+
 	@Bean(destroyMethod = "close")
 	CollectionStore collectionStore(KnnEngine engine, SampleProperties properties) {
 		SampleProperties.Limits limits = properties.getLimits();
@@ -64,7 +103,8 @@ class SearchConfiguration {
 				new DeviceMemoryBudget(properties.getMemoryBudget().toBytes()),
 				new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
 						limits.getMaxResults()),
-				properties.getStorage().getFlushInterval());
+				new CollectionStore.Durability(properties.getStorage().isSync(),
+						properties.getStorage().getLogFoldSize().toBytes()));
 		store.start();
 		return store;
 	}

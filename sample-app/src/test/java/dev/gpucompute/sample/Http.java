@@ -41,6 +41,10 @@ public final class Http {
 
 	}
 
+	public String base() {
+		return this.base;
+	}
+
 	public Response get(String path) {
 		return send(HttpRequest.newBuilder(uri(path)).GET());
 	}

@@ -19,9 +19,10 @@ import dev.gpucompute.GpuContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Collections survive a restart: written through the API, the application closed (the flush
- * interval is an hour, so only the shutdown flush can have written them), a new application
- * started on the same data directory, and every search answers exactly as before.
+ * Collections survive a restart: written through the API, the application closed (which folds
+ * every write-ahead log into its snapshot), a new application started on the same data
+ * directory, and every search answers exactly as before. Crash recovery from the logs is
+ * {@link CrashRecoveryTest}'s.
  */
 class RestartTest {
 
@@ -55,8 +56,11 @@ class RestartTest {
 		}
 		try (var files = Files.list(this.data)) {
 			assertThat(files.map((file) -> file.getFileName().toString()).sorted().toList())
-				.as("one file per collection, no temporary file left")
-				.containsExactly("empty.vec", "small.vec", "text.vec");
+				.as("a snapshot and a log per collection, no temporary file left")
+				.containsExactly("empty.vec", "empty.wal", "small.vec", "small.wal", "text.vec", "text.wal");
+		}
+		for (String name : List.of("empty", "small", "text")) {
+			assertThat(Files.size(this.data.resolve(name + ".wal"))).as("a clean shutdown folds the logs").isZero();
 		}
 
 		try (ConfigurableApplicationContext app = start()) {
@@ -80,7 +84,7 @@ class RestartTest {
 	private ConfigurableApplicationContext start() {
 		return SpringApplication.run(SampleApplication.class, "--server.port=0", "--gpu.backend=cpu",
 				"--gpu.cpu.threads=2", "--gpu.streams.pool-size=2", "--sample.data-dir=" + this.data,
-				"--sample.storage.flush-interval=1h", "--spring.main.banner-mode=off");
+				"--spring.main.banner-mode=off");
 	}
 
 	private static Http http(ConfigurableApplicationContext app) {

@@ -197,6 +197,57 @@ class SearchApiTest extends RunningAppTests {
 	}
 
 	@Test
+	void jsonIsReadStrictlyAndFrameworkErrorsAreTheServicesProblems() {
+		this.http.putJson("/collections/strict", "{\"dimension\": 2, \"metric\": \"dot\"}");
+		this.http.postJson("/collections/strict/vectors", "{\"ids\":[\"a\",\"b\"],\"vectors\":[[1,0],[0,1]]}");
+		String search = "/collections/strict/search";
+
+		assertField(() -> this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":1.5}"), "k");
+		assertField(() -> this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":\"2\"}"), "k");
+		assertField(() -> this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":true}"), "k");
+		assertField(() -> this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":1,\"kk\":2}"), "kk");
+		assertField(() -> this.http.postJson(search, "{\"vectors\":[[1,\"1\"]],\"k\":1}"), "vectors[0][1]");
+		assertField(() -> this.http.postJson(search, "{\"vectors\":{\"a\":1},\"k\":1}"), "vectors");
+		assertField(() -> this.http.putJson("/collections/strict2", "{\"dimension\": 2.0}"), "dimension");
+		assertField(() -> this.http.putJson("/collections/strict2", "{\"dimension\": 2, \"metrik\": \"dot\"}"),
+				"metrik");
+		assertField(() -> this.http.postJson("/collections/strict/vectors",
+				"{\"ids\":[\"c\"],\"vectors\":[[1,2]],\"extra\":1}"), "extra");
+		assertProblem(() -> this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":1} {}"), 400, "invalid-request");
+		assertProblem(() -> this.http.postJson(search, "[1,2"), 400, "invalid-request");
+		// Integral numbers are still numbers: 2 is a float in a vector, and k may be written 1.
+		assertThat(this.http.postJson(search, "{\"vectors\":[[1,2]],\"k\":1}").status()).isEqualTo(200);
+
+		// Spring MVC's own refusals, in the service's problem format.
+		assertProblem(() -> this.http.post(search, "text/plain", "k=1".getBytes()), 415, "unsupported-media-type");
+		assertProblem(() -> this.http.send(java.net.http.HttpRequest.newBuilder()
+			.uri(java.net.URI.create(this.http.base() + "/collections/strict/search"))
+			.GET()), 405, "method-not-allowed");
+		assertProblem(() -> this.http.send(java.net.http.HttpRequest.newBuilder()
+			.uri(java.net.URI.create(this.http.base() + "/collections/strict/vectors?idPrefix=x&idStart=abc"))
+			.header("Content-Type", "application/octet-stream")
+			.POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(new byte[8]))), 400, "bad-request");
+		Http.Response notAcceptable = this.http.send(java.net.http.HttpRequest.newBuilder()
+			.uri(java.net.URI.create(this.http.base() + "/collections/strict"))
+			.header("Accept", "text/csv")
+			.GET());
+		assertThat(notAcceptable.status()).isEqualTo(406);
+		assertThat(notAcceptable.json().get("type").asString())
+			.isEqualTo("urn:gpu-compute:sample:problem:not-acceptable");
+		awaitIdle();
+	}
+
+	/** A 400 invalid-request problem whose field property names {@code field}. */
+	private void assertField(Supplier<Http.Response> request, String field) {
+		Http.Response response = request.get();
+		assertThat(response.status()).as(response.body()).isEqualTo(400);
+		assertThat(response.contentType()).startsWith("application/problem+json");
+		assertThat(response.json().get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:invalid-request");
+		assertThat(response.json().get("field").asString()).as(response.body()).isEqualTo(field);
+		assertThat(response.json().get("detail").asString()).contains(field);
+	}
+
+	@Test
 	void actuatorShowsTheKernelsAndPrometheusTheirMeters() {
 		this.http.putJson("/collections/m", "{\"dimension\": 2, \"metric\": \"dot\"}");
 		this.http.postJson("/collections/m/vectors", "{\"ids\":[\"p\",\"q\"],\"vectors\":[[1,0],[0,1]]}");

@@ -1,16 +1,22 @@
 package dev.gpucompute.sample.search;
 
 import java.io.IOException;
-import java.time.Duration;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
@@ -19,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.sample.storage.CollectionFiles;
-import dev.gpucompute.sample.storage.CollectionFiles.StoredCollection;
+import dev.gpucompute.sample.storage.WriteAheadLog;
 
 /**
  * The collections of the service: creating, listing, deleting, writing vectors, searching, and
@@ -27,13 +33,19 @@ import dev.gpucompute.sample.storage.CollectionFiles.StoredCollection;
  *
  * <p>Every request is validated in full before a lock or a device resource is taken. Writes take
  * the collection's write lock, reserve device memory against the {@link DeviceMemoryBudget}, run
- * the device part through the {@link KnnEngine} and only then update the host mirror, so a failed
+ * the device part through the {@link KnnEngine} and only then record the new ids, so a failed
  * write changes nothing a search could see. Searches take the read lock and run concurrently.
  *
- * <p>Persistence: a write marks its collection dirty; a flusher writes dirty collections every
- * {@code flushInterval} from the host mirror (atomic replace, see {@link CollectionFiles}), and
- * {@link #close()} writes whatever is left, so a clean shutdown loses nothing and a crash loses at
- * most the last interval. Creating and deleting a collection reach the disk before they are answered.
+ * <p>Durability: a write is appended to the collection's {@link WriteAheadLog} under the write lock
+ * and forced to disk after the lock is released, before the call returns (group commit: concurrent
+ * writers share one force). So a write that was answered survives {@code kill -9}; a search may see
+ * a write a moment before it is durable. When a log grows past {@link Durability#foldBytes()} a
+ * background thread folds it into the collection's snapshot ({@link CollectionFiles}: written from
+ * the device storage in bounded chunks under the read lock, forced, renamed atomically) and empties
+ * it; {@link #close()} folds every log. Start-up loads each snapshot in chunks into device storage
+ * allocated once at its final size and replays the log; a collection that cannot be loaded fails
+ * start-up with a message naming it, its file and the remedy. Creating and deleting a collection
+ * reach the disk before they are answered.
  *
  * <p>Thread-safe. The application owns the store and closes it once, before the GPU context.
  */
@@ -54,14 +66,22 @@ public final class CollectionStore implements AutoCloseable {
 
 	private final Limits limits;
 
-	private final Duration flushInterval;
+	private final Durability durability;
 
 	private final ConcurrentHashMap<String, VectorCollection> collections = new ConcurrentHashMap<>();
 
 	/** Serialises create and delete, so a name's file and map entry change together. */
 	private final Object registry = new Object();
 
-	private ScheduledExecutorService flusher;
+	/** Folds logs into snapshots in the background, one collection at a time. */
+	private final ExecutorService folder = Executors.newSingleThreadExecutor((runnable) -> {
+		Thread thread = new Thread(runnable, "collection-log-folder");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	/** Collections with a fold queued or running. */
+	private final Set<VectorCollection> folding = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean closed;
 
@@ -76,85 +96,161 @@ public final class CollectionStore implements AutoCloseable {
 	public record Limits(int maxDimension, int maxQueries, int maxIdLength, int maxResults) {
 	}
 
+	/**
+	 * How writes reach the disk.
+	 *
+	 * @param sync whether a write is forced to disk before it is answered; false only to measure
+	 * what durability costs (a crash then loses what the OS had not written)
+	 * @param foldBytes log size beyond which it is folded into the collection's snapshot
+	 */
+	public record Durability(boolean sync, long foldBytes) {
+
+		/** Synced writes, logs folded past 64 MB. */
+		public static final Durability DEFAULT = new Durability(true, 64L << 20);
+
+	}
+
 	public CollectionStore(KnnEngine engine, CollectionFiles files, DeviceMemoryBudget budget, Limits limits,
-			Duration flushInterval) {
+			Durability durability) {
+		if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+			// Snapshots and logs are little-endian and go to and from device memory byte for byte.
+			throw new IllegalStateException("The sample service needs a little-endian host");
+		}
 		this.engine = engine;
 		this.files = files;
 		this.budget = budget;
 		this.limits = limits;
-		this.flushInterval = flushInterval;
+		this.durability = durability;
 	}
 
 	// ---- life cycle ----------------------------------------------------------------------------
 
 	/**
-	 * Loads every collection from the data directory into device memory and starts the flusher.
+	 * Loads every collection from the data directory into device memory: its snapshot, then its log.
 	 * @return the number of collections loaded
+	 * @throws IllegalStateException naming the collection, its file, the cause and the remedy when
+	 * one cannot be loaded (everything loaded so far is released first): a service that started
+	 * without it would answer 404 for data it holds on disk
 	 */
 	public int start() {
-		int loaded = 0;
-		for (StoredCollection stored : this.files.readAll()) {
+		for (Path orphan : this.files.orphanLogs()) {
+			log.warn("Deleting {}: a write-ahead log without its collection file, left by a crash while the "
+					+ "collection was being deleted", orphan);
 			try {
-				load(stored);
+				Files.deleteIfExists(orphan);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot delete " + orphan, ex);
+			}
+		}
+		int loaded = 0;
+		for (String name : this.files.names()) {
+			try {
+				open(name);
 				loaded++;
 			}
-			catch (RuntimeException ex) {
-				log.error("Could not load collection '{}' from {}: {}", stored.name(), this.files.directory(),
-						ex.getMessage());
+			catch (IOException | RuntimeException ex) {
+				String message = "Collection '" + name + "' cannot be loaded from " + this.files.fileOf(name)
+						+ " (and its log " + this.files.logOf(name) + "): " + describe(ex) + ". The service does not "
+						+ "start without it. Remedy: if it does not fit, raise sample.memory-budget (and the device's "
+						+ "or process's memory); if the file is damaged, restore it from a backup or move both files "
+						+ "out of " + this.files.directory() + " (the collection is then gone) and start again.";
+				close();
+				throw new IllegalStateException(message, ex);
 			}
 		}
 		log.info("Loaded {} collections from {}", loaded, this.files.directory());
-		this.flusher = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "collection-flusher");
-			thread.setDaemon(true);
-			return thread;
-		});
-		long period = Math.max(1, this.flushInterval.toMillis());
-		this.flusher.scheduleWithFixedDelay(this::flushAll, period, period, TimeUnit.MILLISECONDS);
 		return loaded;
 	}
 
-	private void load(StoredCollection stored) {
-		Metric[] metrics = Metric.values();
-		if (stored.metric() < 0 || stored.metric() >= metrics.length) {
-			throw new IllegalStateException("unknown metric " + stored.metric());
-		}
-		VectorCollection collection = new VectorCollection(stored.name(), stored.dimension(), metrics[stored.metric()]);
-		collection.lock.writeLock().lock();
+	private static String describe(Throwable ex) {
+		String message = (ex instanceof ServiceProblem problem) ? problem.detail() : ex.getMessage();
+		return ex.getClass().getSimpleName() + ((message != null) ? ": " + message : "");
+	}
+
+	/** Loads one collection: the snapshot streamed into storage sized for it and its log, then the log. */
+	private void open(String name) throws IOException {
+		Path logFile = this.files.logOf(name);
+		WriteAheadLog.Replayed pending = WriteAheadLog.replay(logFile, null);
+		VectorCollection[] opened = new VectorCollection[1];
+		long[] capacity = new long[1];
 		try {
-			this.collections.put(stored.name(), collection);
+			this.files.load(this.files.fileOf(name), new CollectionFiles.Loader() {
+
+				@Override
+				public void begin(int metric, int dimension, int size) {
+					Metric[] metrics = Metric.values();
+					if (metric < 0 || metric >= metrics.length) {
+						throw new IllegalStateException("unknown metric " + metric);
+					}
+					VectorCollection collection = new VectorCollection(name, dimension, metrics[metric]);
+					opened[0] = collection;
+					collection.lock.writeLock().lock();
+					long rows = size + pending.rows();
+					if (rows > 0) {
+						reserve(collection, Math.max(rows, MIN_CAPACITY_ROWS), rows);
+						capacity[0] = collection.reservedBytes / ((long) dimension * Float.BYTES);
+						// Allocated once at its final size: no growth copies while loading.
+						CollectionStore.this.engine.writeRaw(collection, 0, ByteBuffer.allocate(0), capacity[0]);
+					}
+					collection.reserveIds((int) Math.min(Integer.MAX_VALUE - 8, rows));
+				}
+
+				@Override
+				public void ids(String[] ids) {
+					opened[0].appendIds(Arrays.asList(ids));
+				}
+
+				@Override
+				public void rows(long firstRow, int rowCount, ByteBuffer chunk) {
+					CollectionStore.this.engine.writeRaw(opened[0], firstRow, chunk, capacity[0]);
+				}
+
+			});
+			VectorCollection collection = opened[0];
 			// Stored vectors are already normalised; normalising again could change their last bits.
-			write(collection, stored.ids(), stored.vectors());
-			collection.dirty.set(false);
+			WriteAheadLog.Replayed replayed = WriteAheadLog.replay(logFile, (record) -> {
+				if (record.dimension() != collection.dimension()) {
+					throw new IllegalStateException("its log holds vectors of dimension " + record.dimension());
+				}
+				write(collection, Arrays.asList(record.ids()), record.rows());
+			});
+			collection.log = new WriteAheadLog(logFile, replayed.validLength(), this.durability.sync());
+			if (replayed.records() > 0) {
+				log.info("Collection '{}': replayed {} logged writes ({} vectors)", name, replayed.records(),
+						replayed.rows());
+			}
+			this.collections.put(name, collection);
 		}
-		catch (RuntimeException ex) {
-			this.collections.remove(stored.name());
-			release(collection);
+		catch (IOException | RuntimeException ex) {
+			if (opened[0] != null) {
+				release(opened[0]);
+			}
 			throw ex;
 		}
 		finally {
-			collection.lock.writeLock().unlock();
+			if (opened[0] != null && opened[0].lock.isWriteLockedByCurrentThread()) {
+				opened[0].lock.writeLock().unlock();
+			}
 		}
 	}
 
-	/** Writes every dirty collection to disk, stops the flusher and frees the device storage. Idempotent. */
+	/** Folds every log into its snapshot, closes the logs and frees the device storage. Idempotent. */
 	@Override
 	public void close() {
 		if (this.closed) {
 			return;
 		}
 		this.closed = true;
-		if (this.flusher != null) {
-			this.flusher.shutdown();
-			try {
-				this.flusher.awaitTermination(30, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+		this.folder.shutdown();
+		try {
+			this.folder.awaitTermination(5, TimeUnit.MINUTES);
 		}
-		flushAll();
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 		for (VectorCollection collection : this.collections.values()) {
+			fold(collection);
 			collection.lock.writeLock().lock();
 			try {
 				release(collection);
@@ -166,37 +262,55 @@ public final class CollectionStore implements AutoCloseable {
 		this.collections.clear();
 	}
 
-	/** Writes every dirty collection now. */
+	/** Folds every collection's log into its snapshot now (the logs are then empty). */
 	public void flushAll() {
 		for (VectorCollection collection : this.collections.values()) {
-			flush(collection);
+			fold(collection);
 		}
 	}
 
-	private void flush(VectorCollection collection) {
+	private void scheduleFold(VectorCollection collection) {
+		if (this.folding.add(collection)) {
+			try {
+				this.folder.execute(() -> {
+					this.folding.remove(collection);
+					fold(collection);
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				this.folding.remove(collection); // closing: close() folds it
+			}
+		}
+	}
+
+	/**
+	 * Writes the collection's snapshot and empties its log. Under the read lock: searches go on,
+	 * writes wait, so the snapshot and the log agree.
+	 */
+	private void fold(VectorCollection collection) {
 		collection.lock.readLock().lock();
 		try {
-			if (collection.closed || !collection.dirty.compareAndSet(true, false)) {
+			if (collection.closed || collection.log == null || collection.log.size() == 0) {
 				return;
 			}
-			try {
-				persist(collection);
-			}
-			catch (IOException | RuntimeException ex) {
-				collection.dirty.set(true);
-				log.error("Writing collection '{}' to {} failed; will retry", collection.name(),
-						this.files.directory(), ex);
-			}
+			persist(collection);
+			collection.log.reset();
+		}
+		catch (IOException | RuntimeException ex) {
+			// The log still holds every write, so nothing is lost; it is retried at the next threshold.
+			log.error("Folding the log of collection '{}' into {} failed; the log is kept", collection.name(),
+					this.files.fileOf(collection.name()), ex);
 		}
 		finally {
 			collection.lock.readLock().unlock();
 		}
 	}
 
-	/** Writes a collection's file (its lock held). */
+	/** Writes a collection's snapshot from its device storage, in bounded chunks (its lock held). */
 	private void persist(VectorCollection collection) throws IOException {
-		this.files.write(collection.name(), collection.metric().ordinal(), collection.dimension(), collection.ids(),
-				collection.hostVectors());
+		this.files.write(collection.name(), collection.metric().ordinal(), collection.dimension(),
+				collection.idArray(), collection.size(),
+				(first, count, dst) -> this.engine.read(collection, first, count, dst));
 	}
 
 	// ---- collections ---------------------------------------------------------------------------
@@ -234,9 +348,11 @@ public final class CollectionStore implements AutoCloseable {
 			VectorCollection collection = new VectorCollection(name, dimension, metric);
 			try {
 				persist(collection);
+				// A log left by an earlier collection of this name is emptied (valid length 0).
+				collection.log = new WriteAheadLog(this.files.logOf(name), 0, this.durability.sync());
 			}
 			catch (IOException ex) {
-				throw new java.io.UncheckedIOException("Could not write collection '" + name + "'", ex);
+				throw new UncheckedIOException("Could not write collection '" + name + "'", ex);
 			}
 			this.collections.put(name, collection);
 			return new Created(true, collection.info());
@@ -283,7 +399,7 @@ public final class CollectionStore implements AutoCloseable {
 					this.files.delete(name);
 				}
 				catch (IOException ex) {
-					throw new java.io.UncheckedIOException("Could not delete the file of collection '" + name + "'", ex);
+					throw new UncheckedIOException("Could not delete the files of collection '" + name + "'", ex);
 				}
 			}
 			finally {
@@ -305,6 +421,18 @@ public final class CollectionStore implements AutoCloseable {
 	 * @throws ServiceProblem 404, 400 (ids, dimension, values), 422 (memory budget)
 	 */
 	public Upserted upsert(String name, List<String> ids, float[] rows) {
+		return upsert(name, ids, rows, false);
+	}
+
+	/**
+	 * {@link #upsert}, taking ownership of {@code rows}: they may be normalised in place (cosine), so
+	 * the caller must not use the array afterwards. Saves a copy of every request on the ingest path.
+	 */
+	public Upserted upsertOwned(String name, List<String> ids, float[] rows) {
+		return upsert(name, ids, rows, true);
+	}
+
+	private Upserted upsert(String name, List<String> ids, float[] rows, boolean owned) {
 		VectorCollection collection = collection(name);
 		int dim = collection.dimension();
 		checkIds(ids);
@@ -315,51 +443,92 @@ public final class CollectionStore implements AutoCloseable {
 			throw ServiceProblem.invalid("ids", ids.size() + " ids were given for " + (rows.length / dim) + " vectors");
 		}
 		Vectors.check("vectors", rows, dim, collection.metric());
-		float[] prepared = rows.clone();
+		float[] prepared = rows;
 		if (collection.metric() == Metric.COSINE) {
+			prepared = owned ? rows : rows.clone(); // else the caller's array stays as it was
 			Vectors.normalize(prepared, dim);
 		}
+		VectorCollection.Plan plan;
+		long logged;
+		int size;
 		collection.lock.writeLock().lock();
 		try {
 			ensureLive(collection);
-			VectorCollection.Plan plan = write(collection, ids, prepared);
-			return new Upserted(plan.added().size(), plan.replaced(), collection.size());
+			plan = write(collection, ids, prepared);
+			logged = append(collection, ids, prepared);
+			size = collection.size();
 		}
 		finally {
 			collection.lock.writeLock().unlock();
 		}
+		// Outside the lock, so that the next writers can append while this force runs and share the next.
+		try {
+			collection.log.sync(logged);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Forcing the write-ahead log of collection '" + name
+					+ "' to disk failed; the write is visible but may not survive a crash", ex);
+		}
+		return new Upserted(plan.added().size(), plan.replaced(), size);
 	}
 
-	/** Writes prepared rows (write lock held): budget, device, then host. */
+	/** Appends a write to the collection's log (write lock held) and schedules a fold when it is large. */
+	private long append(VectorCollection collection, List<String> ids, float[] rows) {
+		long end;
+		try {
+			end = collection.log.appendUpsert(ids.toArray(String[]::new), ids.size(), collection.dimension(), rows);
+		}
+		catch (IOException ex) {
+			// The device already holds the write; a fold writes it into the snapshot, so try that.
+			scheduleFold(collection);
+			throw new UncheckedIOException("Appending to the write-ahead log of collection '" + collection.name()
+					+ "' failed; the write is visible and will be kept only if the next snapshot succeeds", ex);
+		}
+		if (collection.log.size() > this.durability.foldBytes()) {
+			scheduleFold(collection);
+		}
+		return end;
+	}
+
+	/**
+	 * Reserves budget for {@code capacity} rows (falling back to {@code needed}) and records it on the
+	 * collection (write lock held).
+	 * @throws ServiceProblem 422 when not even {@code needed} rows fit
+	 */
+	private void reserve(VectorCollection collection, long capacity, long needed) {
+		int dim = collection.dimension();
+		long rowBytes = (long) dim * Float.BYTES;
+		long reserved = collection.reservedBytes;
+		if (needed * dim > Integer.MAX_VALUE - 8) {
+			throw ServiceProblem.memoryBudget(collection.name(), needed, needed * rowBytes, this.budget.budgetBytes(),
+					this.budget.reservedBytes());
+		}
+		long wanted = Math.min(Math.max(capacity, needed), (Integer.MAX_VALUE - 8) / dim);
+		// Doubling amortises growth; when the doubled size does not fit, the exact size still may.
+		if (this.budget.tryReserve(wanted * rowBytes - reserved)) {
+			collection.reservedBytes = wanted * rowBytes;
+		}
+		else if (this.budget.tryReserve(needed * rowBytes - reserved)) {
+			collection.reservedBytes = needed * rowBytes;
+		}
+		else {
+			throw ServiceProblem.memoryBudget(collection.name(), needed, needed * rowBytes, this.budget.budgetBytes(),
+					this.budget.reservedBytes());
+		}
+	}
+
+	/** Writes prepared rows to the device (write lock held): budget, device, then ids. */
 	private VectorCollection.Plan write(VectorCollection collection, List<String> ids, float[] rows) {
 		VectorCollection.Plan plan = collection.plan(ids);
 		if (plan.slots().length == 0) {
-			return plan; // an empty collection loaded from disk: nothing to put on the device yet
+			return plan;
 		}
 		long newSize = (long) collection.size() + plan.added().size();
-		int dim = collection.dimension();
-		long rowBytes = (long) dim * Float.BYTES;
+		long rowBytes = (long) collection.dimension() * Float.BYTES;
 		long capacity = collection.deviceRows;
-		long reserved = collection.reservedBytes;
 		if (newSize > capacity) {
-			if (newSize * dim > Integer.MAX_VALUE - 8) {
-				throw ServiceProblem.memoryBudget(collection.name(), newSize, newSize * rowBytes,
-						this.budget.budgetBytes(), this.budget.reservedBytes());
-			}
-			long wanted = Math.max(newSize, Math.max(MIN_CAPACITY_ROWS, 2 * capacity));
-			wanted = Math.min(wanted, (Integer.MAX_VALUE - 8) / dim);
-			// Doubling amortises growth; when the doubled size does not fit, the exact size still may.
-			if (this.budget.tryReserve(wanted * rowBytes - reserved)) {
-				capacity = wanted;
-			}
-			else if (this.budget.tryReserve(newSize * rowBytes - reserved)) {
-				capacity = newSize;
-			}
-			else {
-				throw ServiceProblem.memoryBudget(collection.name(), newSize, newSize * rowBytes,
-						this.budget.budgetBytes(), this.budget.reservedBytes());
-			}
-			reserved = capacity * rowBytes;
+			reserve(collection, Math.max(MIN_CAPACITY_ROWS, 2 * capacity), newSize);
+			capacity = collection.reservedBytes / rowBytes;
 		}
 		try {
 			this.engine.write(collection, plan.slots(), rows, capacity);
@@ -370,11 +539,10 @@ public final class CollectionStore implements AutoCloseable {
 		finally {
 			// The reservation follows what is allocated now: the storage may or may not have grown.
 			long allocated = collection.deviceRows * rowBytes;
-			this.budget.release(reserved - allocated);
+			this.budget.release(collection.reservedBytes - allocated);
 			collection.reservedBytes = allocated;
 		}
-		collection.applyHost(plan.added(), plan.slots(), rows);
-		collection.dirty.set(true);
+		collection.appendIds(plan.added());
 		return plan;
 	}
 
@@ -497,9 +665,22 @@ public final class CollectionStore implements AutoCloseable {
 		}
 	}
 
-	/** Frees a collection's device storage and its budget (write lock held). */
+	/** Frees a collection's device storage and its budget and closes its log (write lock held). */
 	private void release(VectorCollection collection) {
 		collection.closed = true;
+		if (collection.log != null) {
+			try {
+				if (collection.log.records() > 0) {
+					// Group commit at work: how many forces the appended records needed.
+					log.info("Collection '{}': {} writes logged with {} forces to disk", collection.name(),
+							collection.log.records(), collection.log.forces());
+				}
+				collection.log.close();
+			}
+			catch (IOException ex) {
+				log.warn("Closing the log of collection '{}' failed", collection.name(), ex);
+			}
+		}
 		this.engine.free(collection);
 		this.budget.release(collection.reservedBytes);
 		collection.reservedBytes = 0;

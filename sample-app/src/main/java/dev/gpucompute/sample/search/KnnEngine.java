@@ -1,5 +1,6 @@
 package dev.gpucompute.sample.search;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,6 +120,67 @@ public final class KnnEngine {
 	 */
 	void write(VectorCollection collection, int[] slots, float[] rows, long capacityRows) {
 		int dim = collection.dimension();
+		withStream(collection, capacityRows, (stream) -> {
+			if (slots.length == 0) {
+				return;
+			}
+			int first = contiguousFrom(slots);
+			if (first >= 0) {
+				// A pure append (the bulk-load case) or a run of consecutive replacements: one copy
+				// straight into place, no slot buffer and no scatter launch.
+				collection.device.upload(rows, (long) first * dim, stream);
+				return;
+			}
+			long total = (long) slots.length * dim;
+			try (DeviceBuffer slotBuffer = this.launcher.upload(slots);
+					DeviceBuffer rowBuffer = this.launcher.upload(rows)) {
+				this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK), total,
+						dim, slotBuffer, rowBuffer, collection.device);
+			}
+		});
+	}
+
+	/** The first slot when {@code slots} are consecutive, else -1. */
+	static int contiguousFrom(int[] slots) {
+		for (int r = 1; r < slots.length; r++) {
+			if (slots[r] != slots[0] + r) {
+				return -1;
+			}
+		}
+		return (slots.length > 0) ? slots[0] : -1;
+	}
+
+	/**
+	 * Copies raw rows (little-endian float32, {@code rows.remaining()} bytes) to the device storage
+	 * from row {@code firstRow} on, first growing it to {@code capacityRows}; for loading a snapshot
+	 * chunk by chunk into storage allocated once at its final size. Write lock held.
+	 */
+	void writeRaw(VectorCollection collection, long firstRow, ByteBuffer rows, long capacityRows) {
+		long offset = firstRow * collection.dimension() * Float.BYTES;
+		withStream(collection, capacityRows, (stream) -> {
+			if (rows.hasRemaining()) {
+				collection.device.upload(rows, offset, stream);
+			}
+		});
+	}
+
+	/**
+	 * Copies {@code rowCount} rows from row {@code firstRow} on into {@code dst} (from its position,
+	 * which it advances), as little-endian float32; for writing a snapshot in bounded chunks with no
+	 * host copy of the collection. Read lock held; returns when the bytes are in {@code dst}.
+	 */
+	void read(VectorCollection collection, long firstRow, int rowCount, ByteBuffer dst) {
+		long rowBytes = (long) collection.dimension() * Float.BYTES;
+		int bytes = (int) (rowCount * rowBytes);
+		ByteBuffer target = dst.slice().limit(bytes);
+		CompletableFuture<Void>[] done = new CompletableFuture[1];
+		withStream(collection, 0, (stream) -> done[0] = collection.device.download(target, firstRow * rowBytes, stream));
+		await(List.of(done[0]));
+		dst.position(dst.position() + bytes);
+	}
+
+	/** Runs {@code work} on a leased stream after growing the storage if needed, then waits for it. */
+	private void withStream(VectorCollection collection, long capacityRows, Consumer<GpuStream> work) {
 		StreamLease lease;
 		try {
 			lease = this.pool.acquire(this.deviceTimeout);
@@ -133,14 +195,7 @@ public final class KnnEngine {
 				if (capacityRows > collection.deviceRows) {
 					grow(collection, capacityRows, stream);
 				}
-				if (slots.length > 0) {
-					long total = (long) slots.length * dim;
-					try (DeviceBuffer slotBuffer = this.launcher.upload(slots);
-							DeviceBuffer rowBuffer = this.launcher.upload(rows)) {
-						this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK),
-								total, dim, slotBuffer, rowBuffer, collection.device);
-					}
-				}
+				work.accept(stream);
 			}
 			catch (RuntimeException ex) {
 				failure = ex;

@@ -2,27 +2,27 @@ package dev.gpucompute.sample.search;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.sample.storage.WriteAheadLog;
 
 /**
- * One collection: vectors of a fixed dimension, each with a string id, held in device memory for
- * searching and mirrored in host memory for persistence.
+ * One collection: vectors of a fixed dimension, each with a string id, held in device memory (the
+ * only full copy of the vectors in the process; snapshots are written from it in bounded chunks).
  *
  * <p>Layout: slot {@code s} holds row {@code s} of a row-major {@code capacity x dimension} float32
- * matrix, on the device and in the host mirror alike. Adding a vector appends a slot; replacing one
- * overwrites its slot, so slots never move and the kernels' tie-break by slot is stable.
+ * matrix on the device. Adding a vector appends a slot; replacing one overwrites its slot, so slots
+ * never move and the kernels' tie-break by slot is stable. Ids are kept compactly: an array in slot
+ * order plus an open-addressing table of slots (no boxed integers, no map entries), about
+ * 60 bytes per id for short ids.
  *
  * <p>Concurrency: every field below the lock is guarded by it. Searches hold the read lock until
  * their device work is complete (the storage cannot be overwritten or freed under them); writes,
  * deletion and growth hold the write lock and also finish their device work before releasing it,
  * so a write that was answered is visible to every later search. The {@link CollectionStore} and
- * {@link KnnEngine} take the lock; this class only holds the state.
+ * {@link KnnEngine} take the lock; this class only holds the state. The store owns {@link #log}.
  */
 public final class VectorCollection {
 
@@ -34,17 +34,18 @@ public final class VectorCollection {
 
 	final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-	/** Set by writes (under the write lock), cleared by the flusher (under the read lock). */
-	final AtomicBoolean dirty = new AtomicBoolean();
+	/** The write-ahead log; set once when the collection is opened or created, closed by the store. */
+	WriteAheadLog log;
 
 	// ---- guarded by lock ------------------------------------------------------------------
 
-	private final List<String> ids = new ArrayList<>();
+	/** Ids in slot order; the first {@code size} are in use. */
+	private String[] ids = new String[0];
 
-	private final Map<String, Integer> slots = new HashMap<>();
+	private int size;
 
-	/** Host mirror: {@code ids.size() * dimension} values in use. */
-	private float[] host = new float[0];
+	/** Open addressing: slot + 1 of the id hashed there, 0 when empty; length a power of two. */
+	private int[] table = new int[16];
 
 	/** Device storage, {@code deviceRows} rows; {@code null} until the first vector arrives. */
 	DeviceBuffer device;
@@ -76,63 +77,110 @@ public final class VectorCollection {
 
 	/** Number of vectors; read under the lock for a consistent answer. */
 	int size() {
-		return this.ids.size();
+		return this.size;
 	}
 
 	/** The id of a slot (lock held). */
 	String idAt(int slot) {
-		return this.ids.get(slot);
+		return this.ids[slot];
 	}
 
 	/** The slot of an id, or -1 (lock held). */
 	int slotOf(String id) {
-		Integer slot = this.slots.get(id);
-		return (slot != null) ? slot : -1;
+		int mask = this.table.length - 1;
+		for (int i = spread(id.hashCode()) & mask;; i = (i + 1) & mask) {
+			int entry = this.table[i];
+			if (entry == 0) {
+				return -1;
+			}
+			if (this.ids[entry - 1].equals(id)) {
+				return entry - 1;
+			}
+		}
 	}
 
-	/** Ids in slot order (read lock held); a live view, copy it before releasing the lock. */
-	List<String> ids() {
+	/** Ids in slot order (read lock held): the first {@code size()} entries; do not modify. */
+	String[] idArray() {
 		return this.ids;
 	}
 
-	/** The host mirror; the first {@code size() * dimension} values are in use (read lock held). */
-	float[] hostVectors() {
-		return this.host;
+	/** Ids in slot order, copied (lock held). */
+	List<String> ids() {
+		return new ArrayList<>(Arrays.asList(this.ids).subList(0, this.size));
+	}
+
+	/** Makes room for {@code capacity} ids without re-allocating (loading, lock held). */
+	void reserveIds(int capacity) {
+		if (capacity > this.ids.length) {
+			this.ids = Arrays.copyOf(this.ids, capacity);
+		}
+		int wanted = tableSizeFor(capacity);
+		if (wanted > this.table.length) {
+			rehash(wanted);
+		}
 	}
 
 	/**
-	 * Applies a write to the host side after its device part succeeded (write lock held): new ids get
-	 * the slots from {@code size()} on, in order, exactly as {@link #plan} assigned them.
+	 * Appends new ids at the slots from {@code size()} on, in order, exactly as {@link #plan}
+	 * assigned them, after the write's device part succeeded (write lock held).
 	 */
-	void applyHost(List<String> newIds, int[] slotsOfRows, float[] rows) {
-		int newSize = this.ids.size() + newIds.size();
-		long needed = (long) newSize * this.dimension;
-		if (needed > this.host.length) {
-			long grown = Math.max(needed, Math.min((long) Integer.MAX_VALUE - 8, 2L * this.host.length));
-			this.host = Arrays.copyOf(this.host, (int) grown);
+	void appendIds(List<String> newIds) {
+		int newSize = this.size + newIds.size();
+		if (newSize > this.ids.length) {
+			this.ids = Arrays.copyOf(this.ids, Math.max(newSize, Math.min(Integer.MAX_VALUE - 8, 2 * this.ids.length)));
 		}
+		int wanted = tableSizeFor(newSize);
+		if (wanted > this.table.length) {
+			rehash(wanted);
+		}
+		int mask = this.table.length - 1;
 		for (String id : newIds) {
-			this.slots.put(id, this.ids.size());
-			this.ids.add(id);
+			int slot = this.size++;
+			this.ids[slot] = id;
+			int i = spread(id.hashCode()) & mask;
+			while (this.table[i] != 0) {
+				i = (i + 1) & mask;
+			}
+			this.table[i] = slot + 1;
 		}
-		for (int r = 0; r < slotsOfRows.length; r++) {
-			System.arraycopy(rows, r * this.dimension, this.host, slotsOfRows[r] * this.dimension, this.dimension);
+	}
+
+	/** A table at most half full: linear probing stays short. */
+	private static int tableSizeFor(int entries) {
+		long wanted = Math.max(16, Long.highestOneBit(Math.max(1, 2L * entries - 1)) << 1);
+		return (int) Math.min(wanted, 1 << 30);
+	}
+
+	private void rehash(int length) {
+		int[] table = new int[length];
+		int mask = length - 1;
+		for (int slot = 0; slot < this.size; slot++) {
+			int i = spread(this.ids[slot].hashCode()) & mask;
+			while (table[i] != 0) {
+				i = (i + 1) & mask;
+			}
+			table[i] = slot + 1;
 		}
+		this.table = table;
+	}
+
+	private static int spread(int hash) {
+		return (hash ^ (hash >>> 16)) * 0x9E3779B1;
 	}
 
 	/**
 	 * The slots a batch of ids will occupy (lock held): existing ids keep theirs, new ones are
-	 * appended in order.
+	 * appended in order. Ids within a batch are unique (checked before).
 	 * @return the slot per row, and the new ids in the order they are appended
 	 */
 	Plan plan(List<String> batchIds) {
 		int[] slotsOfRows = new int[batchIds.size()];
 		List<String> added = new ArrayList<>();
-		int next = this.ids.size();
+		int next = this.size;
 		for (int r = 0; r < slotsOfRows.length; r++) {
 			String id = batchIds.get(r);
-			Integer slot = this.slots.get(id);
-			if (slot != null) {
+			int slot = slotOf(id);
+			if (slot >= 0) {
 				slotsOfRows[r] = slot;
 			}
 			else {
@@ -153,7 +201,7 @@ public final class VectorCollection {
 	}
 
 	CollectionInfo info() {
-		return new CollectionInfo(this.name, this.dimension, this.metric, this.ids.size());
+		return new CollectionInfo(this.name, this.dimension, this.metric, this.size);
 	}
 
 	@Override

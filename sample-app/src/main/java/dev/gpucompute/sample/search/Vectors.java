@@ -75,9 +75,10 @@ public final class Vectors {
 			for (int j = 0; j < dimension; j++) {
 				squares += (double) flat[base + j] * flat[base + j];
 			}
-			double norm = Math.sqrt(squares);
+			// One division per row, not per value: the ingest path normalises millions of values.
+			double inverse = 1.0 / Math.sqrt(squares);
 			for (int j = 0; j < dimension; j++) {
-				flat[base + j] = (float) (flat[base + j] / norm);
+				flat[base + j] = (float) (flat[base + j] * inverse);
 			}
 		}
 	}

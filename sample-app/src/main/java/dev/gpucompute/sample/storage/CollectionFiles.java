@@ -26,7 +26,10 @@ import org.slf4j.LoggerFactory;
  * goes to a temporary file in the same directory, is forced to disk, and then renamed over the old
  * file with {@link StandardCopyOption#ATOMIC_MOVE}. A reader therefore sees the old file or the new
  * one, never half of one; a crash mid-write leaves only a temporary file, which the next start-up
- * deletes. A CRC-32 trailer catches files damaged after the fact.
+ * deletes. A CRC-32 trailer catches files damaged after the fact. Files are written and read in
+ * chunks of a megabyte ({@link RowSource}, {@link Loader}), so neither needs the whole collection
+ * on the heap. The file is the collection's snapshot; writes since then are in its
+ * {@link WriteAheadLog} ({@code <name>.wal}), which the store folds into a new snapshot.
  *
  * <p>Format, little-endian: magic {@code GCVEC001}, int format version (1), int metric ordinal, int
  * dimension, int size, then {@code size} ids as (int byte length, UTF-8 bytes), then
@@ -73,10 +76,40 @@ public final class CollectionFiles {
 	}
 
 	/**
-	 * Writes a collection, replacing its file atomically.
+	 * Supplies a collection's rows for a snapshot, a bounded chunk at a time (the store downloads
+	 * them from device storage, so no full host copy of the collection is needed).
+	 */
+	@FunctionalInterface
+	public interface RowSource {
+
+		/** Fills {@code dst} (little-endian, from its position) with {@code rowCount} rows from {@code firstRow} on. */
+		void read(long firstRow, int rowCount, ByteBuffer dst) throws IOException;
+
+	}
+
+	/**
+	 * Writes a collection from an array, replacing its file atomically.
 	 * @param vectors at least {@code ids.size() * dimension} values, slot-major
 	 */
 	public void write(String name, int metric, int dimension, List<String> ids, float[] vectors) throws IOException {
+		write(name, metric, dimension, ids.toArray(String[]::new), ids.size(), (first, count, dst) -> {
+			int from = Math.toIntExact(first * dimension);
+			int values = count * dimension;
+			if (from + values > vectors.length) {
+				throw new IndexOutOfBoundsException("rows " + first + ".." + (first + count) + " beyond the array");
+			}
+			dst.asFloatBuffer().put(vectors, from, values);
+			dst.position(dst.position() + values * Float.BYTES);
+		});
+	}
+
+	/**
+	 * Writes a collection, replacing its file atomically; the rows come from {@code rows} in chunks
+	 * of at most {@value #CHUNK} bytes.
+	 * @param ids at least {@code size} ids, in slot order
+	 */
+	public void write(String name, int metric, int dimension, String[] ids, int size, RowSource rows)
+			throws IOException {
 		Path temp = Files.createTempFile(this.directory, name + ".", TEMP_SUFFIX);
 		try {
 			try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
@@ -87,14 +120,30 @@ public final class CollectionFiles {
 				out.putInt(VERSION);
 				out.putInt(metric);
 				out.putInt(dimension);
-				out.putInt(ids.size());
-				for (String id : ids) {
-					byte[] bytes = id.getBytes(StandardCharsets.UTF_8);
+				out.putInt(size);
+				for (int i = 0; i < size; i++) {
+					byte[] bytes = ids[i].getBytes(StandardCharsets.UTF_8);
 					out.putInt(bytes.length);
 					out.put(bytes);
 				}
-				out.putFloats(vectors, ids.size() * dimension);
 				out.flush(true);
+				int rowBytes = dimension * Float.BYTES;
+				int perChunk = Math.max(1, CHUNK / rowBytes);
+				for (long first = 0; first < size; first += perChunk) {
+					int count = (int) Math.min(perChunk, size - first);
+					if (out.buffer.capacity() < count * rowBytes) {
+						// One row larger than a chunk (dimension above 262144 is refused earlier; be safe).
+						throw new IOException("a row of " + rowBytes + " bytes exceeds the snapshot chunk");
+					}
+					ByteBuffer chunk = out.buffer;
+					chunk.clear();
+					chunk.limit(count * rowBytes);
+					rows.read(first, count, chunk);
+					if (chunk.position() != count * rowBytes) {
+						throw new IOException("the row source gave " + chunk.position() + " bytes for " + count + " rows");
+					}
+					out.flush(true);
+				}
 				out.buffer.putLong(out.crc.getValue());
 				out.flush(false);
 				channel.force(true);
@@ -127,18 +176,23 @@ public final class CollectionFiles {
 		}
 	}
 
-	/** Deletes a collection's file, if any. */
+	/**
+	 * Deletes a collection's file and then its log, if any: a crash in between leaves a log without
+	 * a file, which start-up deletes ({@link #orphanLogs}), never a file with stale contents.
+	 */
 	public void delete(String name) throws IOException {
 		Files.deleteIfExists(fileOf(name));
+		forceDirectory();
+		Files.deleteIfExists(logOf(name));
 		forceDirectory();
 	}
 
 	/**
-	 * Reads every collection file. Leftover temporary files (from a crash mid-write) are deleted; a
-	 * damaged file is logged and skipped, so one bad file does not keep the service down.
+	 * The names of the collections in the data directory, sorted. Leftover temporary files (from a
+	 * crash mid-write) are deleted.
 	 */
-	public List<StoredCollection> readAll() {
-		List<StoredCollection> collections = new ArrayList<>();
+	public List<String> names() {
+		List<String> names = new ArrayList<>();
 		try (DirectoryStream<Path> files = Files.newDirectoryStream(this.directory)) {
 			for (Path file : files) {
 				String fileName = file.getFileName().toString();
@@ -147,27 +201,66 @@ public final class CollectionFiles {
 					Files.deleteIfExists(file);
 				}
 				else if (fileName.endsWith(SUFFIX)) {
-					String name = fileName.substring(0, fileName.length() - SUFFIX.length());
-					try {
-						collections.add(read(name, file));
-					}
-					catch (IOException | RuntimeException ex) {
-						log.error("Skipping collection file {}: {}", file, ex.getMessage());
-					}
+					names.add(fileName.substring(0, fileName.length() - SUFFIX.length()));
 				}
 			}
 		}
 		catch (NoSuchFileException ex) {
-			return collections;
+			return names;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot list the data directory " + this.directory, ex);
 		}
-		return collections;
+		names.sort(null);
+		return names;
 	}
 
-	/** Reads one collection file. */
-	public StoredCollection read(String name, Path file) throws IOException {
+	/**
+	 * Names of write-ahead logs ({@code <name>.wal}) with no collection file: left by a crash while a
+	 * collection was deleted (its file goes first).
+	 */
+	public List<Path> orphanLogs() {
+		List<Path> orphans = new ArrayList<>();
+		try (DirectoryStream<Path> files = Files.newDirectoryStream(this.directory, "*" + WriteAheadLog.SUFFIX)) {
+			for (Path file : files) {
+				String fileName = file.getFileName().toString();
+				String name = fileName.substring(0, fileName.length() - WriteAheadLog.SUFFIX.length());
+				if (!Files.exists(fileOf(name))) {
+					orphans.add(file);
+				}
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot list the data directory " + this.directory, ex);
+		}
+		return orphans;
+	}
+
+	/** The write-ahead log of a collection. */
+	public Path logOf(String name) {
+		return this.directory.resolve(name + WriteAheadLog.SUFFIX);
+	}
+
+	/** Receives a collection file as it is streamed in (see {@link #load}). */
+	public interface Loader {
+
+		/** The header; may refuse (throw) before anything else is read. */
+		void begin(int metric, int dimension, int size);
+
+		/** The ids, in slot order. */
+		void ids(String[] ids);
+
+		/** A chunk of rows, little-endian float32, {@code chunk.remaining()} bytes from {@code firstRow} on. */
+		void rows(long firstRow, int rowCount, ByteBuffer chunk);
+
+	}
+
+	/**
+	 * Streams one collection file into {@code loader} in chunks of at most {@value #CHUNK} bytes, so
+	 * loading needs no full copy of the vectors on the heap. The checksum is verified at the end:
+	 * when it fails the loader has seen damaged data and its caller must discard it.
+	 */
+	public void load(Path file, Loader loader) throws IOException {
 		try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
 			Reader in = new Reader(channel);
 			byte[] magic = in.bytes(MAGIC.length);
@@ -182,26 +275,65 @@ public final class CollectionFiles {
 			int metric = in.getInt();
 			int dimension = in.getInt();
 			int size = in.getInt();
-			if (dimension < 1 || size < 0 || (long) size * dimension > Integer.MAX_VALUE - 8) {
+			if (dimension < 1 || dimension > CHUNK / Float.BYTES || size < 0) {
 				throw new IOException("implausible header: dimension " + dimension + ", size " + size);
 			}
-			List<String> ids = new ArrayList<>(size);
+			long payload = (long) size * dimension * Float.BYTES;
+			if (payload + 16L + 4L * size > channel.size()) {
+				throw new IOException("the header promises " + size + " vectors of dimension " + dimension
+						+ ", more than the file's " + channel.size() + " bytes hold (truncated)");
+			}
+			loader.begin(metric, dimension, size);
+			String[] ids = new String[size];
 			for (int i = 0; i < size; i++) {
 				int length = in.getInt();
 				if (length < 0 || length > 1 << 16) {
 					throw new IOException("implausible id length " + length);
 				}
-				ids.add(new String(in.bytes(length), StandardCharsets.UTF_8));
+				ids[i] = new String(in.bytes(length), StandardCharsets.UTF_8);
 			}
-			float[] vectors = new float[size * dimension];
-			in.floats(vectors);
+			loader.ids(ids);
+			int rowBytes = dimension * Float.BYTES;
+			int perChunk = Math.max(1, CHUNK / rowBytes);
+			for (long first = 0; first < size; first += perChunk) {
+				int count = (int) Math.min(perChunk, size - first);
+				loader.rows(first, count, in.take(count * rowBytes));
+			}
 			long expected = in.crc.getValue();
 			long stored = in.getLong();
 			if (stored != expected) {
 				throw new IOException("checksum mismatch (file damaged)");
 			}
-			return new StoredCollection(name, metric, dimension, ids, vectors);
 		}
+	}
+
+	/** Reads one collection file whole (tests and tools; the store streams with {@link #load}). */
+	public StoredCollection read(String name, Path file) throws IOException {
+		int[] header = new int[3];
+		List<String> ids = new ArrayList<>();
+		float[][] vectors = new float[1][];
+		load(file, new Loader() {
+
+			@Override
+			public void begin(int metric, int dimension, int size) {
+				header[0] = metric;
+				header[1] = dimension;
+				header[2] = size;
+				vectors[0] = new float[Math.multiplyExact(size, dimension)];
+			}
+
+			@Override
+			public void ids(String[] read) {
+				java.util.Collections.addAll(ids, read);
+			}
+
+			@Override
+			public void rows(long firstRow, int rowCount, ByteBuffer chunk) {
+				chunk.asFloatBuffer().get(vectors[0], (int) firstRow * header[1], rowCount * header[1]);
+			}
+
+		});
+		return new StoredCollection(name, header[0], header[1], ids, vectors[0]);
 	}
 
 	/**
@@ -238,17 +370,6 @@ public final class CollectionFiles {
 		void putInt(int value) throws IOException {
 			ensure(4);
 			this.buffer.putInt(value);
-		}
-
-		void putFloats(float[] values, int count) throws IOException {
-			int offset = 0;
-			while (offset < count) {
-				ensure(4);
-				int n = Math.min(this.buffer.remaining() / 4, count - offset);
-				this.buffer.asFloatBuffer().put(values, offset, n);
-				this.buffer.position(this.buffer.position() + 4 * n);
-				offset += n;
-			}
 		}
 
 		void put(byte[] bytes) throws IOException {
@@ -301,7 +422,7 @@ public final class CollectionFiles {
 			this.buffer.flip();
 		}
 
-		private ByteBuffer take(int bytes) throws IOException {
+		ByteBuffer take(int bytes) throws IOException {
 			need(bytes);
 			ByteBuffer slice = this.buffer.slice().order(ByteOrder.LITTLE_ENDIAN);
 			slice.limit(bytes);
@@ -316,15 +437,6 @@ public final class CollectionFiles {
 
 		long getLong() throws IOException {
 			return take(8).getLong();
-		}
-
-		void floats(float[] out) throws IOException {
-			int offset = 0;
-			while (offset < out.length) {
-				int n = Math.min(out.length - offset, CHUNK / 4);
-				take(4 * n).asFloatBuffer().get(out, offset, n);
-				offset += n;
-			}
 		}
 
 		byte[] bytes(int length) throws IOException {

@@ -1,8 +1,6 @@
 package dev.gpucompute.sample.web;
 
 import java.net.URI;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -121,7 +119,7 @@ class CollectionsController {
 					body.ids().size() + " ids were given for " + body.vectors().length + " vectors");
 		}
 		float[] rows = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
-		return upserted(this.store.upsert(name, body.ids(), rows));
+		return upserted(this.store.upsertOwned(name, body.ids(), rows));
 	}
 
 	/**
@@ -138,24 +136,23 @@ class CollectionsController {
 			@RequestParam(name = "idPrefix", required = false) String idPrefix,
 			@RequestParam(name = "idStart", required = false) Long idStart) {
 		CollectionInfo shape = this.store.get(name);
-		byte[] body = this.bodies.read(request);
+		RequestBodies.Floats body = this.bodies.readFloats(request);
 		long rowBytes = (long) shape.dimension() * Float.BYTES;
-		if (body.length == 0) {
+		if (body.bytes() == 0) {
 			throw ServiceProblem.invalid("body", "At least one vector is required");
 		}
-		if (body.length % rowBytes != 0) {
-			throw ServiceProblem.wrongDimension(name, "body (" + body.length + " bytes of float32)", shape.dimension(),
-					body.length / Float.BYTES);
+		if (body.bytes() % rowBytes != 0) {
+			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
+					body.bytes() / Float.BYTES);
 		}
-		int rows = (int) (body.length / rowBytes);
+		int rows = (int) (body.bytes() / rowBytes);
 		List<String> ids = binaryIds(request.getParameterValues("ids"), idsHeader, idPrefix, idStart, rows);
 		if (ids.size() != rows) {
 			throw ServiceProblem.invalid("ids", ids.size() + " ids were given for " + rows + " vectors of dimension "
-					+ shape.dimension() + " (" + body.length + " bytes)");
+					+ shape.dimension() + " (" + body.bytes() + " bytes)");
 		}
-		float[] values = new float[rows * shape.dimension()];
-		ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(values);
-		return upserted(this.store.upsert(name, ids, values));
+		// The array is this request's own: the store may normalise it in place.
+		return upserted(this.store.upsertOwned(name, ids, body.values()));
 	}
 
 	private static List<String> binaryIds(String[] params, String header, String prefix, Long start, int rows) {

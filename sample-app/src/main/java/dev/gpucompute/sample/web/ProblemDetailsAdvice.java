@@ -6,12 +6,16 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.ServletWebRequest;
+import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
 import dev.gpucompute.ContextClosedException;
@@ -66,6 +70,27 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 		log.error("GPU failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
 		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "gpu-failure", "GPU failure", ex.getMessage()),
 				request);
+	}
+
+	/**
+	 * Spring MVC's own errors (405, 406, 415, a bad query parameter, no such path, ...) get the
+	 * service's problem type ({@value #TYPE_PREFIX} plus the status's reason as a slug) and the
+	 * request path as instance, like every other problem of the service.
+	 */
+	@Override
+	protected ResponseEntity<Object> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
+			HttpStatusCode statusCode, WebRequest request) {
+		ResponseEntity<Object> response = super.handleExceptionInternal(ex, body, headers, statusCode, request);
+		if (response != null && response.getBody() instanceof ProblemDetail problem) {
+			HttpStatus status = HttpStatus.resolve(statusCode.value());
+			String slug = (status != null) ? status.getReasonPhrase().toLowerCase(java.util.Locale.ROOT)
+				.replaceAll("[^a-z0-9]+", "-") : "http-" + statusCode.value();
+			problem.setType(URI.create(TYPE_PREFIX + slug));
+			if (problem.getInstance() == null && request instanceof ServletWebRequest servlet) {
+				problem.setInstance(URI.create(servlet.getRequest().getRequestURI()));
+			}
+		}
+		return response;
 	}
 
 	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {

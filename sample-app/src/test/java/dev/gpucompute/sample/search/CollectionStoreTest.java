@@ -82,7 +82,7 @@ class CollectionStoreTest {
 		KnnEngine engine = new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
 				parallelism, 2, scratch, deviceTimeout);
 		CollectionStore created = new CollectionStore(engine, new CollectionFiles(this.dataDir), new DeviceMemoryBudget(budget),
-				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), Duration.ofHours(1));
+				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), CollectionStore.Durability.DEFAULT);
 		created.start();
 		return created;
 	}
@@ -327,8 +327,11 @@ class CollectionStoreTest {
 		this.store.close();
 		this.context.close();
 		try (var files = Files.list(this.dataDir)) {
-			assertThat(files.map((p) -> p.getFileName().toString()).sorted().toList())
-				.containsExactly("alpha.vec", "beta.vec", "empty.vec");
+			assertThat(files.map((p) -> p.getFileName().toString()).sorted().toList()).containsExactly("alpha.vec",
+					"alpha.wal", "beta.vec", "beta.wal", "empty.vec", "empty.wal");
+		}
+		for (String name : List.of("alpha", "beta", "empty")) {
+			assertThat(Files.size(this.dataDir.resolve(name + ".wal"))).as("a clean shutdown folds the logs").isZero();
 		}
 		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(2).maxSize(8).cpuThreads(2).open();
 		this.store = newStore(this.context, 64L << 20, 4);

@@ -1,0 +1,62 @@
+package dev.gpucompute.sample.search;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.sample.storage.CollectionFiles;
+
+/**
+ * A {@link CollectionStore} on the CPU backend without Spring, for the crash tests (also run in a
+ * child JVM by {@link CrashChild}). Closing it closes the store, then the context.
+ */
+final class StoreFixture implements AutoCloseable {
+
+	final GpuContext context;
+
+	final CollectionStore store;
+
+	StoreFixture(Path dataDir, CollectionStore.Durability durability) {
+		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(4).maxSize(32).cpuThreads(2).open();
+		try {
+			GpuLauncher launcher = this.context.launcher();
+			Map<String, KernelSource> sources = new HashMap<>();
+			KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
+			KnnEngine engine = new KnnEngine(launcher, this.context.streams(),
+					(source) -> launcher.load(sources.get(source.name())), 2, 2, 64L << 20, Duration.ofSeconds(60));
+			this.store = new CollectionStore(engine, new CollectionFiles(dataDir), new DeviceMemoryBudget(256L << 20),
+					new CollectionStore.Limits(4096, 1024, 256, 1_000_000), durability);
+			this.store.start();
+		}
+		catch (RuntimeException ex) {
+			this.context.close();
+			throw ex;
+		}
+	}
+
+	@Override
+	public void close() {
+		try {
+			this.store.close();
+		}
+		finally {
+			this.context.close();
+		}
+	}
+
+	/** The vector every test derives from an id, so the parent can check what the child wrote. */
+	static float[] vectorOf(String id, int dimension) {
+		java.util.Random random = new java.util.Random(id.hashCode() * 0x9E3779B97F4A7C15L);
+		float[] vector = new float[dimension];
+		for (int j = 0; j < dimension; j++) {
+			vector[j] = (float) random.nextGaussian();
+		}
+		return vector;
+	}
+
+}
