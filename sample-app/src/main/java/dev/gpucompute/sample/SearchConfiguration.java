@@ -1,18 +1,24 @@
 package dev.gpucompute.sample;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.GpuLifecycle;
+import dev.gpucompute.autoconfigure.kernels.GpuKernels;
 import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;
 import dev.gpucompute.sample.search.KnnEngine;
 import dev.gpucompute.sample.search.KnnKernels;
+import dev.gpucompute.sample.search.SearchDevice;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
 /**
@@ -50,13 +56,23 @@ class SearchConfiguration {
 		return KnnKernels.SCATTER;
 	}
 
-	@Bean
-	KnnEngine knnEngine(GpuLauncher launcher, StreamPool pool, SampleProperties properties) {
+	/**
+	 * One {@link SearchDevice} per device of {@code gpu.devices} (one by default), in ordinal order:
+	 * each with an engine on that device's launcher and pool and its own {@code sample.memory-budget}.
+	 */
+	static List<SearchDevice> searchDevices(GpuDevices devices, SampleProperties properties) {
 		SampleProperties.Search search = properties.getSearch();
-		// The launcher bean comes with every start-up kernel loaded; they are looked up by name.
-		return new KnnEngine(launcher, pool, (source) -> launcher.kernel(source.name()),
-				search.getParallelism(), search.getMinQueriesPerGroup(), search.getScratch().toBytes(),
-				search.getTimeout());
+		List<SearchDevice> result = new ArrayList<>();
+		for (GpuContext context : devices.contexts()) {
+			GpuLauncher launcher = context.launcher();
+			// Every start-up kernel is loaded on every device; they are looked up by name.
+			KnnEngine engine = new KnnEngine(launcher, context.streams(), (source) -> launcher.kernel(source.name()),
+					search.getParallelism(), search.getMinQueriesPerGroup(), search.getScratch().toBytes(),
+					search.getTimeout());
+			result.add(new SearchDevice(context.device().ordinal(), engine,
+					new DeviceMemoryBudget(properties.getMemoryBudget().toBytes())));
+		}
+		return result;
 	}
 
 	/**
@@ -97,10 +113,11 @@ class SearchConfiguration {
 	}
 
 	@Bean(destroyMethod = "close")
-	CollectionStore collectionStore(KnnEngine engine, SampleProperties properties) {
+	CollectionStore collectionStore(GpuDevices devices, GpuKernels kernels, SampleProperties properties) {
+		// GpuKernels: the start-up kernels are loaded on every device before an engine looks them up.
 		SampleProperties.Limits limits = properties.getLimits();
-		CollectionStore store = new CollectionStore(engine, new CollectionFiles(properties.getDataDir()),
-				new DeviceMemoryBudget(properties.getMemoryBudget().toBytes()),
+		CollectionStore store = new CollectionStore(searchDevices(devices, properties),
+				new CollectionFiles(properties.getDataDir()),
 				new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
 						limits.getMaxResults()),
 				new CollectionStore.Durability(properties.getStorage().isSync(),

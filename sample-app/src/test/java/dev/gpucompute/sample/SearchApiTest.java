@@ -39,8 +39,8 @@ class SearchApiTest extends RunningAppTests {
 			.isEqualTo(201);
 		JsonNode list = this.http.get("/collections").json();
 		assertThat(list.size()).isEqualTo(2);
-		assertThat(list.get(0).toString()).isEqualTo("{\"name\":\"docs\",\"dimension\":384,\"metric\":\"cosine\",\"size\":0}");
-		assertThat(list.get(1).toString()).isEqualTo("{\"name\":\"other\",\"dimension\":3,\"metric\":\"dot\",\"size\":0}");
+		assertThat(list.get(0).toString()).isEqualTo("{\"name\":\"docs\",\"dimension\":384,\"metric\":\"cosine\",\"size\":0,\"devices\":[]}");
+		assertThat(list.get(1).toString()).isEqualTo("{\"name\":\"other\",\"dimension\":3,\"metric\":\"dot\",\"size\":0,\"devices\":[]}");
 		assertThat(this.http.get("/collections/other").json().get("metric").asString()).isEqualTo("dot");
 		assertThat(this.http.delete("/collections/other").status()).isEqualTo(204);
 		assertProblem(() -> this.http.get("/collections/other"), 404, "unknown-collection");

@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,14 +57,9 @@ public final class CollectionStore implements AutoCloseable {
 
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
-	/** Smallest device storage a collection starts with, in rows. */
-	private static final long MIN_CAPACITY_ROWS = 64;
-
-	private final KnnEngine engine;
+	private final ShardPlacement placement;
 
 	private final CollectionFiles files;
-
-	private final DeviceMemoryBudget budget;
 
 	private final Limits limits;
 
@@ -82,6 +79,13 @@ public final class CollectionStore implements AutoCloseable {
 
 	/** Collections with a fold queued or running. */
 	private final Set<VectorCollection> folding = ConcurrentHashMap.newKeySet();
+
+	/** Searches the shards of a collection spread over several devices, one task per shard. */
+	private final ExecutorService shardSearches = Executors.newCachedThreadPool((runnable) -> {
+		Thread thread = new Thread(runnable, "collection-shard-search");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	private volatile boolean closed;
 
@@ -110,15 +114,23 @@ public final class CollectionStore implements AutoCloseable {
 
 	}
 
+	/** A store on one device (ordinal 0). */
 	public CollectionStore(KnnEngine engine, CollectionFiles files, DeviceMemoryBudget budget, Limits limits,
 			Durability durability) {
+		this(List.of(new SearchDevice(0, engine, budget)), files, limits, durability);
+	}
+
+	/**
+	 * A store over several devices: each new collection goes to the one with the most free budget,
+	 * and a collection that outgrows its device continues on another ({@link ShardPlacement}).
+	 */
+	public CollectionStore(List<SearchDevice> devices, CollectionFiles files, Limits limits, Durability durability) {
 		if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
 			// Snapshots and logs are little-endian and go to and from device memory byte for byte.
 			throw new IllegalStateException("The sample service needs a little-endian host");
 		}
-		this.engine = engine;
+		this.placement = new ShardPlacement(devices);
 		this.files = files;
-		this.budget = budget;
 		this.limits = limits;
 		this.durability = durability;
 	}
@@ -173,7 +185,7 @@ public final class CollectionStore implements AutoCloseable {
 		Path logFile = this.files.logOf(name);
 		WriteAheadLog.Replayed pending = WriteAheadLog.replay(logFile, null);
 		VectorCollection[] opened = new VectorCollection[1];
-		long[] capacity = new long[1];
+		long[] loaded = new long[1];
 		try {
 			this.files.load(this.files.fileOf(name), new CollectionFiles.Loader() {
 
@@ -188,11 +200,14 @@ public final class CollectionStore implements AutoCloseable {
 					collection.lock.writeLock().lock();
 					long rows = size + pending.rows();
 					if (rows > 0) {
-						reserve(collection, Math.max(rows, MIN_CAPACITY_ROWS), rows);
-						capacity[0] = collection.reservedBytes / ((long) dimension * Float.BYTES);
+						CollectionStore.this.placement.reserve(collection, rows, false);
 						// Allocated once at its final size: no growth copies while loading.
-						CollectionStore.this.engine.writeRaw(collection, 0, ByteBuffer.allocate(0), capacity[0]);
+						for (Shard shard : collection.shards) {
+							shard.engine().writeRaw(shard, dimension, 0, ByteBuffer.allocate(0),
+									shard.reservedBytes / ((long) dimension * Float.BYTES));
+						}
 					}
+					loaded[0] = size;
 					collection.reserveIds((int) Math.min(Integer.MAX_VALUE - 8, rows));
 				}
 
@@ -203,11 +218,22 @@ public final class CollectionStore implements AutoCloseable {
 
 				@Override
 				public void rows(long firstRow, int rowCount, ByteBuffer chunk) {
-					CollectionStore.this.engine.writeRaw(opened[0], firstRow, chunk, capacity[0]);
+					VectorCollection collection = opened[0];
+					int dim = collection.dimension();
+					long rowBytes = (long) dim * Float.BYTES;
+					collection.forRange(firstRow, rowCount, (shard, localRow, rows, offset) -> {
+						ByteBuffer part = chunk.duplicate();
+						part.position((int) (chunk.position() + offset * rowBytes));
+						part.limit((int) (part.position() + rows * rowBytes));
+						shard.engine().writeRaw(shard, dim, localRow, part, shard.capacityRows);
+					});
 				}
 
 			});
 			VectorCollection collection = opened[0];
+			if (loaded[0] > 0) {
+				collection.forRange(0, loaded[0], (shard, localRow, rows, offset) -> shard.rows = (int) (localRow + rows));
+			}
 			// Stored vectors are already normalised; normalising again could change their last bits.
 			WriteAheadLog.Replayed replayed = WriteAheadLog.replay(logFile, (record) -> {
 				if (record.dimension() != collection.dimension()) {
@@ -249,6 +275,7 @@ public final class CollectionStore implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		this.shardSearches.shutdown();
 		for (VectorCollection collection : this.collections.values()) {
 			fold(collection);
 			collection.lock.writeLock().lock();
@@ -308,9 +335,10 @@ public final class CollectionStore implements AutoCloseable {
 
 	/** Writes a collection's snapshot from its device storage, in bounded chunks (its lock held). */
 	private void persist(VectorCollection collection) throws IOException {
-		this.files.write(collection.name(), collection.metric().ordinal(), collection.dimension(),
-				collection.idArray(), collection.size(),
-				(first, count, dst) -> this.engine.read(collection, first, count, dst));
+		int dim = collection.dimension();
+		this.files.write(collection.name(), collection.metric().ordinal(), dim, collection.idArray(), collection.size(),
+				(first, count, dst) -> collection.forRange(first, count,
+						(shard, localRow, rows, offset) -> shard.engine().read(shard, dim, localRow, rows, dst)));
 	}
 
 	// ---- collections ---------------------------------------------------------------------------
@@ -491,59 +519,64 @@ public final class CollectionStore implements AutoCloseable {
 	}
 
 	/**
-	 * Reserves budget for {@code capacity} rows (falling back to {@code needed}) and records it on the
-	 * collection (write lock held).
-	 * @throws ServiceProblem 422 when not even {@code needed} rows fit
+	 * Writes prepared rows to the device (write lock held): budget, device, then ids. A failed write
+	 * leaves the ids and every shard's size as they were.
 	 */
-	private void reserve(VectorCollection collection, long capacity, long needed) {
-		int dim = collection.dimension();
-		long rowBytes = (long) dim * Float.BYTES;
-		long reserved = collection.reservedBytes;
-		if (needed * dim > Integer.MAX_VALUE - 8) {
-			throw ServiceProblem.memoryBudget(collection.name(), needed, needed * rowBytes, this.budget.budgetBytes(),
-					this.budget.reservedBytes());
-		}
-		long wanted = Math.min(Math.max(capacity, needed), (Integer.MAX_VALUE - 8) / dim);
-		// Doubling amortises growth; when the doubled size does not fit, the exact size still may.
-		if (this.budget.tryReserve(wanted * rowBytes - reserved)) {
-			collection.reservedBytes = wanted * rowBytes;
-		}
-		else if (this.budget.tryReserve(needed * rowBytes - reserved)) {
-			collection.reservedBytes = needed * rowBytes;
-		}
-		else {
-			throw ServiceProblem.memoryBudget(collection.name(), needed, needed * rowBytes, this.budget.budgetBytes(),
-					this.budget.reservedBytes());
-		}
-	}
-
-	/** Writes prepared rows to the device (write lock held): budget, device, then ids. */
 	private VectorCollection.Plan write(VectorCollection collection, List<String> ids, float[] rows) {
 		VectorCollection.Plan plan = collection.plan(ids);
 		if (plan.slots().length == 0) {
 			return plan;
 		}
-		long newSize = (long) collection.size() + plan.added().size();
-		long rowBytes = (long) collection.dimension() * Float.BYTES;
-		long capacity = collection.deviceRows;
-		if (newSize > capacity) {
-			reserve(collection, Math.max(MIN_CAPACITY_ROWS, 2 * capacity), newSize);
-			capacity = collection.reservedBytes / rowBytes;
-		}
+		int oldSize = collection.size();
+		long newSize = (long) oldSize + plan.added().size();
+		int dim = collection.dimension();
 		try {
-			this.engine.write(collection, plan.slots(), rows, capacity);
+			this.placement.reserve(collection, newSize, true);
+			if (collection.shards.size() == 1) {
+				Shard shard = collection.shards.get(0);
+				shard.engine().write(shard, dim, plan.slots(), rows, shard.reservedBytes / ((long) dim * Float.BYTES));
+			}
+			else {
+				writeSharded(collection, plan.slots(), rows);
+			}
+			if (newSize > oldSize) {
+				collection.forRange(oldSize, newSize - oldSize,
+						(shard, localRow, count, offset) -> shard.rows = (int) (localRow + count));
+			}
 		}
 		catch (GpuOutOfMemoryException ex) {
-			throw ServiceProblem.deviceFull(collection.name(), newSize, newSize * rowBytes, ex.getMessage());
+			throw ServiceProblem.deviceFull(collection.name(), newSize, newSize * dim * Float.BYTES, ex.getMessage());
 		}
 		finally {
-			// The reservation follows what is allocated now: the storage may or may not have grown.
-			long allocated = collection.deviceRows * rowBytes;
-			this.budget.release(collection.reservedBytes - allocated);
-			collection.reservedBytes = allocated;
+			this.placement.settle(collection);
 		}
 		collection.appendIds(plan.added());
 		return plan;
+	}
+
+	/** Splits a write by shard: each gets its rows, at its own row numbers, in one device write. */
+	private static void writeSharded(VectorCollection collection, int[] slots, float[] rows) {
+		int dim = collection.dimension();
+		Shard[] shardOfRow = new Shard[slots.length];
+		Map<Shard, int[]> counts = new LinkedHashMap<>();
+		for (int r = 0; r < slots.length; r++) {
+			shardOfRow[r] = collection.shardOf(slots[r]);
+			counts.computeIfAbsent(shardOfRow[r], (shard) -> new int[1])[0]++;
+		}
+		for (Map.Entry<Shard, int[]> entry : counts.entrySet()) {
+			Shard shard = entry.getKey();
+			int[] local = new int[entry.getValue()[0]];
+			float[] part = new float[local.length * dim];
+			int n = 0;
+			for (int r = 0; r < slots.length; r++) {
+				if (shardOfRow[r] == shard) {
+					local[n] = slots[r] - shard.firstSlot;
+					System.arraycopy(rows, r * dim, part, n * dim, dim);
+					n++;
+				}
+			}
+			shard.engine().write(shard, dim, local, part, shard.reservedBytes / ((long) dim * Float.BYTES));
+		}
 	}
 
 	/**
@@ -581,7 +614,7 @@ public final class CollectionStore implements AutoCloseable {
 			if ((long) queryCount * k > this.limits.maxResults()) {
 				throw ServiceProblem.tooManyResults(queryCount, k, this.limits.maxResults());
 			}
-			KnnEngine.TopK top = this.engine.search(collection, prepared, queryCount, k);
+			KnnEngine.TopK top = searchShards(collection, prepared, queryCount, k);
 			List<List<Hit>> results = new ArrayList<>(queryCount);
 			for (int q = 0; q < queryCount; q++) {
 				List<Hit> hits = new ArrayList<>(k);
@@ -596,6 +629,63 @@ public final class CollectionStore implements AutoCloseable {
 		finally {
 			collection.lock.readLock().unlock();
 		}
+	}
+
+	/**
+	 * Searches every shard (in parallel when there are several, each on its own device) and merges
+	 * their top k into the collection's: the same total order (score, then slot) as one device
+	 * would give, so the answers are the same however the collection is spread. Read lock held.
+	 */
+	private KnnEngine.TopK searchShards(VectorCollection collection, float[] queries, int queryCount, int k) {
+		List<Shard> shards = collection.shards;
+		int dim = collection.dimension();
+		if (shards.size() == 1) {
+			Shard shard = shards.get(0);
+			return shard.engine().search(shard.storage, shard.rows, dim, queries, queryCount, k);
+		}
+		List<java.util.concurrent.Future<KnnEngine.TopK>> parts = new ArrayList<>(shards.size());
+		for (int i = 1; i < shards.size(); i++) {
+			Shard shard = shards.get(i);
+			parts.add(this.shardSearches.submit(() -> shard.engine().search(shard.storage, shard.rows, dim, queries,
+					queryCount, Math.min(k, shard.rows))));
+		}
+		Shard first = shards.get(0);
+		List<KnnEngine.TopK> results = new ArrayList<>(shards.size());
+		RuntimeException failure = null;
+		try {
+			results.add(first.engine().search(first.storage, first.rows, dim, queries, queryCount, Math.min(k, first.rows)));
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+		}
+		// Every shard's search ends before the read lock is released, also after a failure.
+		for (java.util.concurrent.Future<KnnEngine.TopK> part : parts) {
+			try {
+				results.add(part.get());
+			}
+			catch (java.util.concurrent.ExecutionException ex) {
+				RuntimeException cause = (ex.getCause() instanceof RuntimeException runtime) ? runtime
+						: new IllegalStateException("A shard's search failed", ex.getCause());
+				if (failure == null) {
+					failure = cause;
+				}
+				else {
+					failure.addSuppressed(cause);
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException("Interrupted while searching the shards of '" + collection.name() + "'");
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+		int[] firstSlots = new int[shards.size()];
+		for (int i = 0; i < firstSlots.length; i++) {
+			firstSlots[i] = shards.get(i).firstSlot;
+		}
+		return KnnEngine.TopK.merge(results, firstSlots, queryCount, k);
 	}
 
 	// ---- helpers -------------------------------------------------------------------------------
@@ -681,14 +771,12 @@ public final class CollectionStore implements AutoCloseable {
 				log.warn("Closing the log of collection '{}' failed", collection.name(), ex);
 			}
 		}
-		this.engine.free(collection);
-		this.budget.release(collection.reservedBytes);
-		collection.reservedBytes = 0;
+		this.placement.release(collection);
 	}
 
-	/** The memory budget, for reporting. */
-	public DeviceMemoryBudget budget() {
-		return this.budget;
+	/** The devices collections are placed on, each with its budget. */
+	public List<SearchDevice> devices() {
+		return this.placement.devices();
 	}
 
 }

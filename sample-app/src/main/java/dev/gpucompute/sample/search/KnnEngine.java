@@ -112,15 +112,15 @@ public final class KnnEngine {
 	// ---- writes ------------------------------------------------------------------------------
 
 	/**
-	 * Writes {@code rows} (row-major, {@code slots.length} rows) at the given slots of the collection's
+	 * Writes {@code rows} (row-major, {@code slots.length} rows) at the given rows of a shard's
 	 * device storage, first growing it to {@code capacityRows} rows if it is smaller. Call with the
-	 * write lock held; returns when the device holds the data.
+	 * collection's write lock held; returns when the device holds the data.
+	 * @param slots rows of the shard (not collection slots)
 	 * @throws GpuOutOfMemoryException when the device has no room for the storage
 	 * @throws ServiceProblem (503, busy) when no pooled stream became free within the device timeout
 	 */
-	void write(VectorCollection collection, int[] slots, float[] rows, long capacityRows) {
-		int dim = collection.dimension();
-		withStream(collection, capacityRows, (stream) -> {
+	void write(Shard shard, int dim, int[] slots, float[] rows, long capacityRows) {
+		withStream(shard, dim, capacityRows, (stream) -> {
 			if (slots.length == 0) {
 				return;
 			}
@@ -128,14 +128,14 @@ public final class KnnEngine {
 			if (first >= 0) {
 				// A pure append (the bulk-load case) or a run of consecutive replacements: one copy
 				// straight into place, no slot buffer and no scatter launch.
-				collection.device.upload(rows, (long) first * dim, stream);
+				shard.storage.upload(rows, (long) first * dim, stream);
 				return;
 			}
 			long total = (long) slots.length * dim;
 			try (DeviceBuffer slotBuffer = this.launcher.upload(slots);
 					DeviceBuffer rowBuffer = this.launcher.upload(rows)) {
 				this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK), total,
-						dim, slotBuffer, rowBuffer, collection.device);
+						dim, slotBuffer, rowBuffer, shard.storage);
 			}
 		});
 	}
@@ -151,36 +151,37 @@ public final class KnnEngine {
 	}
 
 	/**
-	 * Copies raw rows (little-endian float32, {@code rows.remaining()} bytes) to the device storage
-	 * from row {@code firstRow} on, first growing it to {@code capacityRows}; for loading a snapshot
-	 * chunk by chunk into storage allocated once at its final size. Write lock held.
+	 * Copies raw rows (little-endian float32, {@code rows.remaining()} bytes) to a shard's storage
+	 * from its row {@code firstRow} on, first growing it to {@code capacityRows}; for loading a
+	 * snapshot chunk by chunk into storage allocated once at its final size. Write lock held.
 	 */
-	void writeRaw(VectorCollection collection, long firstRow, ByteBuffer rows, long capacityRows) {
-		long offset = firstRow * collection.dimension() * Float.BYTES;
-		withStream(collection, capacityRows, (stream) -> {
+	void writeRaw(Shard shard, int dim, long firstRow, ByteBuffer rows, long capacityRows) {
+		long offset = firstRow * dim * Float.BYTES;
+		withStream(shard, dim, capacityRows, (stream) -> {
 			if (rows.hasRemaining()) {
-				collection.device.upload(rows, offset, stream);
+				shard.storage.upload(rows, offset, stream);
 			}
 		});
 	}
 
 	/**
-	 * Copies {@code rowCount} rows from row {@code firstRow} on into {@code dst} (from its position,
-	 * which it advances), as little-endian float32; for writing a snapshot in bounded chunks with no
-	 * host copy of the collection. Read lock held; returns when the bytes are in {@code dst}.
+	 * Copies {@code rowCount} rows of a shard from its row {@code firstRow} on into {@code dst} (from
+	 * its position, which it advances), as little-endian float32; for writing a snapshot in bounded
+	 * chunks with no host copy of the collection. Read lock held; returns when the bytes are in
+	 * {@code dst}.
 	 */
-	void read(VectorCollection collection, long firstRow, int rowCount, ByteBuffer dst) {
-		long rowBytes = (long) collection.dimension() * Float.BYTES;
+	void read(Shard shard, int dim, long firstRow, int rowCount, ByteBuffer dst) {
+		long rowBytes = (long) dim * Float.BYTES;
 		int bytes = (int) (rowCount * rowBytes);
 		ByteBuffer target = dst.slice().limit(bytes);
 		CompletableFuture<Void>[] done = new CompletableFuture[1];
-		withStream(collection, 0, (stream) -> done[0] = collection.device.download(target, firstRow * rowBytes, stream));
+		withStream(shard, dim, 0, (stream) -> done[0] = shard.storage.download(target, firstRow * rowBytes, stream));
 		await(List.of(done[0]));
 		dst.position(dst.position() + bytes);
 	}
 
 	/** Runs {@code work} on a leased stream after growing the storage if needed, then waits for it. */
-	private void withStream(VectorCollection collection, long capacityRows, Consumer<GpuStream> work) {
+	private void withStream(Shard shard, int dim, long capacityRows, Consumer<GpuStream> work) {
 		StreamLease lease;
 		try {
 			lease = this.pool.acquire(this.deviceTimeout);
@@ -192,8 +193,8 @@ public final class KnnEngine {
 			GpuStream stream = lease.stream();
 			RuntimeException failure = null;
 			try (StreamScope scope = this.launcher.useStream(stream)) {
-				if (capacityRows > collection.deviceRows) {
-					grow(collection, capacityRows, stream);
+				if (capacityRows > shard.capacityRows) {
+					grow(shard, dim, capacityRows, stream);
 				}
 				work.accept(stream);
 			}
@@ -208,34 +209,34 @@ public final class KnnEngine {
 		}
 	}
 
-	private void grow(VectorCollection collection, long capacityRows, GpuStream stream) {
-		long usedBytes = (long) collection.size() * collection.dimension() * Float.BYTES;
-		DeviceBuffer grown = this.launcher.allocate(capacityRows * collection.dimension() * Float.BYTES);
+	private void grow(Shard shard, int dim, long capacityRows, GpuStream stream) {
+		long usedBytes = (long) shard.rows * dim * Float.BYTES;
+		DeviceBuffer grown = this.launcher.allocate(capacityRows * dim * Float.BYTES);
 		try {
 			if (usedBytes > 0) {
-				grown.copyFrom(collection.device, 0, 0, usedBytes, stream);
+				grown.copyFrom(shard.storage, 0, 0, usedBytes, stream);
 			}
 		}
 		catch (RuntimeException ex) {
 			grown.close();
 			throw ex;
 		}
-		DeviceBuffer old = collection.device;
-		collection.device = grown;
-		collection.deviceRows = capacityRows;
+		DeviceBuffer old = shard.storage;
+		shard.storage = grown;
+		shard.capacityRows = capacityRows;
 		if (old != null) {
 			// Freed on its own stream once this copy and every search that used it are done.
 			old.close();
 		}
 	}
 
-	/** Frees a collection's device storage (write lock held). */
-	void free(VectorCollection collection) {
-		DeviceBuffer device = collection.device;
-		collection.device = null;
-		collection.deviceRows = 0;
-		if (device != null) {
-			device.close();
+	/** Frees a shard's device storage (write lock held). */
+	void free(Shard shard) {
+		DeviceBuffer storage = shard.storage;
+		shard.storage = null;
+		shard.capacityRows = 0;
+		if (storage != null) {
+			storage.close();
 		}
 	}
 
@@ -249,15 +250,12 @@ public final class KnnEngine {
 	 * @throws ServiceProblem (503, busy) when the group's streams did not all become free within the
 	 * pool's acquire timeout ({@code gpu.streams.acquire-timeout}), which {@link GpuLauncher#parallel(List)} uses
 	 */
-	TopK search(VectorCollection collection, float[] queries, int queryCount, int k) {
-		int n = collection.size();
-		int dim = collection.dimension();
+	TopK search(DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount, int k) {
 		int groups = Math.max(1, Math.min(this.parallelism, ceilDiv(queryCount, this.minQueriesPerGroup)));
 		int perGroup = ceilDiv(queryCount, groups);
 		groups = ceilDiv(queryCount, perGroup);
 		float[] scores = new float[queryCount * k];
 		int[] slots = new int[queryCount * k];
-		DeviceBuffer vectors = collection.device;
 		List<CompletableFuture<Void>> downloads = new ArrayList<>();
 		List<Consumer<GpuStream>> branches = new ArrayList<>(groups);
 		for (int g = 0; g < groups; g++) {
@@ -293,6 +291,45 @@ public final class KnnEngine {
 
 	/** Search results: {@code k} per query, query-major, best first. */
 	record TopK(float[] scores, int[] slots) {
+
+		/**
+		 * The overall top {@code k} per query of several shards' results, whose slots count from each
+		 * shard's first slot; ranked by the kernels' total order (score, then collection slot), so
+		 * the result is the one a single device would give.
+		 * @param parts each shard's result: {@code queryCount * kOf(part)} entries, best first
+		 * @param firstSlots the collection slot of each shard's row 0
+		 */
+		static TopK merge(List<TopK> parts, int[] firstSlots, int queryCount, int k) {
+			float[] scores = new float[queryCount * k];
+			int[] slots = new int[queryCount * k];
+			int[] next = new int[parts.size()];
+			for (int q = 0; q < queryCount; q++) {
+				java.util.Arrays.fill(next, 0);
+				for (int r = 0; r < k; r++) {
+					int best = -1;
+					float bestScore = 0;
+					int bestSlot = 0;
+					for (int p = 0; p < parts.size(); p++) {
+						TopK part = parts.get(p);
+						int kp = part.scores.length / queryCount;
+						if (next[p] < kp) {
+							float score = part.scores[q * kp + next[p]];
+							int slot = part.slots[q * kp + next[p]] + firstSlots[p];
+							if (best < 0 || KnnKernels.better(score, slot, bestScore, bestSlot)) {
+								best = p;
+								bestScore = score;
+								bestSlot = slot;
+							}
+						}
+					}
+					scores[q * k + r] = bestScore;
+					slots[q * k + r] = bestSlot;
+					next[best]++;
+				}
+			}
+			return new TopK(scores, slots);
+		}
+
 	}
 
 	private void searchGroup(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from,

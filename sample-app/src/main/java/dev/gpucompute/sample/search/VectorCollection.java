@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
-import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.sample.storage.WriteAheadLog;
 
 /**
@@ -47,13 +46,12 @@ public final class VectorCollection {
 	/** Open addressing: slot + 1 of the id hashed there, 0 when empty; length a power of two. */
 	private int[] table = new int[16];
 
-	/** Device storage, {@code deviceRows} rows; {@code null} until the first vector arrives. */
-	DeviceBuffer device;
-
-	long deviceRows;
-
-	/** Bytes of the {@link DeviceMemoryBudget} this collection holds. */
-	long reservedBytes;
+	/**
+	 * Where the vectors live: shards in slot order, each on one device; empty until the first vector
+	 * arrives. Every shard but the last is full (its rows fill its capacity), so slot {@code s} is in
+	 * the shard whose {@code firstSlot} is the greatest not above {@code s}.
+	 */
+	final List<Shard> shards = new ArrayList<>();
 
 	boolean closed;
 
@@ -200,8 +198,56 @@ public final class VectorCollection {
 
 	}
 
+	/** The shard holding a slot (lock held). */
+	Shard shardOf(int slot) {
+		int low = 0;
+		int high = this.shards.size() - 1;
+		while (low < high) {
+			int mid = (low + high + 1) >>> 1;
+			if (this.shards.get(mid).firstSlot <= slot) {
+				low = mid;
+			}
+			else {
+				high = mid - 1;
+			}
+		}
+		return this.shards.get(low);
+	}
+
+	/**
+	 * Calls {@code action} for each shard's part of the rows {@code [first, first + count)} (lock
+	 * held), in order: the shard, the first row within it, how many rows, and how many rows of the
+	 * range came before.
+	 */
+	void forRange(long first, long count, RangeAction action) {
+		long done = 0;
+		while (done < count) {
+			int slot = (int) (first + done);
+			Shard shard = shardOf(slot);
+			long local = slot - shard.firstSlot;
+			long rows = Math.min(count - done, shard.capacityRows - local);
+			if (rows <= 0) {
+				throw new IllegalStateException("slot " + slot + " is beyond " + shard);
+			}
+			action.accept(shard, local, (int) rows, done);
+			done += rows;
+		}
+	}
+
+	/** A part of a row range that one shard holds. */
+	@FunctionalInterface
+	interface RangeAction {
+
+		void accept(Shard shard, long firstRow, int rows, long offset);
+
+	}
+
 	CollectionInfo info() {
-		return new CollectionInfo(this.name, this.dimension, this.metric, this.size);
+		List<CollectionInfo.Placement> placements = new ArrayList<>(this.shards.size());
+		for (Shard shard : this.shards) {
+			placements.add(new CollectionInfo.Placement(shard.device.ordinal(), shard.rows));
+		}
+		return new CollectionInfo(this.name, this.dimension, this.metric, this.size, placements);
 	}
 
 	@Override

@@ -51,11 +51,15 @@ class CollectionsController {
 	record CreateRequest(Integer dimension, String metric) {
 	}
 
-	/** A collection as the API shows it. */
-	record CollectionView(String name, int dimension, String metric, int size) {
+	/**
+	 * A collection as the API shows it; {@code devices} says where its vectors are: one entry per
+	 * shard, in slot order ({@code [{"device":0,"vectors":1500}]} on one device).
+	 */
+	record CollectionView(String name, int dimension, String metric, int size, List<CollectionInfo.Placement> devices) {
 
 		static CollectionView of(CollectionInfo info) {
-			return new CollectionView(info.name(), info.dimension(), info.metric().jsonName(), info.size());
+			return new CollectionView(info.name(), info.dimension(), info.metric().jsonName(), info.size(),
+					info.placements());
 		}
 
 	}

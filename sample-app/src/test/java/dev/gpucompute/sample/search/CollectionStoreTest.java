@@ -174,7 +174,7 @@ class CollectionStoreTest {
 		float[][] vectors = BruteForce.randomVectors(random, 100, dimension);
 		this.store.create("b", dimension, Metric.DOT);
 		this.store.upsert("b", ids, flat(vectors, 0, 100));
-		long reserved = this.store.budget().reservedBytes();
+		long reserved = this.store.devices().get(0).budget().reservedBytes();
 		float[][] queries = BruteForce.randomVectors(random, 16, dimension);
 		StreamPool pool = this.context.streams();
 		long timeoutsBefore = pool.stats().timeouts();
@@ -195,7 +195,7 @@ class CollectionStoreTest {
 		}
 		assertThat(pool.stats().timeouts() - timeoutsBefore).as("lease timeouts").isEqualTo(3);
 		assertThat(this.store.get("b").size()).isEqualTo(100);
-		assertThat(this.store.budget().reservedBytes()).isEqualTo(reserved);
+		assertThat(this.store.devices().get(0).budget().reservedBytes()).isEqualTo(reserved);
 		assertIdle();
 		// With the streams back, the same requests succeed.
 		assertMatches(this.store.search("b", flat(queries, 0, 16), 3), ids, vectors, queries, 3, Metric.DOT, "after busy");
@@ -362,10 +362,10 @@ class CollectionStoreTest {
 		// Exactly up to the budget still fits (the doubled capacity would not).
 		this.store.upsert("m", more.subList(0, 100), flat(BruteForce.randomVectors(random, 100, 32), 0, 100));
 		assertThat(this.store.get("m").size()).isEqualTo(1000);
-		assertThat(this.store.budget().reservedBytes()).isEqualTo(1000 * 32 * 4);
+		assertThat(this.store.devices().get(0).budget().reservedBytes()).isEqualTo(1000 * 32 * 4);
 		assertThat(this.context.memory().liveBuffers()).isEqualTo(buffers);
 		this.store.delete("m");
-		assertThat(this.store.budget().reservedBytes()).isZero();
+		assertThat(this.store.devices().get(0).budget().reservedBytes()).isZero();
 		assertIdle();
 	}
 
