@@ -1,9 +1,14 @@
 package dev.gpucompute.sample;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
@@ -22,6 +27,8 @@ import dev.gpucompute.sample.storage.CollectionFiles;
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(SampleProperties.class)
 class SearchConfiguration {
+
+	private static final Logger log = LoggerFactory.getLogger(SearchConfiguration.class);
 
 	@Bean
 	static KernelSource knnScore() {
@@ -49,8 +56,12 @@ class SearchConfiguration {
 	}
 
 	@Bean
-	KnnEngine knnEngine(GpuLauncher launcher, StreamPool pool, SampleProperties properties) {
+	KnnEngine knnEngine(GpuContext context, GpuLauncher launcher, StreamPool pool, SampleProperties properties) {
 		SampleProperties.Search search = properties.getSearch();
+		if (context.backend() == Backend.CPU) {
+			// One line saying whether the CPU twins score with SIMD, and how to enable it if not.
+			log.info(KnnKernels.scoringPath());
+		}
 		// The launcher bean comes with every start-up kernel loaded; they are looked up by name.
 		return new KnnEngine(launcher, pool, (source) -> launcher.kernel(source.name()),
 				search.getParallelism(), search.getMinQueriesPerGroup(), search.getScratch().toBytes(),
