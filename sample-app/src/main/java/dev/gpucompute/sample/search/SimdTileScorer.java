@@ -13,12 +13,19 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Same bits as {@link TileScorer.Scalar}: a 16-lane accumulator (one 512-bit vector, or two 256-bit
  * halves) holds the {@value KnnKernels#LANES} per-lane partial sums of one (query, vector) pair, updated
  * with lane-wise fma in dimension order; the lane tree of {@link KnnKernels#laneTree} is then done for
- * many pairs at once by a butterfly of blends, a lane swap and lane-wise adds, which performs exactly
- * the tree's additions (each IEEE addition is commutative, so operand order does not matter). Never
+ * several pairs at once by a butterfly of blends, a lane swap and lane-wise adds, which performs
+ * exactly the tree's additions (each IEEE addition is commutative, so operand order does not matter).
+ * One butterfly level with offset {@code o} turns two inputs x, y into one vector whose lanes without
+ * the {@code o} bit hold {@code x[l] + x[l + o]} and whose lanes with it hold {@code y[l - o] + y[l]};
+ * after the last level, input {@code i} ends in lane {@link #bitReversed bitReversed(i)}. Never
  * {@code reduceLanes}, whose order is unspecified. Register blocking: 4 queries x 4 vectors per
  * micro-kernel on 512-bit hardware, 2 x 2 on 256-bit hardware.
  *
- * <p>Stateless and thread-safe.
+ * <p>Code shape matters for speed, not for the bits: vectors never cross a method boundary (a method
+ * C2 does not inline would box them and run the Vector API's plain-Java fallback, several times
+ * slower), and no method holds so much Vector API code that C2's inlining budget runs out.
+ *
+ * <p>Thread-safe: the only state is per-thread accumulator arrays.
  */
 final class SimdTileScorer {
 
@@ -55,15 +62,12 @@ final class SimdTileScorer {
 	}
 
 	/**
-	 * One butterfly level: lanes without the {@code offset} bit get {@code x[l] + x[l + offset]}, lanes
-	 * with it {@code y[l - offset] + y[l]}, so two inputs' partial sums are halved into one vector.
+	 * 512-bit vectors: one per pair. The main micro-kernel accumulates 4 queries x 4 vectors and stores
+	 * the accumulators; the lane trees then run over 4 pairs at a time in a separate method (in one
+	 * method, C2's inlining budget runs out and the Vector API calls fall back to plain Java, about 5x
+	 * slower). Leftover queries (fewer than 4, a single query in particular) use a 1 x 4 micro-kernel
+	 * that finishes its trees in place, which measured faster for them.
 	 */
-	private static FloatVector combine(FloatVector x, FloatVector y, VectorMask<Float> mask,
-			VectorShuffle<Float> swap) {
-		return x.blend(y, mask).add(y.blend(x, mask).rearrange(swap));
-	}
-
-	/** 512-bit vectors: one per pair, 4 x 4 pairs per micro-kernel. */
 	static final class Wide implements TileScorer {
 
 		private static final VectorSpecies<Float> S = FloatVector.SPECIES_512;
@@ -84,21 +88,31 @@ final class SimdTileScorer {
 
 		private static final VectorShuffle<Float> X1 = swap(S, 1);
 
+		private static final ThreadLocal<float[]> ACCUMULATORS = ThreadLocal
+			.withInitial(() -> new float[KnnKernels.TILE_Q * KnnKernels.TILE_V * 16]);
+
 		@Override
 		public void score(float[] queries, int qRows, float[] vectors, int vRows, int paddedDim, float[] out,
 				float[] lanes) {
+			// acc[(qi * TILE_V + vi) * 16 + l]: lane l of pair (qi, vi).
+			float[] acc = ACCUMULATORS.get();
 			for (int vi = 0; vi < vRows; vi += 4) {
 				int qi = 0;
 				for (; qi + 4 <= qRows; qi += 4) {
-					block4x4(queries, qi, vectors, vi, paddedDim, out, lanes);
+					block4x4(queries, qi, vectors, vi, paddedDim, acc);
 				}
 				for (; qi < qRows; qi++) {
 					block1x4(queries, qi, vectors, vi, paddedDim, out, lanes);
 				}
 			}
+			for (int qi = 0; qi < (qRows & ~3); qi++) {
+				for (int vi = 0; vi < vRows; vi += 4) {
+					reduce4(acc, qi * KnnKernels.TILE_V + vi, out, lanes);
+				}
+			}
 		}
 
-		private static void block4x4(float[] q, int qi, float[] v, int vi, int dim, float[] out, float[] lanes) {
+		private static void block4x4(float[] q, int qi, float[] v, int vi, int dim, float[] acc) {
 			int q0 = qi * dim;
 			int q1 = q0 + dim;
 			int q2 = q1 + dim;
@@ -137,27 +151,30 @@ final class SimdTileScorer {
 				c32 = y.fma(x2, c32);
 				c33 = y.fma(x3, c33);
 			}
-			// Inputs in order i = 4 * query + vector; input i ends in lane bitReversed(i, 4).
-			FloatVector a0 = combine(c00, c01, M8, X8);
-			FloatVector a1 = combine(c02, c03, M8, X8);
-			FloatVector a2 = combine(c10, c11, M8, X8);
-			FloatVector a3 = combine(c12, c13, M8, X8);
-			FloatVector a4 = combine(c20, c21, M8, X8);
-			FloatVector a5 = combine(c22, c23, M8, X8);
-			FloatVector a6 = combine(c30, c31, M8, X8);
-			FloatVector a7 = combine(c32, c33, M8, X8);
-			FloatVector b0 = combine(a0, a1, M4, X4);
-			FloatVector b1 = combine(a2, a3, M4, X4);
-			FloatVector b2 = combine(a4, a5, M4, X4);
-			FloatVector b3 = combine(a6, a7, M4, X4);
-			FloatVector d0 = combine(b0, b1, M2, X2);
-			FloatVector d1 = combine(b2, b3, M2, X2);
-			combine(d0, d1, M1, X1).intoArray(lanes, 0);
-			for (int i = 0; i < 16; i++) {
-				out[(qi + (i >> 2)) * KnnKernels.TILE_V + vi + (i & 3)] = lanes[bitReversed(i, 4)];
-			}
+			int a = (qi * KnnKernels.TILE_V + vi) * 16;
+			int row = KnnKernels.TILE_V * 16;
+			c00.intoArray(acc, a);
+			c01.intoArray(acc, a + 16);
+			c02.intoArray(acc, a + 32);
+			c03.intoArray(acc, a + 48);
+			a += row;
+			c10.intoArray(acc, a);
+			c11.intoArray(acc, a + 16);
+			c12.intoArray(acc, a + 32);
+			c13.intoArray(acc, a + 48);
+			a += row;
+			c20.intoArray(acc, a);
+			c21.intoArray(acc, a + 16);
+			c22.intoArray(acc, a + 32);
+			c23.intoArray(acc, a + 48);
+			a += row;
+			c30.intoArray(acc, a);
+			c31.intoArray(acc, a + 16);
+			c32.intoArray(acc, a + 32);
+			c33.intoArray(acc, a + 48);
 		}
 
+		/** One query x 4 vectors, with the lane trees done at once (small enough for C2 to inline it all). */
 		private static void block1x4(float[] q, int qi, float[] v, int vi, int dim, float[] out, float[] lanes) {
 			int q0 = qi * dim;
 			int v0 = vi * dim;
@@ -172,14 +189,38 @@ final class SimdTileScorer {
 				c2 = y.fma(FloatVector.fromArray(S, v, v2 + j), c2);
 				c3 = y.fma(FloatVector.fromArray(S, v, v3 + j), c3);
 			}
-			FloatVector b = combine(combine(c0, c1, M8, X8), combine(c2, c3, M8, X8), M4, X4);
+			// The butterfly written out here, not in a helper taking vectors: a helper C2 does not inline
+			// would box its arguments and run the Vector API's plain-Java fallback.
+			FloatVector a0 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			FloatVector a1 = c2.blend(c3, M8).add(c3.blend(c2, M8).rearrange(X8));
+			FloatVector b = a0.blend(a1, M4).add(a1.blend(a0, M4).rearrange(X4));
 			// One input left per level: combining it with itself finishes its tree (the lanes repeat).
-			FloatVector d = combine(b, b, M2, X2);
-			combine(d, d, M1, X1).intoArray(lanes, 0);
-			int row = qi * KnnKernels.TILE_V + vi;
-			for (int i = 0; i < 4; i++) {
-				out[row + i] = lanes[bitReversed(i, 4)];
-			}
+			FloatVector d = b.add(b.rearrange(X2));
+			d.add(d.rearrange(X1)).intoArray(lanes, 0);
+			// Input i ends in lane bitReversed(i, 4): 0, 8, 4, 12.
+			int p = qi * KnnKernels.TILE_V + vi;
+			out[p] = lanes[0];
+			out[p + 1] = lanes[8];
+			out[p + 2] = lanes[4];
+			out[p + 3] = lanes[12];
+		}
+
+		/** The lane trees of pairs {@code p .. p + 3}, stored by {@link #block4x4}; as in {@link #block1x4}. */
+		private static void reduce4(float[] acc, int p, float[] out, float[] lanes) {
+			int a = p * 16;
+			FloatVector c0 = FloatVector.fromArray(S, acc, a);
+			FloatVector c1 = FloatVector.fromArray(S, acc, a + 16);
+			FloatVector c2 = FloatVector.fromArray(S, acc, a + 32);
+			FloatVector c3 = FloatVector.fromArray(S, acc, a + 48);
+			FloatVector a0 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			FloatVector a1 = c2.blend(c3, M8).add(c3.blend(c2, M8).rearrange(X8));
+			FloatVector b = a0.blend(a1, M4).add(a1.blend(a0, M4).rearrange(X4));
+			FloatVector d = b.add(b.rearrange(X2));
+			d.add(d.rearrange(X1)).intoArray(lanes, 0);
+			out[p] = lanes[0];
+			out[p + 1] = lanes[8];
+			out[p + 2] = lanes[4];
+			out[p + 3] = lanes[12];
 		}
 
 		@Override
@@ -190,8 +231,9 @@ final class SimdTileScorer {
 	}
 
 	/**
-	 * 256-bit vectors: a pair's 16 lanes are two halves, the tree's first level ({@code +8}) adds them,
-	 * the rest is an 8-lane butterfly. 2 x 2 pairs per micro-kernel (16 registers on AVX2).
+	 * 256-bit vectors: a pair's 16 lanes are two halves, and the tree's first level ({@code +8}) adds
+	 * them in the micro-kernel (2 x 2 pairs, 16 registers on AVX2); the rest is an 8-lane butterfly
+	 * over 4 pairs at a time in a separate method.
 	 */
 	static final class Narrow implements TileScorer {
 
@@ -209,21 +251,31 @@ final class SimdTileScorer {
 
 		private static final VectorShuffle<Float> X1 = swap(S, 1);
 
+		private static final ThreadLocal<float[]> ACCUMULATORS = ThreadLocal
+			.withInitial(() -> new float[KnnKernels.TILE_Q * KnnKernels.TILE_V * 8]);
+
 		@Override
 		public void score(float[] queries, int qRows, float[] vectors, int vRows, int paddedDim, float[] out,
 				float[] lanes) {
+			// acc[(qi * TILE_V + vi) * 8 + l]: lane l of pair (qi, vi) after the +8 level.
+			float[] acc = ACCUMULATORS.get();
 			for (int vi = 0; vi < vRows; vi += 2) {
 				int qi = 0;
 				for (; qi + 2 <= qRows; qi += 2) {
-					block2x2(queries, qi, vectors, vi, paddedDim, out, lanes);
+					block2x2(queries, qi, vectors, vi, paddedDim, acc);
 				}
 				if (qi < qRows) {
-					block1x2(queries, qi, vectors, vi, paddedDim, out, lanes);
+					block1x2(queries, qi, vectors, vi, paddedDim, acc);
+				}
+			}
+			for (int qi = 0; qi < qRows; qi++) {
+				for (int vi = 0; vi < vRows; vi += 4) {
+					reduce4(acc, qi * KnnKernels.TILE_V + vi, out, lanes);
 				}
 			}
 		}
 
-		private static void block2x2(float[] q, int qi, float[] v, int vi, int dim, float[] out, float[] lanes) {
+		private static void block2x2(float[] q, int qi, float[] v, int vi, int dim, float[] acc) {
 			int q0 = qi * dim;
 			int q1 = q0 + dim;
 			int v0 = vi * dim;
@@ -248,17 +300,15 @@ final class SimdTileScorer {
 				l11 = yl.fma(x1l, l11);
 				h11 = yh.fma(x1h, h11);
 			}
-			// Inputs i = 2 * query + vector; after the +8 level, input i ends in lane bitReversed(i, 3).
-			FloatVector a = combine(l00.add(h00), l01.add(h01), M4, X4);
-			FloatVector b = combine(l10.add(h10), l11.add(h11), M4, X4);
-			FloatVector d = combine(a, b, M2, X2);
-			combine(d, d, M1, X1).intoArray(lanes, 0);
-			for (int i = 0; i < 4; i++) {
-				out[(qi + (i >> 1)) * KnnKernels.TILE_V + vi + (i & 1)] = lanes[bitReversed(i, 3)];
-			}
+			int a = (qi * KnnKernels.TILE_V + vi) * 8;
+			l00.add(h00).intoArray(acc, a);
+			l01.add(h01).intoArray(acc, a + 8);
+			a += KnnKernels.TILE_V * 8;
+			l10.add(h10).intoArray(acc, a);
+			l11.add(h11).intoArray(acc, a + 8);
 		}
 
-		private static void block1x2(float[] q, int qi, float[] v, int vi, int dim, float[] out, float[] lanes) {
+		private static void block1x2(float[] q, int qi, float[] v, int vi, int dim, float[] acc) {
 			int q0 = qi * dim;
 			int v0 = vi * dim;
 			int v1 = v0 + dim;
@@ -271,13 +321,29 @@ final class SimdTileScorer {
 				l1 = yl.fma(FloatVector.fromArray(S, v, v1 + j), l1);
 				h1 = yh.fma(FloatVector.fromArray(S, v, v1 + j + 8), h1);
 			}
-			FloatVector a = combine(l0.add(h0), l1.add(h1), M4, X4);
-			FloatVector d = combine(a, a, M2, X2);
-			combine(d, d, M1, X1).intoArray(lanes, 0);
-			int row = qi * KnnKernels.TILE_V + vi;
-			for (int i = 0; i < 2; i++) {
-				out[row + i] = lanes[bitReversed(i, 3)];
-			}
+			int a = (qi * KnnKernels.TILE_V + vi) * 8;
+			l0.add(h0).intoArray(acc, a);
+			l1.add(h1).intoArray(acc, a + 8);
+		}
+
+		/**
+		 * The rest of the lane trees of pairs {@code p .. p + 3}, written out (no helper taking vectors,
+		 * see {@link Wide#block1x4}); input i ends in lane bitReversed(i, 3): 0, 4, 2, 6.
+		 */
+		private static void reduce4(float[] acc, int p, float[] out, float[] lanes) {
+			int a = p * 8;
+			FloatVector s0 = FloatVector.fromArray(S, acc, a);
+			FloatVector s1 = FloatVector.fromArray(S, acc, a + 8);
+			FloatVector s2 = FloatVector.fromArray(S, acc, a + 16);
+			FloatVector s3 = FloatVector.fromArray(S, acc, a + 24);
+			FloatVector a0 = s0.blend(s1, M4).add(s1.blend(s0, M4).rearrange(X4));
+			FloatVector a1 = s2.blend(s3, M4).add(s3.blend(s2, M4).rearrange(X4));
+			FloatVector d = a0.blend(a1, M2).add(a1.blend(a0, M2).rearrange(X2));
+			d.add(d.rearrange(X1)).intoArray(lanes, 0);
+			out[p] = lanes[0];
+			out[p + 1] = lanes[4];
+			out[p + 2] = lanes[2];
+			out[p + 3] = lanes[6];
 		}
 
 		@Override
