@@ -363,7 +363,7 @@ def main():
     args = parser.parse_args()
     seconds = args.seconds or (2 if args.quick else 8)
     if args.quick:
-        sets = [("20k x 384", 20_000, 384, [[]]), ("200k x 128", 200_000, 128, [["-Xmx512m"]])]
+        sets = [("20k x 384", 20_000, 384, [[]]), ("200k x 128", 200_000, 128, [[], ["-Xmx512m"]])]
     else:
         sets = [("100k x 384", 100_000, 384, [[]]), ("1M x 128", 1_000_000, 128, [[], ["-Xmx512m"]])]
     report = {
