@@ -242,6 +242,11 @@ public final class KnnKernels {
 
 	/** Copies {@code rows} rows of {@code dim} floats into rows of {@code padded}, zero-filling each row's tail. */
 	private static void copyRows(FloatBuffer from, long offset, int rows, int dim, int padded, float[] to) {
+		if (padded == dim) {
+			// Rows are back to back in both: one bulk copy (per-row copies cost more than the scoring at dim 128).
+			from.get((int) offset, to, 0, rows * dim);
+			return;
+		}
 		for (int r = 0; r < rows; r++) {
 			from.get((int) (offset + (long) r * dim), to, r * padded, dim);
 			if (padded > dim) {
@@ -277,14 +282,9 @@ public final class KnnKernels {
 		if (useIds) {
 			inIds.get(row, id, 0, real);
 		}
-		else {
-			for (int i = 0; i < real; i++) {
-				id[i] = idBase + base + i;
-			}
-		}
 		float[] heapScore = scratch.heapScore;
 		int[] heapId = scratch.heapId;
-		int size = select(score, id, real, keep, heapScore, heapId);
+		int size = select(score, useIds ? id : null, idBase + base, real, keep, heapScore, heapId);
 		// A bitonic sort of the chunk would put its (-inf, NO_ID) padding after every real candidate.
 		java.util.Arrays.fill(heapScore, size, keep, Float.NEGATIVE_INFINITY);
 		java.util.Arrays.fill(heapId, size, keep, NO_ID);
@@ -296,29 +296,39 @@ public final class KnnKernels {
 	/**
 	 * The best {@code min(keep, count)} of the candidates, best first, into {@code heapScore}/{@code heapId}.
 	 * A heap with the worst kept candidate at the root, then a heap sort. Returns the number selected.
+	 * @param id the candidates' ids, or null for {@code firstId + i}
 	 */
-	static int select(float[] score, int[] id, int count, int keep, float[] heapScore, int[] heapId) {
+	static int select(float[] score, int[] id, int firstId, int count, int keep, float[] heapScore, int[] heapId) {
 		int size = 0;
-		for (int i = 0; i < count; i++) {
+		int i = 0;
+		for (; i < count && size < keep; i++) {
 			float s = score[i];
-			int d = id[i];
-			if (size < keep) {
-				// Sift up: a parent must not rank before (be better than) its child.
-				int c = size++;
-				while (c > 0) {
-					int parent = (c - 1) >> 1;
-					if (!better(heapScore[parent], heapId[parent], s, d)) {
-						break;
-					}
-					heapScore[c] = heapScore[parent];
-					heapId[c] = heapId[parent];
-					c = parent;
+			int d = (id != null) ? id[i] : firstId + i;
+			// Sift up: a parent must not rank before (be better than) its child.
+			int c = size++;
+			while (c > 0) {
+				int parent = (c - 1) >> 1;
+				if (!better(heapScore[parent], heapId[parent], s, d)) {
+					break;
 				}
-				heapScore[c] = s;
-				heapId[c] = d;
+				heapScore[c] = heapScore[parent];
+				heapId[c] = heapId[parent];
+				c = parent;
 			}
-			else if (better(s, d, heapScore[0], heapId[0])) {
+			heapScore[c] = s;
+			heapId[c] = d;
+		}
+		float worst = (size > 0) ? heapScore[0] : Float.NaN;
+		for (; i < count; i++) {
+			float s = score[i];
+			// Most candidates lose to the worst kept one on the score alone.
+			if (s < worst) {
+				continue;
+			}
+			int d = (id != null) ? id[i] : firstId + i;
+			if (better(s, d, heapScore[0], heapId[0])) {
 				siftDown(heapScore, heapId, size, s, d);
+				worst = heapScore[0];
 			}
 		}
 		// Heap sort: the worst goes to the end each time, leaving the array best first.

@@ -126,7 +126,15 @@ class KnnSearchTest {
 			}
 			float[] heapScore = new float[KnnKernels.CHUNK];
 			int[] heapId = new int[KnnKernels.CHUNK];
-			int size = KnnKernels.select(score.clone(), id.clone(), count, keep, heapScore, heapId);
+			boolean implicitIds = round % 3 == 0;
+			if (implicitIds) {
+				// The first pass: ids are positions from a slab's first slot.
+				for (int i = 0; i < count; i++) {
+					id[i] = 5000 + i;
+				}
+			}
+			int size = KnnKernels.select(score.clone(), implicitIds ? null : id.clone(), 5000, count, keep, heapScore,
+					heapId);
 			Integer[] order = IntStream.range(0, count).boxed().toArray(Integer[]::new);
 			Arrays.sort(order, Comparator.<Integer>comparingDouble((i) -> -score[i]).thenComparingInt((i) -> id[i]));
 			assertThat(size).isEqualTo(Math.min(keep, count));
