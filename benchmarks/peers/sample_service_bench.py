@@ -97,6 +97,15 @@ def run_faiss(x, q, threads, seconds):
     single, single_calls = timed_rate(lambda c: index.search(q[c % len(q):c % len(q) + 1], K), 1, seconds, 20)
     batch, batch_calls = timed_rate(
         lambda c: index.search(q[(c * BATCH) % len(q):(c * BATCH) % len(q) + BATCH], K), BATCH, seconds, 3)
+    # FAISS 1.15.1 sends a 100-query search to BLAS only above distance_compute_blas_threshold (128000 in
+    # this version; 20 in older ones), so a 100-query batch is its SIMD scan by default. The issue's goal
+    # is against FAISS "with BLAS batching": measured with the threshold lowered to 20 as well.
+    threshold = faiss.cvar.distance_compute_blas_threshold
+    faiss.cvar.distance_compute_blas_threshold = 20
+    index.search(q[:BATCH], K)
+    blas, blas_calls = timed_rate(
+        lambda c: index.search(q[(c * BATCH) % len(q):(c * BATCH) % len(q) + BATCH], K), BATCH, seconds, 3)
+    faiss.cvar.distance_compute_blas_threshold = threshold
     return {
         "version": faiss.__version__,
         "threads": threads,
@@ -105,7 +114,9 @@ def run_faiss(x, q, threads, seconds):
         "single_qps": single,
         "single_ms": 1000 / single,
         "batch_qps": batch,
-        "calls": {"single": single_calls, "batch": batch_calls},
+        "batch_blas_qps": blas,
+        "blas_threshold_default": threshold,
+        "calls": {"single": single_calls, "batch": batch_calls, "batch_blas": blas_calls},
         "reference": (reference_d, reference_i),
     }
 
@@ -321,7 +332,8 @@ def markdown(report):
         if faiss_ok:
             lines.append(f"| {data['name']} | FAISS {f['version']} IndexFlatIP, {f['threads']} threads | BLAS "
                          f"| {fmt(f['add_vectors_per_s'])} | {fmt(f['single_qps'])}, {f['single_ms']:.1f} ms | "
-                         f"| {fmt(f['batch_qps'])} | {f['batch_qps'] / f['single_qps']:.1f}x "
+                         f"| {fmt(f['batch_blas_qps'])} with BLAS ({fmt(f['batch_qps'])} default: SIMD scan) "
+                         f"| {f['batch_blas_qps'] / f['single_qps']:.1f}x "
                          f"| +{raw_mb(f['rss_added_bytes'])} | reference |")
         for s in data["service"]:
             variant = s["jvm_options"] or "(defaults)"
@@ -336,11 +348,15 @@ def markdown(report):
                 f"| {fmt(s['ingest_vectors_per_s'])} ({ratio(s['ingest_vectors_per_s'], f.get('add_vectors_per_s'))}) "
                 f"| {fmt(s['single_qps'])}, {s['single_ms']:.1f} ms ({ratio(s['single_qps'], f.get('single_qps'))}) "
                 f"| {fmt(s['concurrent_qps'])} ({s['concurrent_clients']} clients) "
-                f"| {fmt(s['batch_qps'])} ({ratio(s['batch_qps'], f.get('batch_qps'))}) "
+                f"| {fmt(s['batch_qps'])} ({ratio(s['batch_qps'], f.get('batch_blas_qps'))} of BLAS, "
+                f"{ratio(s['batch_qps'], f.get('batch_qps'))} of default) "
                 f"| {s['batch_qps'] / s['single_qps']:.1f}x "
                 f"| {raw_mb(rss['VmRSS'])} (HWM {raw_mb(rss['VmHWM'])}; goal <= {raw_mb(goal)}) | {rec} |")
-    lines += ["", "Goals of issue 15 on CPU: 100/request >= 0.5x FAISS, 1 query >= 0.8x FAISS, ingest >= 0.5x "
-              "FAISS add, 100/request >= 5x the rate of single queries, RSS <= 1.5x raw + 300 MB."]
+    lines += ["", "Goals of issue 15 on CPU: 100/request >= 0.5x FAISS with BLAS batching, 1 query >= 0.8x FAISS, "
+              "ingest >= 0.5x FAISS add, 100/request >= 5x the rate of single queries, RSS <= 1.5x raw + 300 MB. "
+              "FAISS 1.15.1 uses BLAS for a 100-query search only with distance_compute_blas_threshold lowered "
+              "(default 128000); both figures are given. The service's single-query figure is sequential "
+              "requests over HTTP with JSON (keep-alive); FAISS's is an in-process call."]
     return "\n".join(lines)
 
 
