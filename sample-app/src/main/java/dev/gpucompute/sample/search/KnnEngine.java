@@ -27,13 +27,16 @@ import dev.gpucompute.StreamScope;
  * Runs the device side of the service: writing rows into a collection's device storage (growing it
  * by re-allocation and a device-to-device copy) and exact k-nearest-neighbour search.
  *
- * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups, run as one
- * stream-parallel group ({@link GpuLauncher#parallel(List)}): each group, on its own pooled stream,
- * uploads its queries, scores them against every stored vector ({@code knn_score}), selects each
- * query's top k on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
- * {@value KnnKernels#MAX_CHUNKED_K}) and downloads only the k winners per query. A group whose score
- * matrix would exceed the scratch limit works through its queries in smaller sub-batches. Every
- * temporary buffer is allocated, used and freed on its group's stream.
+ * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups of at least
+ * {@code minQueriesPerGroup} queries, run as one stream-parallel group ({@link GpuLauncher#parallel(List)}).
+ * Each group, on its own pooled stream, works as a matrix product: it uploads as many of its queries
+ * as its scratch allows ({@link #plan}) and scores them against slabs of the collection
+ * ({@code knn_score}, tiles of {@value KnnKernels#TILE_Q} queries x {@value KnnKernels#TILE_V} vectors,
+ * so every stored vector is read once per sub-batch, not once per query); each slab's top k per query
+ * is selected on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
+ * {@value KnnKernels#MAX_CHUNKED_K}) and only those k are downloaded; the host merges the slabs' lists
+ * by the kernels' total order (score desc, slot asc), which gives exactly the whole-collection
+ * ranking. Every temporary buffer is allocated, used and freed on its group's stream.
  *
  * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
  * write lock for a write (see {@link VectorCollection}). Both return only after their device work
