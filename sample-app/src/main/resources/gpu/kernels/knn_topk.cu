@@ -8,13 +8,15 @@
 //
 // "Best" means the higher score, and on equal scores the lower slot id, so the order is total and
 // identical on every backend. The first pass reads raw scores (useIds = 0: a candidate's id is its
-// position in the row, inIds is not read); later passes read the (score, id) pairs an earlier pass
-// wrote. The host repeats passes, each shrinking a row from m to ceil(m / KNN_CHUNK) * keep
-// candidates, until one chunk is left, whose output is the sorted top k. It uses this kernel for
+// position in the row plus idBase, the first slot of the slab of the collection that was scored;
+// inIds is not read); later passes read the (score, id) pairs an earlier pass wrote. The host
+// repeats passes, each shrinking a row from m to ceil(m / KNN_CHUNK) * keep candidates, until one
+// chunk is left, whose output is the sorted top k of the slab. It uses this kernel for
 // k <= KNN_CHUNK / 2 (knn_sort_init + knn_bitonic_step sort whole rows beyond that).
 //
 // Launch: grid (ceil(m / KNN_CHUNK), queries), any block size (the service uses 512). The Java
-// implementation for the CPU backend (KnnKernels.topk) runs the same network in the same order.
+// implementation for the CPU backend (KnnKernels.topk) selects the same entries with a bounded heap:
+// the order is total, so the first `keep` of the sorted chunk are the same on both backends.
 
 #define KNN_CHUNK 2048
 #define KNN_NO_ID 0x7fffffff
@@ -24,7 +26,7 @@ __device__ __forceinline__ bool knn_better(float scoreA, int idA, float scoreB, 
 	return scoreA > scoreB || (scoreA == scoreB && idA < idB);
 }
 
-extern "C" __global__ void knn_topk(int m, int k, int useIds, const float* __restrict__ inScores,
+extern "C" __global__ void knn_topk(int m, int k, int useIds, int idBase, const float* __restrict__ inScores,
 		const int* __restrict__ inIds, float* __restrict__ outScores, int* __restrict__ outIds)
 {
 	__shared__ float score[KNN_CHUNK];
@@ -38,7 +40,7 @@ extern "C" __global__ void knn_topk(int m, int k, int useIds, const float* __res
 		const int g = base + i;
 		if (g < m) {
 			score[i] = inScores[row + g];
-			id[i] = useIds ? inIds[row + g] : g;
+			id[i] = useIds ? inIds[row + g] : idBase + g;
 		}
 		else {
 			score[i] = __int_as_float(0xff800000); // -inf

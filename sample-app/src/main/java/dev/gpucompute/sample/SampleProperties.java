@@ -129,10 +129,18 @@ public class SampleProperties {
 		/** Most stream-parallel groups (pooled streams) one batch of queries is split into. */
 		private int parallelism = 4;
 
-		/** Fewest queries worth a group of their own; smaller batches use fewer streams. */
-		private int minQueriesPerGroup = 4;
+		/**
+		 * Fewest queries worth a group of their own; smaller batches use fewer streams. Large, because
+		 * a group reads every stored vector once per sub-batch however many queries it has (a tiled
+		 * matrix product), and its kernels already spread over all CPU workers or GPU multiprocessors.
+		 */
+		private int minQueriesPerGroup = 128;
 
-		/** Most scratch device memory one group allocates at a time (its score matrix and candidates). */
+		/**
+		 * Most scratch device memory one group allocates at a time (a score matrix and its candidates).
+		 * A group scores as many of its queries at a time as fit against slabs of the collection, and
+		 * merges the slabs' top k on the host.
+		 */
 		private DataSize scratch = DataSize.ofMegabytes(64);
 
 		/**

@@ -3,11 +3,15 @@ package dev.gpucompute.sample;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
@@ -30,6 +34,8 @@ import dev.gpucompute.sample.storage.CollectionFiles;
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(SampleProperties.class)
 class SearchConfiguration {
+
+	private static final Logger log = LoggerFactory.getLogger(SearchConfiguration.class);
 
 	@Bean
 	static KernelSource knnScore() {
@@ -62,6 +68,10 @@ class SearchConfiguration {
 	 */
 	static List<SearchDevice> searchDevices(GpuDevices devices, SampleProperties properties) {
 		SampleProperties.Search search = properties.getSearch();
+		if (devices.primary().backend() == Backend.CPU) {
+			// One line saying whether the CPU twins score with SIMD, and how to enable it if not.
+			log.info(KnnKernels.scoringPath());
+		}
 		List<SearchDevice> result = new ArrayList<>();
 		for (GpuContext context : devices.contexts()) {
 			GpuLauncher launcher = context.launcher();

@@ -28,13 +28,16 @@ import dev.gpucompute.StreamScope;
  * Runs the device side of the service: writing rows into a collection's device storage (growing it
  * by re-allocation and a device-to-device copy) and exact k-nearest-neighbour search.
  *
- * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups, run as one
- * stream-parallel group ({@link GpuLauncher#parallel(List)}): each group, on its own pooled stream,
- * uploads its queries, scores them against every stored vector ({@code knn_score}), selects each
- * query's top k on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
- * {@value KnnKernels#MAX_CHUNKED_K}) and downloads only the k winners per query. A group whose score
- * matrix would exceed the scratch limit works through its queries in smaller sub-batches. Every
- * temporary buffer is allocated, used and freed on its group's stream.
+ * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups of at least
+ * {@code minQueriesPerGroup} queries, run as one stream-parallel group ({@link GpuLauncher#parallel(List)}).
+ * Each group, on its own pooled stream, works as a matrix product: it uploads as many of its queries
+ * as its scratch allows ({@link #plan}) and scores them against slabs of the collection
+ * ({@code knn_score}, tiles of {@value KnnKernels#TILE_Q} queries x {@value KnnKernels#TILE_V} vectors,
+ * so every stored vector is read once per sub-batch, not once per query); each slab's top k per query
+ * is selected on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
+ * {@value KnnKernels#MAX_CHUNKED_K}) and only those k are downloaded; the host merges the slabs' lists
+ * by the kernels' total order (score desc, slot asc), which gives exactly the whole-collection
+ * ranking. Every temporary buffer is allocated, used and freed on its group's stream.
  *
  * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
  * write lock for a write (see {@link VectorCollection}). Both return only after their device work
@@ -45,9 +48,6 @@ import dev.gpucompute.StreamScope;
  * become free in time the request fails with {@link ServiceProblem#busy} (503).
  */
 public final class KnnEngine {
-
-	/** Scratch bytes per query per stored vector of the chunked top-k path (scores + candidates). */
-	private static final int CHUNKED_BYTES_PER_VECTOR = 4 + 8 + 4;
 
 	private final GpuLauncher launcher;
 
@@ -254,15 +254,13 @@ public final class KnnEngine {
 		int groups = Math.max(1, Math.min(this.parallelism, ceilDiv(queryCount, this.minQueriesPerGroup)));
 		int perGroup = ceilDiv(queryCount, groups);
 		groups = ceilDiv(queryCount, perGroup);
-		float[] scores = new float[queryCount * k];
-		int[] slots = new int[queryCount * k];
 		List<CompletableFuture<Void>> downloads = new ArrayList<>();
+		List<Piece> pieces = new ArrayList<>();
 		List<Consumer<GpuStream>> branches = new ArrayList<>(groups);
 		for (int g = 0; g < groups; g++) {
 			int from = g * perGroup;
 			int to = Math.min(queryCount, from + perGroup);
-			branches.add((stream) -> searchGroup(stream, vectors, n, dim, queries, from, to, k, scores, slots,
-					downloads));
+			branches.add((stream) -> searchGroup(stream, vectors, n, dim, queries, from, to, k, pieces, downloads));
 		}
 		try {
 			RuntimeException failure = null;
@@ -286,7 +284,7 @@ public final class KnnEngine {
 		catch (GpuOutOfMemoryException ex) {
 			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());
 		}
-		return new TopK(scores, slots);
+		return merge(pieces, queryCount, k);
 	}
 
 	/** Search results: {@code k} per query, query-major, best first. */
@@ -300,85 +298,167 @@ public final class KnnEngine {
 		 * @param firstSlots the collection slot of each shard's row 0
 		 */
 		static TopK merge(List<TopK> parts, int[] firstSlots, int queryCount, int k) {
-			float[] scores = new float[queryCount * k];
-			int[] slots = new int[queryCount * k];
-			int[] next = new int[parts.size()];
-			for (int q = 0; q < queryCount; q++) {
-				java.util.Arrays.fill(next, 0);
-				for (int r = 0; r < k; r++) {
-					int best = -1;
-					float bestScore = 0;
-					int bestSlot = 0;
-					for (int p = 0; p < parts.size(); p++) {
-						TopK part = parts.get(p);
-						int kp = part.scores.length / queryCount;
-						if (next[p] < kp) {
-							float score = part.scores[q * kp + next[p]];
-							int slot = part.slots[q * kp + next[p]] + firstSlots[p];
-							if (best < 0 || KnnKernels.better(score, slot, bestScore, bestSlot)) {
-								best = p;
-								bestScore = score;
-								bestSlot = slot;
-							}
-						}
+			List<Piece> pieces = new ArrayList<>(parts.size());
+			for (int p = 0; p < parts.size(); p++) {
+				TopK part = parts.get(p);
+				int kp = part.scores.length / queryCount;
+				float[] scores = new float[queryCount * k];
+				int[] slots = new int[queryCount * k];
+				java.util.Arrays.fill(scores, Float.NEGATIVE_INFINITY);
+				java.util.Arrays.fill(slots, KnnKernels.NO_ID);
+				for (int q = 0; q < queryCount; q++) {
+					for (int r = 0; r < kp; r++) {
+						scores[q * k + r] = part.scores[q * kp + r];
+						slots[q * k + r] = part.slots[q * kp + r] + firstSlots[p];
 					}
-					scores[q * k + r] = bestScore;
-					slots[q * k + r] = bestSlot;
-					next[best]++;
 				}
+				pieces.add(new Piece(0, queryCount, scores, slots));
 			}
-			return new TopK(scores, slots);
+			return KnnEngine.merge(pieces, queryCount, k);
 		}
 
+	}
+
+	/**
+	 * The top k of queries {@code [firstQuery, firstQuery + count)} within one slab of the collection:
+	 * {@code count * k} entries, best first per query, padded with {@code (-inf, NO_ID)}.
+	 */
+	private record Piece(int firstQuery, int count, float[] scores, int[] slots) {
+	}
+
+	/**
+	 * How a group works: {@code queries} at a time (a sub-batch) against {@code slab} stored vectors at
+	 * a time, so that one sub-batch's scratch stays within the limit.
+	 */
+	record Plan(int queries, int slab) {
+	}
+
+	/**
+	 * The largest sub-batch (all of the group's queries where possible) with a slab of at least
+	 * {@link #MIN_SLAB} vectors (or the whole collection) within {@code scratchBytes}: batching
+	 * pays because every stored vector is read once per sub-batch, not once per query.
+	 */
+	static Plan plan(int n, int k, int queries, long scratchBytes) {
+		int count = Math.max(1, Math.min(queries, 65_535));
+		while (true) {
+			int slab = largestSlab(n, k, count, scratchBytes);
+			if (slab >= Math.min(n, MIN_SLAB) || count == 1) {
+				return new Plan(count, Math.max(1, slab));
+			}
+			count = ceilDiv(count, 2);
+		}
+	}
+
+	/** Fewest vectors per slab worth scoring before fewer queries per sub-batch are preferred. */
+	static final int MIN_SLAB = 16 * KnnKernels.CHUNK;
+
+	private static int largestSlab(int n, int k, int count, long scratchBytes) {
+		int limit = Math.min(n, KnnKernels.MAX_SLAB);
+		if ((long) count * scratchPerQuery(limit, k) <= scratchBytes) {
+			return limit;
+		}
+		// Scratch grows with the slab: find the largest fitting multiple of CHUNK by bisection.
+		int low = 0;
+		int high = limit / KnnKernels.CHUNK;
+		while (low < high) {
+			int mid = (low + high + 1) >>> 1;
+			if ((long) count * scratchPerQuery(mid * KnnKernels.CHUNK, k) <= scratchBytes) {
+				low = mid;
+			}
+			else {
+				high = mid - 1;
+			}
+		}
+		// A slab must still hold k candidates for the whole-row path; scratch then goes over a little.
+		return Math.max(low * KnnKernels.CHUNK, Math.min(limit, Math.max(k, KnnKernels.CHUNK)));
 	}
 
 	private void searchGroup(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from,
-			int to, int k, float[] scores, int[] slots, List<CompletableFuture<Void>> downloads) {
-		long perQuery = scratchPerQuery(n, k);
-		int batch = (int) Math.max(1, Math.min(Math.min(to - from, 65_535), this.scratchBytes / perQuery));
-		for (int first = from; first < to; first += batch) {
-			int count = Math.min(batch, to - first);
+			int to, int k, List<Piece> pieces, List<CompletableFuture<Void>> downloads) {
+		Plan plan = plan(n, k, to - from, this.scratchBytes);
+		for (int first = from; first < to; first += plan.queries()) {
+			int count = Math.min(plan.queries(), to - first);
 			float[] slice = java.util.Arrays.copyOfRange(queries, first * dim, (first + count) * dim);
-			float[] batchScores = new float[count * k];
-			int[] batchSlots = new int[count * k];
-			try (DeviceBuffer queryBuffer = this.launcher.upload(slice);
-					DeviceBuffer scoreBuffer = this.launcher.allocate((long) count * n * Float.BYTES)) {
-				int warps = KnnKernels.SCORE_BLOCK / KnnKernels.WARP;
-				this.launcher.launch(stream, this.score,
-						LaunchConfig.of(Dim3.of(ceilDiv(n, warps), count), Dim3.of(KnnKernels.SCORE_BLOCK)), n, dim,
-						vectors, queryBuffer, scoreBuffer);
-				DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K) ? chunkedTopK(stream, scoreBuffer, n, count, k)
-						: sortedTopK(stream, scoreBuffer, n, count, k);
-				try {
-					CompletableFuture<Void> scoresDone = best[0].download(batchScores, stream);
-					CompletableFuture<Void> slotsDone = best[1].download(batchSlots, stream);
-					int offset = first * k;
-					downloads.add(CompletableFuture.allOf(scoresDone, slotsDone).thenRun(() -> {
-						System.arraycopy(batchScores, 0, scores, offset, batchScores.length);
-						System.arraycopy(batchSlots, 0, slots, offset, batchSlots.length);
-					}));
-				}
-				finally {
-					closeAll(best);
+			try (DeviceBuffer queryBuffer = this.launcher.upload(slice)) {
+				for (int start = 0; start < n; start += plan.slab()) {
+					int m = Math.min(plan.slab(), n - start);
+					try (DeviceBuffer scoreBuffer = this.launcher.allocate((long) count * m * Float.BYTES)) {
+						this.launcher.launch(stream, this.score,
+								LaunchConfig.of(Dim3.of(ceilDiv(count, KnnKernels.TILE_Q), ceilDiv(m, KnnKernels.TILE_V)),
+										Dim3.of(KnnKernels.SCORE_BLOCK)),
+								m, dim, count, (long) start, vectors, queryBuffer, scoreBuffer);
+						DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K)
+								? chunkedTopK(stream, scoreBuffer, m, count, k, start)
+								: sortedTopK(stream, scoreBuffer, m, count, k, start);
+						try {
+							Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
+							pieces.add(piece);
+							downloads.add(best[0].download(piece.scores(), stream));
+							downloads.add(best[1].download(piece.slots(), stream));
+						}
+						finally {
+							closeAll(best);
+						}
+					}
 				}
 			}
 		}
 	}
 
-	/** Scratch bytes one query needs: its score row plus the candidate buffers of its top-k path. */
-	static long scratchPerQuery(int n, int k) {
-		if (k <= KnnKernels.MAX_CHUNKED_K) {
-			return (long) n * CHUNKED_BYTES_PER_VECTOR + 4L * KnnKernels.CHUNK * 8;
+	/**
+	 * Merges the slabs' top k per query into the overall top k, by the kernels' total order
+	 * (score desc, slot asc), so the result is the one a single whole-collection ranking would give.
+	 */
+	private static TopK merge(List<Piece> pieces, int queryCount, int k) {
+		float[] scores = new float[queryCount * k];
+		int[] slots = new int[queryCount * k];
+		java.util.Arrays.fill(scores, Float.NEGATIVE_INFINITY);
+		java.util.Arrays.fill(slots, KnnKernels.NO_ID);
+		float[] mergedScores = new float[k];
+		int[] mergedSlots = new int[k];
+		for (Piece piece : pieces) {
+			for (int q = 0; q < piece.count(); q++) {
+				int at = (piece.firstQuery() + q) * k;
+				int from = q * k;
+				int a = 0;
+				int b = 0;
+				for (int r = 0; r < k; r++) {
+					if (KnnKernels.better(piece.scores()[from + b], piece.slots()[from + b], scores[at + a], slots[at + a])) {
+						mergedScores[r] = piece.scores()[from + b];
+						mergedSlots[r] = piece.slots()[from + b++];
+					}
+					else {
+						mergedScores[r] = scores[at + a];
+						mergedSlots[r] = slots[at + a++];
+					}
+				}
+				System.arraycopy(mergedScores, 0, scores, at, k);
+				System.arraycopy(mergedSlots, 0, slots, at, k);
+			}
 		}
-		long p = Long.highestOneBit(Math.max(1, n - 1)) << 1;
-		return 4L * n + 8L * p + 8L * k;
+		return new TopK(scores, slots);
+	}
+
+	/**
+	 * Scratch bytes one query needs for a slab of {@code m} vectors: its score row plus the candidate
+	 * buffers of its top-k path (what {@link #chunkedTopK} or {@link #sortedTopK} allocate).
+	 */
+	static long scratchPerQuery(int m, int k) {
+		if (k <= KnnKernels.MAX_CHUNKED_K) {
+			long keep = Math.min(k, KnnKernels.CHUNK);
+			long first = ceilDiv(m, KnnKernels.CHUNK) * keep;
+			long second = ceilDiv(first, KnnKernels.CHUNK) * keep;
+			return 4L * m + 8L * first + 8L * second;
+		}
+		long p = Long.highestOneBit(Math.max(1, Math.max(m, k) - 1)) << 1;
+		return 4L * m + 8L * p + 8L * k;
 	}
 
 	/**
 	 * Repeated {@code knn_topk} passes until one chunk per query is left.
 	 * @return the compact top k: scores and slots, {@code count * k} each
 	 */
-	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k) {
+	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k, int idBase) {
 		int keep = Math.min(k, KnnKernels.CHUNK);
 		// Passes alternate between two buffer pairs; the first pass writes the most candidates, so
 		// pair a (sized by it) and pair b (sized by the second) fit every later pass too.
@@ -403,7 +483,7 @@ public final class KnnEngine {
 				DeviceBuffer inIds = (previous != null) ? previous[1] : scores; // not read when useIds = 0
 				this.launcher.launch(stream, this.topk,
 						LaunchConfig.of(Dim3.of(chunks, count), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k,
-						(previous != null) ? 1 : 0, inScores, inIds, out[0], out[1]);
+						(previous != null) ? 1 : 0, idBase, inScores, inIds, out[0], out[1]);
 				if (chunks == 1) {
 					closeAll((out == a) ? b : a);
 					return out;
@@ -423,13 +503,14 @@ public final class KnnEngine {
 	 * Whole-row bitonic sort for large k, then a device-to-device copy of each row's first k entries.
 	 * @return the compact top k: scores and slots, {@code count * k} each
 	 */
-	private DeviceBuffer[] sortedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k) {
-		int p = Integer.highestOneBit(Math.max(1, n - 1)) << 1;
+	private DeviceBuffer[] sortedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k, int idBase) {
+		// p >= k too: the last slab may hold fewer than k vectors; its padding fills the k entries.
+		int p = Integer.highestOneBit(Math.max(1, Math.max(n, k) - 1)) << 1;
 		DeviceBuffer[] rows = allocatePair((long) count * p);
 		try {
 			int block = KnnKernels.LINEAR_BLOCK;
 			this.launcher.launch(stream, this.sortInit, LaunchConfig.of(Dim3.of(ceilDiv(p, block), count), Dim3.of(block)),
-					n, p, scores, rows[0], rows[1]);
+					n, p, idBase, scores, rows[0], rows[1]);
 			LaunchConfig steps = LaunchConfig.of(Dim3.of(ceilDiv(p / 2, block), count), Dim3.of(block));
 			for (int size = 2; size <= p; size <<= 1) {
 				for (int stride = size >> 1; stride > 0; stride >>= 1) {

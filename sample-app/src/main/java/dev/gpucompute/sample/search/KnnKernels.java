@@ -10,7 +10,7 @@ import dev.gpucompute.ParamType;
 
 /**
  * The search service's kernels: CUDA C under {@code src/main/resources/gpu/kernels/} and, for the
- * CPU backend, Java implementations of exactly the same algorithms.
+ * CPU backend, Java implementations of exactly the same arithmetic.
  *
  * <p>The constants declare each kernel's name, parameter types and CPU implementation, without
  * CUDA code: the application registers them as {@code KernelSource} beans, and the starter pairs
@@ -18,21 +18,43 @@ import dev.gpucompute.ParamType;
  * supplies the CUDA code (so the kernels can be replaced or tuned without rebuilding). Code that
  * runs without the starter uses {@link #withCudaFromClasspath()}.
  *
- * <p>"Exactly the same" is meant literally: each Java twin performs the same floating-point
- * operations in the same order as its CUDA kernel (fused multiply-adds included, via
- * {@link Math#fma(float, float, float)}), so scores and rankings are bit-identical across backends
- * and a test on the CPU backend tests the GPU algorithm.
+ * <p><b>Same bits on both backends.</b> A score is defined operation by operation, and both backends
+ * perform exactly these operations (fused multiply-adds included, {@code fmaf} / {@link Math#fma}):
+ * the dimensions are padded with zeros to a multiple of {@value #LANES}; logical lane {@code l} of
+ * {@value #LANES} accumulates {@code fma(query[j], vector[j], acc)} over the dimensions
+ * {@code j = l (mod 16)} in increasing order, starting from {@code +0}; the lanes are then added by a
+ * fixed tree ({@link #laneTree}: {@code p[l] += p[l + off]} for {@code off} = 8, 4, 2, 1); a NaN
+ * result becomes {@code -inf}, so that ranking is a total order. The CUDA kernel gives each
+ * pair's lanes to 16 threads and adds them with {@code __shfl_down_sync}; the CPU twin does the lanes
+ * as one SIMD register (the Vector API, {@link SimdTileScorer}) or, without the
+ * {@code jdk.incubator.vector} module, as a plain loop ({@link TileScorer.Scalar}). The logical lane
+ * count is fixed, not the hardware's vector width, so the bits do not depend on the machine, the
+ * path or the JIT tier. The top-k selection is a total order, (score desc, slot asc): the CUDA kernel
+ * sorts with a bitonic network, the CPU twin selects with a bounded heap, and both output exactly
+ * the same entries. So scores and rankings are bit-identical across backends, and a test on the CPU
+ * backend tests the GPU algorithm.
  *
  * <p>The sources are constants, shared by all threads; the implementations are stateless apart from
  * per-worker scratch arrays.
  */
 public final class KnnKernels {
 
-	/** Lanes of a warp; the scoring kernel gives each (vector, query) pair one warp. */
-	static final int WARP = 32;
+	private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KnnKernels.class);
 
-	/** Threads per block of the scoring kernel: 8 warps, so 8 vectors per block. */
+	/** Logical lanes of a score's partial sums (fixed, independent of the hardware). */
+	static final int LANES = 16;
+
+	/** Queries per tile of {@code knn_score} (a block's {@code blockIdx.x} picks the query tile). */
+	static final int TILE_Q = 16;
+
+	/** Stored vectors per tile of {@code knn_score} (a block's {@code blockIdx.y} picks the vector tile). */
+	static final int TILE_V = 64;
+
+	/** Threads per block of the scoring kernel: 16 lane groups of 16 threads. */
 	static final int SCORE_BLOCK = 256;
+
+	/** Largest slab of vectors one {@code knn_score} launch covers: CUDA's grid y limit times {@link #TILE_V}. */
+	static final int MAX_SLAB = 65_535 * TILE_V;
 
 	/** Candidates a block of {@code knn_topk} sorts in shared memory (a power of two). */
 	public static final int CHUNK = 2048;
@@ -52,23 +74,32 @@ public final class KnnKernels {
 	/** Where {@code gpu.kernels.locations} finds the CUDA files by default. */
 	public static final String LOCATION = "gpu/kernels/";
 
-	/** {@code knn_score(int n, int dim, const float* vectors, const float* queries, float* scores)}. */
+	/** The JVM option that enables the SIMD path of the CPU backend's scoring. */
+	public static final String SIMD_FLAG = "--add-modules jdk.incubator.vector";
+
+	/**
+	 * {@code knn_score(int m, int dim, int count, long long first, const float* vectors,
+	 * const float* queries, float* scores)}: {@code scores[q * m + i] = score(queries[q], vectors[first + i])}
+	 * for {@code q < count}, {@code i < m}. Grid ({@code ceil(count / TILE_Q)}, {@code ceil(m / TILE_V)}),
+	 * block {@value #SCORE_BLOCK}.
+	 */
 	public static final KernelSource SCORE = KernelSource.named("knn_score")
-		.params(ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
+		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.LONG, ParamType.BUFFER, ParamType.BUFFER,
+				ParamType.BUFFER)
 		.cpu(KnnKernels::score);
 
 	/**
-	 * {@code knn_topk(int m, int k, int useIds, const float* inScores, const int* inIds,
+	 * {@code knn_topk(int m, int k, int useIds, int idBase, const float* inScores, const int* inIds,
 	 * float* outScores, int* outIds)}.
 	 */
 	public static final KernelSource TOPK = KernelSource.named("knn_topk")
-		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER,
-				ParamType.BUFFER)
+		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER,
+				ParamType.BUFFER, ParamType.BUFFER)
 		.cpu(KnnKernels::topk);
 
-	/** {@code knn_sort_init(int n, int p, const float* scores, float* s, int* ids)}. */
+	/** {@code knn_sort_init(int n, int p, int idBase, const float* scores, float* s, int* ids)}. */
 	public static final KernelSource SORT_INIT = KernelSource.named("knn_sort_init")
-		.params(ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
+		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
 		.cpu(KnnKernels::sortInit);
 
 	/** {@code knn_bitonic_step(int p, int size, int stride, float* s, int* ids)}. */
@@ -93,10 +124,54 @@ public final class KnnKernels {
 		return ALL.stream().map((source) -> source.cudaResource(LOCATION + source.name() + ".cu")).toList();
 	}
 
-	/** Per-worker scratch of the CPU twins: a warp's lanes and a top-k chunk. */
+	/** Per-worker scratch of the CPU twins: tiles, lanes and a top-k chunk. */
 	private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
+	/** The CPU backend's scoring path, chosen once: SIMD where the Vector API is usable, else scalar. */
+	private static final TileScorer SCORER = chooseScorer();
+
 	private KnnKernels() {
+	}
+
+	/**
+	 * Loads the Vector API path by name, so that a JVM without {@code jdk.incubator.vector} never links
+	 * it and runs the scalar path instead (same bits, slower).
+	 */
+	private static TileScorer chooseScorer() {
+		if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+			return new TileScorer.Scalar();
+		}
+		try {
+			TileScorer simd = (TileScorer) Class.forName(KnnKernels.class.getPackageName() + ".SimdTileScorer")
+				.getDeclaredMethod("create")
+				.invoke(null);
+			return (simd != null) ? simd : new TileScorer.Scalar();
+		}
+		catch (ReflectiveOperationException | LinkageError ex) {
+			log.debug("Vector API path unavailable", ex);
+			return new TileScorer.Scalar();
+		}
+	}
+
+	/**
+	 * One line for the start-up log saying which scoring path the CPU backend uses and, on the scalar
+	 * path, the JVM option that enables SIMD.
+	 */
+	public static String scoringPath() {
+		if (SCORER instanceof TileScorer.Scalar) {
+			return "CPU scoring: " + SCORER.description() + "; start the JVM with " + SIMD_FLAG
+					+ " for the SIMD path (same results, several times faster)";
+		}
+		return "CPU scoring: " + SCORER.description();
+	}
+
+	/** Whether the CPU backend scores with the Vector API. */
+	static boolean simdActive() {
+		return !(SCORER instanceof TileScorer.Scalar);
+	}
+
+	static TileScorer scorer() {
+		return SCORER;
 	}
 
 	/** "a ranks before b": the higher score, then the lower id. The same predicate as {@code knn_better}. */
@@ -104,111 +179,206 @@ public final class KnnKernels {
 		return scoreA > scoreB || (scoreA == scoreB && idA < idB);
 	}
 
+	/**
+	 * The fixed tree that adds a score's {@value #LANES} partial sums: {@code p[l] += p[l + off]} for
+	 * {@code l < off}, {@code off} = 8, 4, 2, 1 (the order of {@code __shfl_down_sync} with width 16).
+	 * Modifies {@code p}; returns {@code p[0]}.
+	 */
+	static float laneTree(float[] p) {
+		for (int offset = LANES / 2; offset > 0; offset >>= 1) {
+			for (int l = 0; l < offset; l++) {
+				p[l] += p[l + offset];
+			}
+		}
+		return p[0];
+	}
+
+	/** The dimension padded to a multiple of {@value #LANES}. */
+	static int paddedDimension(int dim) {
+		return (dim + LANES - 1) / LANES * LANES;
+	}
+
 	// ---- CPU twins ---------------------------------------------------------------------------
-	// Each runs one CUDA block: it loops over the block's threads (or warps) where the CUDA code
-	// has them run at once. The steps of a block never depend on each other within one
-	// __syncthreads() phase, so running them one after another gives the same result.
+	// Each runs one CUDA block. Where the CUDA code has threads run at once, the twin computes the
+	// same values in another order of independent steps; every individual value is computed by the
+	// same operations, so the results are the same bits.
 
 	static void score(KernelBlock block, KernelArgs args) {
-		int n = args.i32(0);
+		int m = args.i32(0);
 		int dim = args.i32(1);
-		FloatBuffer vectors = args.floats(2);
-		FloatBuffer queries = args.floats(3);
-		FloatBuffer scores = args.floats(4);
-		int warpsPerBlock = block.blockDim().x() / WARP;
-		long q = block.y();
+		int count = args.i32(2);
+		long first = args.i64(3);
+		int q0 = block.x() * TILE_Q;
+		int v0 = block.y() * TILE_V;
+		int qRows = Math.min(TILE_Q, count - q0);
+		int vRows = Math.min(TILE_V, m - v0);
+		if (qRows <= 0 || vRows <= 0) {
+			return;
+		}
+		FloatBuffer vectors = args.floats(4);
+		FloatBuffer queries = args.floats(5);
+		FloatBuffer scores = args.floats(6);
+		int padded = paddedDimension(dim);
 		Scratch scratch = SCRATCH.get();
-		float[] query = scratch.query(dim);
-		float[] row = scratch.row(dim);
-		float[] lanes = scratch.lanes;
-		// Bulk copies to arrays only change where the operands are read from, not the arithmetic.
-		queries.get((int) (q * dim), query, 0, dim);
-		for (int warp = 0; warp < warpsPerBlock; warp++) {
-			long v = (long) block.x() * warpsPerBlock + warp;
-			if (v >= n) {
-				return;
-			}
-			vectors.get((int) (v * dim), row, 0, dim);
-			for (int lane = 0; lane < WARP; lane++) {
-				float acc = 0f;
-				for (int j = lane; j < dim; j += WARP) {
-					acc = Math.fma(query[j], row[j], acc);
-				}
-				lanes[lane] = acc;
-			}
-			// __shfl_down_sync tree: lane l adds lane l + offset; only lanes below offset feed lane 0.
-			for (int offset = WARP / 2; offset > 0; offset >>= 1) {
-				for (int lane = 0; lane < offset; lane++) {
-					lanes[lane] += lanes[lane + offset];
+		float[] queryTile = scratch.queryTile(padded);
+		float[] vectorTile = scratch.vectorTile(padded);
+		float[] out = scratch.out;
+		// Bulk copies into heap tiles only change where the operands are read from, not the arithmetic.
+		copyRows(queries, (long) q0 * dim, qRows, dim, padded, queryTile);
+		int paddedRows = (vRows + 3) & ~3;
+		copyRows(vectors, (first + v0) * dim, vRows, dim, padded, vectorTile);
+		java.util.Arrays.fill(vectorTile, vRows * padded, paddedRows * padded, 0f);
+		SCORER.score(queryTile, qRows, vectorTile, paddedRows, padded, out, scratch.lanes);
+		for (int qi = 0; qi < qRows; qi++) {
+			int row = qi * TILE_V;
+			for (int vi = 0; vi < vRows; vi++) {
+				if (Float.isNaN(out[row + vi])) {
+					out[row + vi] = Float.NEGATIVE_INFINITY;
 				}
 			}
-			scores.put((int) (q * n + v), lanes[0]);
+			scores.put((int) ((long) (q0 + qi) * m + v0), out, row, vRows);
 		}
 	}
 
+	/** Copies {@code rows} rows of {@code dim} floats into rows of {@code padded}, zero-filling each row's tail. */
+	private static void copyRows(FloatBuffer from, long offset, int rows, int dim, int padded, float[] to) {
+		if (padded == dim) {
+			// Rows are back to back in both: one bulk copy (per-row copies cost more than the scoring at dim 128).
+			from.get((int) offset, to, 0, rows * dim);
+			return;
+		}
+		for (int r = 0; r < rows; r++) {
+			from.get((int) (offset + (long) r * dim), to, r * padded, dim);
+			if (padded > dim) {
+				java.util.Arrays.fill(to, r * padded + dim, (r + 1) * padded, 0f);
+			}
+		}
+	}
+
+	/**
+	 * The CPU twin of {@code knn_topk}: the same output as sorting the padded chunk best-first and keeping
+	 * the first {@code keep}, found with a bounded heap (about one comparison per candidate for small k)
+	 * instead of a bitonic network (about 66,000 compare-exchanges per chunk).
+	 */
 	static void topk(KernelBlock block, KernelArgs args) {
 		int m = args.i32(0);
 		int k = args.i32(1);
 		boolean useIds = args.i32(2) != 0;
-		FloatBuffer inScores = args.floats(3);
-		IntBuffer inIds = useIds ? args.ints(4) : null;
-		FloatBuffer outScores = args.floats(5);
-		IntBuffer outIds = args.ints(6);
+		int idBase = args.i32(3);
+		FloatBuffer inScores = args.floats(4);
+		IntBuffer inIds = useIds ? args.ints(5) : null;
+		FloatBuffer outScores = args.floats(6);
+		IntBuffer outIds = args.ints(7);
 		Scratch scratch = SCRATCH.get();
 		float[] score = scratch.score;
 		int[] id = scratch.id;
 		int chunk = block.x();
 		long q = block.y();
 		int keep = Math.min(k, CHUNK);
-		long row = q * m;
 		int base = chunk * CHUNK;
-		for (int i = 0; i < CHUNK; i++) {
-			int g = base + i;
-			if (g < m) {
-				score[i] = inScores.get((int) (row + g));
-				id[i] = useIds ? inIds.get((int) (row + g)) : g;
-			}
-			else {
-				score[i] = Float.NEGATIVE_INFINITY;
-				id[i] = NO_ID;
-			}
+		int real = Math.min(CHUNK, m - base);
+		int row = (int) (q * m + base);
+		inScores.get(row, score, 0, real);
+		if (useIds) {
+			inIds.get(row, id, 0, real);
 		}
-		for (int size = 2; size <= CHUNK; size <<= 1) {
-			for (int stride = size >> 1; stride > 0; stride >>= 1) {
-				for (int t = 0; t < CHUNK / 2; t++) {
-					int i = 2 * t - (t & (stride - 1));
-					int j = i + stride;
-					boolean bestFirst = (i & size) == 0;
-					if (better(score[j], id[j], score[i], id[i]) == bestFirst) {
-						float s = score[i];
-						score[i] = score[j];
-						score[j] = s;
-						int d = id[i];
-						id[i] = id[j];
-						id[j] = d;
-					}
+		float[] heapScore = scratch.heapScore;
+		int[] heapId = scratch.heapId;
+		int size = select(score, useIds ? id : null, idBase + base, real, keep, heapScore, heapId);
+		// A bitonic sort of the chunk would put its (-inf, NO_ID) padding after every real candidate.
+		java.util.Arrays.fill(heapScore, size, keep, Float.NEGATIVE_INFINITY);
+		java.util.Arrays.fill(heapId, size, keep, NO_ID);
+		int out = (int) ((q * block.gridDim().x() + chunk) * keep);
+		outScores.put(out, heapScore, 0, keep);
+		outIds.put(out, heapId, 0, keep);
+	}
+
+	/**
+	 * The best {@code min(keep, count)} of the candidates, best first, into {@code heapScore}/{@code heapId}.
+	 * A heap with the worst kept candidate at the root, then a heap sort. Returns the number selected.
+	 * @param id the candidates' ids, or null for {@code firstId + i}
+	 */
+	static int select(float[] score, int[] id, int firstId, int count, int keep, float[] heapScore, int[] heapId) {
+		int size = 0;
+		int i = 0;
+		for (; i < count && size < keep; i++) {
+			float s = score[i];
+			int d = (id != null) ? id[i] : firstId + i;
+			// Sift up: a parent must not rank before (be better than) its child.
+			int c = size++;
+			while (c > 0) {
+				int parent = (c - 1) >> 1;
+				if (!better(heapScore[parent], heapId[parent], s, d)) {
+					break;
 				}
+				heapScore[c] = heapScore[parent];
+				heapId[c] = heapId[parent];
+				c = parent;
+			}
+			heapScore[c] = s;
+			heapId[c] = d;
+		}
+		float worst = (size > 0) ? heapScore[0] : Float.NaN;
+		for (; i < count; i++) {
+			float s = score[i];
+			// Most candidates lose to the worst kept one on the score alone.
+			if (s < worst) {
+				continue;
+			}
+			int d = (id != null) ? id[i] : firstId + i;
+			if (better(s, d, heapScore[0], heapId[0])) {
+				siftDown(heapScore, heapId, size, s, d);
+				worst = heapScore[0];
 			}
 		}
-		long out = (q * block.gridDim().x() + chunk) * keep;
-		for (int r = 0; r < keep; r++) {
-			outScores.put((int) (out + r), score[r]);
-			outIds.put((int) (out + r), id[r]);
+		// Heap sort: the worst goes to the end each time, leaving the array best first.
+		for (int end = size - 1; end > 0; end--) {
+			float s = heapScore[end];
+			int d = heapId[end];
+			heapScore[end] = heapScore[0];
+			heapId[end] = heapId[0];
+			siftDown(heapScore, heapId, end, s, d);
 		}
+		return size;
+	}
+
+	/** Places (s, d) at the root of a heap of {@code size} and sifts it down. */
+	private static void siftDown(float[] heapScore, int[] heapId, int size, float s, int d) {
+		int c = 0;
+		while (true) {
+			int child = 2 * c + 1;
+			if (child >= size) {
+				break;
+			}
+			int right = child + 1;
+			if (right < size && better(heapScore[child], heapId[child], heapScore[right], heapId[right])) {
+				child = right;
+			}
+			// child is now the worse of the two; stop when (s, d) is no better than it.
+			if (!better(s, d, heapScore[child], heapId[child])) {
+				break;
+			}
+			heapScore[c] = heapScore[child];
+			heapId[c] = heapId[child];
+			c = child;
+		}
+		heapScore[c] = s;
+		heapId[c] = d;
 	}
 
 	static void sortInit(KernelBlock block, KernelArgs args) {
 		int n = args.i32(0);
 		int p = args.i32(1);
-		FloatBuffer scores = args.floats(2);
-		FloatBuffer s = args.floats(3);
-		IntBuffer ids = args.ints(4);
+		int idBase = args.i32(2);
+		FloatBuffer scores = args.floats(3);
+		FloatBuffer s = args.floats(4);
+		IntBuffer ids = args.ints(5);
 		long q = block.y();
 		for (long i = block.firstIndex(); i < block.endIndex(p); i++) {
 			int o = (int) (q * p + i);
 			if (i < n) {
 				s.put(o, scores.get((int) (q * n + i)));
-				ids.put(o, (int) i);
+				ids.put(o, idBase + (int) i);
 			}
 			else {
 				s.put(o, Float.NEGATIVE_INFINITY);
@@ -256,28 +426,34 @@ public final class KnnKernels {
 
 	private static final class Scratch {
 
-		final float[] lanes = new float[WARP];
+		final float[] lanes = new float[LANES];
+
+		final float[] out = new float[TILE_Q * TILE_V];
 
 		final float[] score = new float[CHUNK];
 
 		final int[] id = new int[CHUNK];
 
-		private float[] query = new float[0];
+		final float[] heapScore = new float[CHUNK];
 
-		private float[] row = new float[0];
+		final int[] heapId = new int[CHUNK];
 
-		float[] query(int dim) {
-			if (this.query.length < dim) {
-				this.query = new float[dim];
+		private float[] queryTile = new float[0];
+
+		private float[] vectorTile = new float[0];
+
+		float[] queryTile(int padded) {
+			if (this.queryTile.length < TILE_Q * padded) {
+				this.queryTile = new float[TILE_Q * padded];
 			}
-			return this.query;
+			return this.queryTile;
 		}
 
-		float[] row(int dim) {
-			if (this.row.length < dim) {
-				this.row = new float[dim];
+		float[] vectorTile(int padded) {
+			if (this.vectorTile.length < TILE_V * padded) {
+				this.vectorTile = new float[TILE_V * padded];
 			}
-			return this.row;
+			return this.vectorTile;
 		}
 
 	}

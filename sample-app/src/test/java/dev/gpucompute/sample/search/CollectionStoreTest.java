@@ -371,8 +371,8 @@ class CollectionStoreTest {
 
 	@Test
 	void kernelsGiveTheSameBitsAsTheirDocumentedOrderOfOperations() {
-		// knn_score's warp reduction, replayed independently: lanes stride the dimensions with fma,
-		// then a shuffle-down tree. The CPU twin must produce exactly these bits (the CUDA kernel does).
+		// knn_score's arithmetic, replayed independently: 16 logical lanes stride the dimensions with fma,
+		// then a shuffle-down tree (width 16). The CPU twin must produce exactly these bits (the CUDA kernel does).
 		Random random = new Random(23);
 		int dimension = 77;
 		float[][] v = BruteForce.randomVectors(random, 3, dimension);
@@ -382,13 +382,13 @@ class CollectionStoreTest {
 		List<Hit> hits = this.store.search("bits", q, 3).get(0);
 		for (Hit hit : hits) {
 			float[] row = v["xyz".indexOf(hit.id())];
-			float[] lanes = new float[32];
-			for (int lane = 0; lane < 32; lane++) {
-				for (int j = lane; j < dimension; j += 32) {
+			float[] lanes = new float[16];
+			for (int lane = 0; lane < 16; lane++) {
+				for (int j = lane; j < dimension; j += 16) {
 					lanes[lane] = Math.fma(q[j], row[j], lanes[lane]);
 				}
 			}
-			for (int offset = 16; offset > 0; offset >>= 1) {
+			for (int offset = 8; offset > 0; offset >>= 1) {
 				for (int lane = 0; lane < offset; lane++) {
 					lanes[lane] += lanes[lane + offset];
 				}

@@ -54,7 +54,9 @@ class KnnKernelsTest {
 	void theCudaConstantsMatchTheJavaTwins() throws IOException {
 		assertThat(resource(KnnKernels.LOCATION + "knn_topk.cu")).contains("#define KNN_CHUNK " + KnnKernels.CHUNK,
 				"#define KNN_NO_ID 0x7fffffff");
-		assertThat(resource(KnnKernels.LOCATION + "knn_score.cu")).contains("#define KNN_WARP " + KnnKernels.WARP);
+		assertThat(resource(KnnKernels.LOCATION + "knn_score.cu")).contains("#define KNN_LANES " + KnnKernels.LANES,
+				"#define KNN_TILE_Q " + KnnKernels.TILE_Q, "#define KNN_TILE_V " + KnnKernels.TILE_V,
+				"#define KNN_THREADS " + KnnKernels.SCORE_BLOCK);
 		assertThat(KnnKernels.NO_ID).isEqualTo(0x7fffffff);
 		assertThat(KnnKernels.withCudaFromClasspath()).allSatisfy(
 				(source) -> assertThat(source.cudaForm()).isEqualTo(KernelSource.CudaForm.SOURCE));
