@@ -34,9 +34,12 @@ import dev.gpucompute.sample.storage.WriteAheadLog;
  * keeping them on disk.
  *
  * <p>Every request is validated in full before a lock or a device resource is taken. Writes take
- * the collection's write lock, reserve device memory against the {@link DeviceMemoryBudget}, run
- * the device part through the {@link KnnEngine} and only then record the new ids, so a failed
- * write changes nothing a search could see. Searches take the read lock and run concurrently.
+ * the collection's write lock, reserve device memory against the devices' {@link DeviceMemoryBudget}s
+ * ({@link ShardPlacement}: a new collection goes to the device with the most free budget, one that
+ * outgrows its device continues on another), run the device part through each shard's
+ * {@link KnnEngine} and only then record the new ids, so a failed write changes nothing a search
+ * could see. Searches take the read lock and run concurrently; a collection spread over several
+ * devices is searched on all of them at once and the results merged exactly.
  *
  * <p>Durability: a write is appended to the collection's {@link WriteAheadLog} under the write lock
  * and forced to disk after the lock is released, before the call returns (group commit: concurrent
