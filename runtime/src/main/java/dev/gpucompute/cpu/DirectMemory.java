@@ -18,8 +18,8 @@ import dev.gpucompute.GpuOutOfMemoryException;
  * {@code calloc} and goes back with {@code free}: it is zeroed like a direct buffer, but it is not
  * counted against {@code -XX:MaxDirectMemorySize} (whose default is the maximum heap), so a service
  * with a small heap can still hold large collections, as a GPU holds them outside the heap; and
- * {@code calloc} serves a large block from fresh pages, which become resident only as they are
- * written. Without JNA, or where its native part cannot load, {@code ByteBuffer.allocateDirect}
+ * large blocks come from fresh pages ({@code mmap} on Linux), which become resident only as they
+ * are written and go back to the system when freed. Without JNA, or where its native part cannot load, {@code ByteBuffer.allocateDirect}
  * serves, freed through the JDK's cleaner (otherwise direct memory returns only when the garbage
  * collector finds the buffer unreachable, which would make "memory back to its start" untestable).
  * The choice is made once per JVM and logged at DEBUG.
@@ -62,7 +62,7 @@ final class DirectMemory {
 
 	/** Where the memory comes from, for the backend's description and logs. */
 	static String describe() {
-		return (NATIVE != null) ? "calloc through JNA (outside -XX:MaxDirectMemorySize)"
+		return (NATIVE != null) ? "calloc (mmap from 1 MiB on Linux) through JNA, outside -XX:MaxDirectMemorySize"
 				: "direct buffers (within -XX:MaxDirectMemorySize; JNA not available: " + NativeAllocator.unavailableReason()
 						+ ")";
 	}

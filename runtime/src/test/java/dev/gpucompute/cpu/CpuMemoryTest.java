@@ -48,6 +48,42 @@ class CpuMemoryTest {
 		assertThat(CpuBackendProvider.heldBytes()).isEqualTo(heldBefore);
 	}
 
+	/**
+	 * Large buffers go back to the system when freed (Linux: mapped, not kept in malloc's arenas),
+	 * also after buffers of that size were freed before, which is when glibc starts keeping them.
+	 */
+	@Test
+	void freedLargeBuffersLeaveTheResidentSet() throws Exception {
+		// 16 MiB: below glibc's largest mmap threshold (32 MiB), so malloc would keep it after a free.
+		long size = 16L << 20;
+		org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/status")),
+				"needs /proc/self/status (Linux)");
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).open()) {
+			for (int round = 0; round < 3; round++) {
+				long before = residentBytes();
+				try (DeviceBuffer buffer = context.launcher().allocate(size)) {
+					// Written on the device side, so that no heap array adds to the resident set.
+					buffer.fill((byte) 1, context.launcher().currentStream());
+					context.launcher().synchronize();
+					assertThat(residentBytes() - before).as("round %d: resident while held", round)
+						.isGreaterThan(size / 2);
+				}
+				context.launcher().synchronize();
+				long held = residentBytes() - before;
+				assertThat(held).as("round %d: resident after free", round).isLessThan(size / 2);
+			}
+		}
+	}
+
+	private static long residentBytes() throws java.io.IOException {
+		for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+			if (line.startsWith("VmRSS:")) {
+				return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+			}
+		}
+		throw new IllegalStateException("no VmRSS");
+	}
+
 	@Test
 	void theDefaultBudgetIsNotBoundByTheHeap() {
 		assertThat(CpuBackendProvider.defaultMemoryBudget()).isGreaterThanOrEqualTo(Runtime.getRuntime().maxMemory());
