@@ -22,8 +22,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.KernelSource;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
@@ -76,11 +74,7 @@ class CollectionStoreTest {
 
 	private CollectionStore newStore(GpuContext context, long budget, int parallelism, long scratch,
 			Duration deviceTimeout) {
-		GpuLauncher launcher = context.launcher();
-		java.util.Map<String, KernelSource> sources = new java.util.HashMap<>();
-		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
-		KnnEngine engine = new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
-				parallelism, 2, scratch, deviceTimeout);
+		KnnEngine engine = StoreFixture.engine(context, parallelism, 2, scratch, deviceTimeout);
 		CollectionStore created = new CollectionStore(engine, new CollectionFiles(this.dataDir), new DeviceMemoryBudget(budget),
 				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), CollectionStore.Durability.DEFAULT);
 		created.start();

@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.stream.IntStream;
 
@@ -20,8 +18,6 @@ import org.junit.jupiter.api.io.TempDir;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
-import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.KernelSource;
 import dev.gpucompute.sample.BruteForce;
 import dev.gpucompute.sample.search.CollectionInfo.Placement;
 import dev.gpucompute.sample.storage.CollectionFiles;
@@ -89,11 +85,7 @@ class ShardedStoreTest {
 	}
 
 	private static KnnEngine engine(GpuContext context) {
-		GpuLauncher launcher = context.launcher();
-		Map<String, KernelSource> sources = new HashMap<>();
-		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
-		return new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())), 2, 2,
-				16L << 20, Duration.ofSeconds(60));
+		return StoreFixture.engine(context, 2, 2, 16L << 20, Duration.ofSeconds(60));
 	}
 
 	@Test

@@ -24,11 +24,7 @@ final class StoreFixture implements AutoCloseable {
 	StoreFixture(Path dataDir, CollectionStore.Durability durability) {
 		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(4).maxSize(32).cpuThreads(2).open();
 		try {
-			GpuLauncher launcher = this.context.launcher();
-			Map<String, KernelSource> sources = new HashMap<>();
-			KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
-			KnnEngine engine = new KnnEngine(launcher, this.context.streams(),
-					(source) -> launcher.load(sources.get(source.name())), 2, 2, 64L << 20, Duration.ofSeconds(60));
+			KnnEngine engine = engine(this.context, 2, 2, 64L << 20, Duration.ofSeconds(60));
 			this.store = new CollectionStore(engine, new CollectionFiles(dataDir), new DeviceMemoryBudget(256L << 20),
 					new CollectionStore.Limits(4096, 1024, 256, 1_000_000), durability);
 			this.store.start();
@@ -37,6 +33,16 @@ final class StoreFixture implements AutoCloseable {
 			this.context.close();
 			throw ex;
 		}
+	}
+
+	/** An engine on {@code context} with the service's kernels, their CUDA code from the class path. */
+	static KnnEngine engine(GpuContext context, int parallelism, int minQueriesPerGroup, long scratchBytes,
+			Duration deviceTimeout) {
+		GpuLauncher launcher = context.launcher();
+		Map<String, KernelSource> sources = new HashMap<>();
+		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
+		return new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
+				parallelism, minQueriesPerGroup, scratchBytes, deviceTimeout);
 	}
 
 	@Override
