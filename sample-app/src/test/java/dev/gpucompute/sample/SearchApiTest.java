@@ -234,6 +234,10 @@ class SearchApiTest extends RunningAppTests {
 		assertThat(notAcceptable.status()).isEqualTo(406);
 		assertThat(notAcceptable.json().get("type").asString())
 			.isEqualTo("urn:gpu-compute:sample:problem:not-acceptable");
+		// The error page (what fails outside Spring MVC's handlers lands there) answers in the same format.
+		Http.Response errorPage = this.http.get("/error");
+		assertThat(errorPage.contentType()).startsWith("application/problem+json");
+		assertThat(errorPage.json().get("type").asString()).startsWith("urn:gpu-compute:sample:problem:");
 		awaitIdle();
 	}
 

@@ -201,7 +201,9 @@ public final class CollectionStore implements AutoCloseable {
 					VectorCollection collection = new VectorCollection(name, dimension, metrics[metric]);
 					opened[0] = collection;
 					collection.lock.writeLock().lock();
-					long rows = size + pending.rows();
+					// The snapshot's rows exactly: the log's records may replace rather than add, so
+					// replaying them grows the storage only for what they really add.
+					long rows = size;
 					if (rows > 0) {
 						CollectionStore.this.placement.reserve(collection, rows, false);
 						// Allocated once at its final size: no growth copies while loading.
@@ -211,7 +213,7 @@ public final class CollectionStore implements AutoCloseable {
 						}
 					}
 					loaded[0] = size;
-					collection.reserveIds((int) Math.min(Integer.MAX_VALUE - 8, rows));
+					collection.reserveIds((int) Math.min(Integer.MAX_VALUE - 8, rows + pending.rows()));
 				}
 
 				@Override
@@ -523,7 +525,11 @@ public final class CollectionStore implements AutoCloseable {
 
 	/**
 	 * Writes prepared rows to the device (write lock held): budget, device, then ids. A failed write
-	 * leaves the ids and every shard's size as they were.
+	 * leaves the ids and every shard's size as they were. Over several shards, every allocation is
+	 * made before any shard takes its rows, so running out of room changes nothing; a failure of one
+	 * device after another already took its rows (a device lost, no stream within the timeout)
+	 * leaves those rows replaced but unlogged: the write was answered with an error, so its outcome
+	 * is unknown to the client, and the next snapshot may or may not include them.
 	 */
 	private VectorCollection.Plan write(VectorCollection collection, List<String> ids, float[] rows) {
 		VectorCollection.Plan plan = collection.plan(ids);
@@ -535,6 +541,16 @@ public final class CollectionStore implements AutoCloseable {
 		int dim = collection.dimension();
 		try {
 			this.placement.reserve(collection, newSize, true);
+			if (collection.shards.size() > 1) {
+				// Every allocation first, so that a device without room fails the write before any
+				// shard has taken its rows.
+				for (Shard shard : collection.shards) {
+					long capacity = shard.reservedBytes / ((long) dim * Float.BYTES);
+					if (capacity > shard.capacityRows) {
+						shard.engine().writeRaw(shard, dim, 0, ByteBuffer.allocate(0), capacity);
+					}
+				}
+			}
 			if (collection.shards.size() == 1) {
 				Shard shard = collection.shards.get(0);
 				shard.engine().write(shard, dim, plan.slots(), rows, shard.reservedBytes / ((long) dim * Float.BYTES));
@@ -649,8 +665,17 @@ public final class CollectionStore implements AutoCloseable {
 		List<java.util.concurrent.Future<KnnEngine.TopK>> parts = new ArrayList<>(shards.size());
 		for (int i = 1; i < shards.size(); i++) {
 			Shard shard = shards.get(i);
-			parts.add(this.shardSearches.submit(() -> shard.engine().search(shard.storage, shard.rows, dim, queries,
-					queryCount, Math.min(k, shard.rows))));
+			java.util.concurrent.Callable<KnnEngine.TopK> task = () -> shard.engine().search(shard.storage, shard.rows, dim,
+					queries, queryCount, Math.min(k, shard.rows));
+			try {
+				parts.add(this.shardSearches.submit(task));
+			}
+			catch (RejectedExecutionException ex) {
+				// Closing: this thread searches the shard itself.
+				java.util.concurrent.FutureTask<KnnEngine.TopK> inline = new java.util.concurrent.FutureTask<>(task);
+				inline.run();
+				parts.add(inline);
+			}
 		}
 		Shard first = shards.get(0);
 		List<KnnEngine.TopK> results = new ArrayList<>(shards.size());
@@ -661,25 +686,33 @@ public final class CollectionStore implements AutoCloseable {
 		catch (RuntimeException ex) {
 			failure = ex;
 		}
-		// Every shard's search ends before the read lock is released, also after a failure.
+		// Every shard's search ends before the read lock is released, also after a failure or an
+		// interrupt: until then its device work may read the shard's storage.
+		boolean interrupted = false;
 		for (java.util.concurrent.Future<KnnEngine.TopK> part : parts) {
-			try {
-				results.add(part.get());
-			}
-			catch (java.util.concurrent.ExecutionException ex) {
-				RuntimeException cause = (ex.getCause() instanceof RuntimeException runtime) ? runtime
-						: new IllegalStateException("A shard's search failed", ex.getCause());
-				if (failure == null) {
-					failure = cause;
+			while (true) {
+				try {
+					results.add(part.get());
+					break;
 				}
-				else {
-					failure.addSuppressed(cause);
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+				catch (java.util.concurrent.ExecutionException ex) {
+					RuntimeException cause = (ex.getCause() instanceof RuntimeException runtime) ? runtime
+							: new IllegalStateException("A shard's search failed", ex.getCause());
+					if (failure == null) {
+						failure = cause;
+					}
+					else {
+						failure.addSuppressed(cause);
+					}
+					break;
 				}
 			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException("Interrupted while searching the shards of '" + collection.name() + "'");
-			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
 		}
 		if (failure != null) {
 			throw failure;

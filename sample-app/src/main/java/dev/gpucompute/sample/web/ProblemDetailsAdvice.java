@@ -73,6 +73,18 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	}
 
 	/**
+	 * Anything else: a 500 in the service's format, without internals in the answer (the log has
+	 * them). Spring MVC's own exceptions keep their more specific handlers.
+	 */
+	@ExceptionHandler(Exception.class)
+	ResponseEntity<ProblemDetail> unexpected(Exception ex, HttpServletRequest request) {
+		log.error("Unexpected failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
+		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error", "Internal error",
+				"The request failed unexpectedly (" + ex.getClass().getSimpleName() + "); the service log has the details"),
+				request);
+	}
+
+	/**
 	 * Spring MVC's own errors (405, 406, 415, a bad query parameter, no such path, ...) get the
 	 * service's problem type ({@value #TYPE_PREFIX} plus the status's reason as a slug) and the
 	 * request path as instance, like every other problem of the service.

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
@@ -334,6 +335,42 @@ class CollectionStoreTest {
 		assertThat(this.store.search("alpha", qa, 15)).isEqualTo(beforeA);
 		assertThat(this.store.search("beta", qb, 90)).isEqualTo(beforeB);
 		assertIdle();
+	}
+
+	/**
+	 * A log of replacements adds no rows: a collection near its budget whose log holds many of them
+	 * still loads (found by review: loading once reserved the snapshot's rows plus every logged row).
+	 */
+	@Test
+	void aLogOfReplacementsLoadsIntoANearlyFullBudget(@TempDir Path crashed) throws Exception {
+		this.store.close();
+		this.store = newStore(this.context, 1000 * 32 * 4, 4);
+		this.store.create("m", 32, Metric.DOT);
+		Random random = new Random(5);
+		List<String> ids = IntStream.range(0, 900).mapToObj((i) -> "m" + i).toList();
+		this.store.upsert("m", ids, flat(BruteForce.randomVectors(random, 900, 32), 0, 900));
+		this.store.flushAll();
+		this.store.upsert("m", ids.subList(0, 800), flat(BruteForce.randomVectors(random, 800, 32), 0, 800));
+		float[] queries = flat(BruteForce.randomVectors(random, 4, 32), 0, 4);
+		List<List<Hit>> expected = this.store.search("m", queries, 10);
+		// What a crash leaves: the snapshot and the synced log, copied while the store is running.
+		for (String file : List.of("m.vec", "m.wal")) {
+			Files.copy(this.dataDir.resolve(file), crashed.resolve(file));
+		}
+		assertThat(Files.size(crashed.resolve("m.wal"))).isGreaterThan(800L * 32 * 4);
+		GpuLauncher launcher = this.context.launcher();
+		CollectionStore restarted = new CollectionStore(StoreFixture.engine(this.context, 4, 2, 64L << 20,
+				Duration.ofSeconds(60)), new CollectionFiles(crashed), new DeviceMemoryBudget(1000 * 32 * 4),
+				new CollectionStore.Limits(4096, 1024, 256, 1_000_000), CollectionStore.Durability.DEFAULT);
+		try {
+			restarted.start();
+			assertThat(restarted.get("m").size()).isEqualTo(900);
+			assertThat(restarted.search("m", queries, 10)).isEqualTo(expected);
+		}
+		finally {
+			restarted.close();
+		}
+		launcher.synchronize();
 	}
 
 	@Test

@@ -185,6 +185,51 @@ class ShardedStoreTest {
 		assertThat(reserved(store)).isZero();
 	}
 
+	/**
+	 * A write over several shards allocates on every device before any shard takes its rows: when
+	 * the device of the last shard has no room, replaced rows on the other shards stay as they were
+	 * (found by review: shards once took their rows one after the other).
+	 */
+	@Test
+	void aWriteThatADeviceCannotHoldChangesNoShard(@TempDir Path dir) {
+		// Device 1's own memory is smaller than its share of the service's budget: 40 kB, 625 rows.
+		try (GpuDevices small = GpuDevices.open((ordinal) -> {
+			GpuContext.Builder builder = GpuContext.builder().backend(Backend.CPU).cpuDevices(3).cpuThreads(1).poolSize(2)
+				.maxSize(8);
+			return (ordinal == 1) ? builder.cpuMemoryBudget(40_000) : builder;
+		}, List.of(0, 1, 2))) {
+			List<SearchDevice> searchDevices = new ArrayList<>();
+			for (GpuContext context : small.contexts()) {
+				searchDevices.add(new SearchDevice(context.device().ordinal(), engine(context), new DeviceMemoryBudget(BUDGET)));
+			}
+			CollectionStore store = new CollectionStore(searchDevices, new CollectionFiles(dir), limits(),
+					CollectionStore.Durability.DEFAULT);
+			try {
+				store.start();
+				Random random = new Random(9);
+				store.create("c", DIM, Metric.DOT);
+				store.upsert("c", ids("v", 0, 1000), flat(BruteForce.randomVectors(random, 1000, DIM)));
+				store.upsert("c", ids("v", 1000, 1300), flat(BruteForce.randomVectors(random, 300, DIM)));
+				assertThat(store.get("c").placements()).containsExactly(new Placement(0, 1000), new Placement(1, 300));
+				float[] queries = flat(BruteForce.randomVectors(random, 5, DIM));
+				List<List<Hit>> before = store.search("c", queries, 20);
+				long reservedBefore = reserved(store);
+
+				// Replaces ten rows of the first shard and appends 400, for which device 1 would grow to 700 rows.
+				List<String> batch = new ArrayList<>(ids("v", 0, 10));
+				batch.addAll(ids("w", 0, 400));
+				assertThatThrownBy(() -> store.upsert("c", batch, flat(BruteForce.randomVectors(random, 410, DIM))))
+					.isInstanceOfSatisfying(ServiceProblem.class, (problem) -> assertThat(problem.status()).isEqualTo(422));
+				assertThat(store.search("c", queries, 20)).isEqualTo(before);
+				assertThat(store.get("c").size()).isEqualTo(1300);
+				assertThat(reserved(store)).isEqualTo(reservedBefore);
+			}
+			finally {
+				store.close();
+			}
+		}
+	}
+
 	private static long reserved(CollectionStore store) {
 		return store.devices().stream().mapToLong((device) -> device.budget().reservedBytes()).sum();
 	}
