@@ -7,6 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 
+import dev.gpucompute.sample.storage.WriteAheadLog;
+
 /**
  * Settings of the sample service, prefix {@code sample}. The GPU itself is configured with the
  * starter's {@code gpu.*} properties.
@@ -66,6 +68,9 @@ public class SampleProperties {
 	/** Input limits; requests beyond them get a 4xx problem detail. */
 	public static class Limits {
 
+		/** Largest {@code max-id-length}: any id of that many characters fits a log record. */
+		public static final int MAX_ID_LENGTH = WriteAheadLog.MAX_ID_BYTES / 3;
+
 		/** Largest request body accepted on /collections; larger ones get 413. */
 		private DataSize maxBodySize = DataSize.ofMegabytes(32);
 
@@ -75,7 +80,10 @@ public class SampleProperties {
 		/** Most query vectors in one search request. */
 		private int maxQueries = 1024;
 
-		/** Longest vector id, in characters. */
+		/**
+		 * Longest vector id, in characters; at most 21845, so that every id fits the 65535 UTF-8
+		 * bytes a write-ahead log record gives it (a character takes up to 3 bytes).
+		 */
 		private int maxIdLength = 256;
 
 		/** Most hits one search request may return: its number of queries times k. */
@@ -118,6 +126,11 @@ public class SampleProperties {
 		}
 
 		public void setMaxIdLength(int maxIdLength) {
+			if (maxIdLength < 1 || maxIdLength > MAX_ID_LENGTH) {
+				throw new IllegalArgumentException("sample.limits.max-id-length must be between 1 and " + MAX_ID_LENGTH
+						+ " (an id is logged with at most " + WriteAheadLog.MAX_ID_BYTES
+						+ " UTF-8 bytes, up to 3 per character), got " + maxIdLength);
+			}
 			this.maxIdLength = maxIdLength;
 		}
 

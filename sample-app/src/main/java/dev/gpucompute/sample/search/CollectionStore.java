@@ -322,14 +322,18 @@ public final class CollectionStore implements AutoCloseable {
 	private void fold(VectorCollection collection) {
 		collection.lock.readLock().lock();
 		try {
-			if (collection.closed || collection.log == null || collection.log.size() == 0) {
+			// A broken log (a failed force or an append it could not undo) is usable again only after a
+			// snapshot, even when it holds no records.
+			if (collection.closed || collection.log == null
+					|| (collection.log.size() == 0 && !collection.log.broken())) {
 				return;
 			}
 			persist(collection);
 			collection.log.reset();
 		}
 		catch (IOException | RuntimeException ex) {
-			// The log still holds every write, so nothing is lost; it is retried at the next threshold.
+			// The log still holds every write, so nothing is lost; it is retried at the next threshold
+			// (or the next write, when the log is broken).
 			log.error("Folding the log of collection '{}' into {} failed; the log is kept", collection.name(),
 					this.files.fileOf(collection.name()), ex);
 		}
@@ -380,12 +384,18 @@ public final class CollectionStore implements AutoCloseable {
 			}
 			VectorCollection collection = new VectorCollection(name, dimension, metric);
 			try {
-				persist(collection);
-				// A log left by an earlier collection of this name is emptied (valid length 0).
+				// A log left by an earlier collection of this name is emptied (valid length 0) before the
+				// snapshot exists: a crash in between leaves an empty orphan log, never old writes that the
+				// next start would replay into the new collection.
 				collection.log = new WriteAheadLog(this.files.logOf(name), 0, this.durability.sync());
+				persist(collection);
 			}
-			catch (IOException ex) {
-				throw new UncheckedIOException("Could not write collection '" + name + "'", ex);
+			catch (IOException | RuntimeException ex) {
+				closeQuietly(collection.log, ex);
+				if (ex instanceof IOException io) {
+					throw new UncheckedIOException("Could not write collection '" + name + "'", io);
+				}
+				throw (RuntimeException) ex;
 			}
 			this.collections.put(name, collection);
 			return new Created(true, collection.info());
@@ -415,7 +425,9 @@ public final class CollectionStore implements AutoCloseable {
 	}
 
 	/**
-	 * Deletes a collection: its device memory and its file.
+	 * Deletes a collection: its files, then its device memory. When the files cannot be deleted the
+	 * collection stays as it was in memory (a fold rewrites its snapshot if that was deleted), so a
+	 * failed delete can be retried.
 	 * @throws ServiceProblem 404 when there is none of that name
 	 */
 	public void delete(String name) {
@@ -426,14 +438,25 @@ public final class CollectionStore implements AutoCloseable {
 				if (collection.closed) {
 					throw ServiceProblem.unknownCollection(name);
 				}
-				release(collection);
-				this.collections.remove(name, collection);
 				try {
 					this.files.delete(name);
 				}
 				catch (IOException ex) {
+					if (!Files.exists(this.files.fileOf(name))) {
+						// The snapshot is gone but the log is not: the next start would delete the log as an
+						// orphan, and with it the collection. Rewrite the snapshot, as a fold would.
+						try {
+							persist(collection);
+							collection.log.reset();
+						}
+						catch (IOException | RuntimeException again) {
+							ex.addSuppressed(again);
+						}
+					}
 					throw new UncheckedIOException("Could not delete the files of collection '" + name + "'", ex);
 				}
+				release(collection);
+				this.collections.remove(name, collection);
 			}
 			finally {
 				collection.lock.writeLock().unlock();
@@ -468,7 +491,7 @@ public final class CollectionStore implements AutoCloseable {
 	private Upserted upsert(String name, List<String> ids, float[] rows, boolean owned) {
 		VectorCollection collection = collection(name);
 		int dim = collection.dimension();
-		checkIds(ids);
+		checkIds(ids, dim);
 		if (rows.length != (long) ids.size() * dim) {
 			if (rows.length % dim != 0) {
 				throw ServiceProblem.wrongDimension(name, "vectors", dim, rows.length);
@@ -499,6 +522,12 @@ public final class CollectionStore implements AutoCloseable {
 			collection.log.sync(logged);
 		}
 		catch (IOException ex) {
+			if (collection.closed && !this.closed) {
+				// Deleted while this write was being forced: its log is closed and its files are gone.
+				throw ServiceProblem.unknownCollection(name);
+			}
+			// The log now refuses writes until a snapshot holds everything; take one.
+			scheduleFold(collection);
 			throw new UncheckedIOException("Forcing the write-ahead log of collection '" + name
 					+ "' to disk failed; the write is visible but may not survive a crash", ex);
 		}
@@ -512,7 +541,8 @@ public final class CollectionStore implements AutoCloseable {
 			end = collection.log.appendUpsert(ids.toArray(String[]::new), ids.size(), collection.dimension(), rows);
 		}
 		catch (IOException ex) {
-			// The device already holds the write; a fold writes it into the snapshot, so try that.
+			// The device already holds the write; a fold writes it into the snapshot (and makes a broken
+			// log usable again), so try that.
 			scheduleFold(collection);
 			throw new UncheckedIOException("Appending to the write-ahead log of collection '" + collection.name()
 					+ "' failed; the write is visible and will be kept only if the next snapshot succeeds", ex);
@@ -726,11 +756,17 @@ public final class CollectionStore implements AutoCloseable {
 
 	// ---- helpers -------------------------------------------------------------------------------
 
-	private void checkIds(List<String> ids) {
+	/**
+	 * Checks a write's ids, and that the write fits one log record (ids of at most
+	 * {@value WriteAheadLog#MAX_ID_BYTES} UTF-8 bytes, a record under 2 GiB): the log is appended to
+	 * after the device write, too late to refuse it.
+	 */
+	private void checkIds(List<String> ids, int dimension) {
 		if (ids == null || ids.isEmpty()) {
 			throw ServiceProblem.invalid("ids", "At least one id is required");
 		}
 		Set<String> seen = new HashSet<>(ids.size() * 2);
+		long idBytes = 0;
 		for (int i = 0; i < ids.size(); i++) {
 			String id = ids.get(i);
 			String field = "ids[" + i + "]";
@@ -741,15 +777,29 @@ public final class CollectionStore implements AutoCloseable {
 				throw ServiceProblem.invalid(field, field + " is longer than " + this.limits.maxIdLength()
 						+ " characters (sample.limits.max-id-length)");
 			}
+			int utf8 = 0;
 			for (int c = 0; c < id.length(); c++) {
 				char ch = id.charAt(c);
 				if (Character.isISOControl(ch) || ch == ',') {
 					throw ServiceProblem.invalid(field, field + " contains a comma or control character");
 				}
+				// UTF-8 length: a surrogate counts 2 (a pair is 4 bytes, a lone one is replaced by '?').
+				utf8 += (ch < 0x80) ? 1 : (ch < 0x800 || Character.isSurrogate(ch)) ? 2 : 3;
 			}
+			if (utf8 > WriteAheadLog.MAX_ID_BYTES) {
+				throw ServiceProblem.invalid(field, field + " is " + utf8 + " bytes long in UTF-8, more than the "
+						+ WriteAheadLog.MAX_ID_BYTES + " an id may have");
+			}
+			idBytes += utf8;
 			if (!seen.add(id)) {
 				throw ServiceProblem.invalid(field, "id '" + id + "' occurs more than once in the request");
 			}
+		}
+		long record = WriteAheadLog.payloadBytes(ids.size(), dimension, idBytes);
+		if (record > WriteAheadLog.MAX_PAYLOAD) {
+			throw ServiceProblem.invalid("ids", "A write of " + ids.size() + " vectors of dimension " + dimension
+					+ " with these ids needs a log record of " + record + " bytes, more than the "
+					+ WriteAheadLog.MAX_PAYLOAD + " one write may have; split it into smaller writes");
 		}
 	}
 
@@ -808,6 +858,18 @@ public final class CollectionStore implements AutoCloseable {
 			}
 		}
 		this.placement.release(collection);
+	}
+
+	/** Closes a log after a failure, keeping the failure as the one reported. */
+	private static void closeQuietly(WriteAheadLog log, Exception failure) {
+		if (log != null) {
+			try {
+				log.close();
+			}
+			catch (IOException ex) {
+				failure.addSuppressed(ex);
+			}
+		}
 	}
 
 	/** The devices collections are placed on, each with its budget. */

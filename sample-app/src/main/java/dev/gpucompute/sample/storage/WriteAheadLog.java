@@ -42,10 +42,16 @@ public final class WriteAheadLog implements AutoCloseable {
 
 	static final byte UPSERT = 1;
 
-	/** Largest payload a reader accepts; a bigger length field is damage, not a record. */
-	static final int MAX_PAYLOAD = Integer.MAX_VALUE - 64;
+	/** Largest payload a record may have; a bigger length field is damage, not a record. */
+	public static final int MAX_PAYLOAD = Integer.MAX_VALUE - 64;
+
+	/** Longest id a record can hold, in UTF-8 bytes (its length is stored in 16 bits). */
+	public static final int MAX_ID_BYTES = 0xFFFF;
 
 	private static final int CHUNK = 1 << 20;
+
+	/** Smallest staging buffer: enough for typical single-vector writes. */
+	private static final int MIN_STAGING = 4 << 10;
 
 	private final Path file;
 
@@ -53,8 +59,12 @@ public final class WriteAheadLog implements AutoCloseable {
 
 	private final boolean sync;
 
-	/** Staging for appends, so the JDK's per-thread temporary direct buffers stay small. */
-	private final ByteBuffer staging = ByteBuffer.allocateDirect(CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+	/**
+	 * Staging for appends (guarded by this), direct so that the JDK's per-thread temporary direct
+	 * buffers stay small. Allocated at the first append, sized to the largest record so far up to
+	 * {@value #CHUNK}, and dropped at {@link #close}: a log that is never written holds none.
+	 */
+	private ByteBuffer staging;
 
 	private final CRC32C crc = new CRC32C();
 
@@ -70,6 +80,14 @@ public final class WriteAheadLog implements AutoCloseable {
 	/** Logical position up to which the file is on disk. */
 	private volatile long synced;
 
+	/**
+	 * Why the log cannot be trusted (null while it can): a failed force (Linux may have dropped the
+	 * dirty pages, so a later force could succeed without them), or an append or reset that failed
+	 * and could not be undone. Every append and sync fails until {@link #reset} succeeds, that is
+	 * until a snapshot holds everything. Set under this or syncLock, cleared under both.
+	 */
+	private volatile IOException failure;
+
 	private final Object syncLock = new Object();
 
 	private final AtomicLong forces = new AtomicLong();
@@ -83,17 +101,62 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @param sync whether {@link #sync} forces the file (false only for measuring the cost)
 	 */
 	public WriteAheadLog(Path file, long validLength, boolean sync) throws IOException {
+		this(file, validLength, sync, WriteAheadLog::openChannel);
+	}
+
+	/** Opens the log's file; tests substitute a channel that fails on demand. */
+	@FunctionalInterface
+	interface ChannelOpener {
+
+		FileChannel open(Path file) throws IOException;
+
+	}
+
+	WriteAheadLog(Path file, long validLength, boolean sync, ChannelOpener opener) throws IOException {
 		this.file = file;
 		this.sync = sync;
-		this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-				StandardOpenOption.WRITE);
-		if (this.channel.size() > validLength) {
-			this.channel.truncate(validLength);
-			this.channel.force(false);
+		boolean created = !Files.exists(file);
+		FileChannel opened = opener.open(file);
+		try {
+			if (opened.size() > validLength) {
+				opened.truncate(validLength);
+				opened.force(false);
+			}
+			opened.position(validLength);
+			if (created) {
+				// The new file's directory entry must be durable too, or a crash could lose the whole log.
+				forceDirectory(file.toAbsolutePath().getParent());
+			}
 		}
-		this.channel.position(validLength);
+		catch (IOException | RuntimeException ex) {
+			try {
+				opened.close();
+			}
+			catch (IOException closing) {
+				ex.addSuppressed(closing);
+			}
+			throw ex;
+		}
+		this.channel = opened;
 		this.written = validLength;
 		this.synced = validLength;
+	}
+
+	private static FileChannel openChannel(Path file) throws IOException {
+		return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+	}
+
+	/** Makes a directory's entries durable; best effort, since not every platform can open a directory. */
+	static void forceDirectory(Path directory) {
+		if (directory == null) {
+			return;
+		}
+		try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
+			dir.force(true);
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			// Only the entry's durability across a power loss is weaker.
+		}
 	}
 
 	public Path file() {
@@ -103,6 +166,14 @@ public final class WriteAheadLog implements AutoCloseable {
 	/** Bytes in the file now. */
 	public synchronized long size() {
 		return this.written - this.base;
+	}
+
+	/**
+	 * Whether a fold is due whatever the size: the log failed and only a snapshot followed by a
+	 * successful {@link #reset} makes it usable again.
+	 */
+	public boolean broken() {
+		return this.failure != null;
 	}
 
 	/** Forces done so far (for measuring group commit). */
@@ -116,30 +187,72 @@ public final class WriteAheadLog implements AutoCloseable {
 	}
 
 	/**
+	 * The payload size of an upsert record; the caller checks it against {@link #MAX_PAYLOAD} before
+	 * changing anything.
+	 * @param idBytes the ids' UTF-8 bytes together
+	 */
+	public static long payloadBytes(int count, int dimension, long idBytes) {
+		return 1 + 4 + 4 + (long) count * dimension * Float.BYTES + 2L * count + idBytes;
+	}
+
+	/**
 	 * Appends one upsert record; it is durable only after {@link #sync} with the returned position.
-	 * @param ids the rows' ids, each at most 65535 UTF-8 bytes
+	 * A failed append leaves no trace in the file (it is cut back to where the record began), or,
+	 * when even that fails, leaves the log {@link #broken}.
+	 * @param ids the rows' ids, each at most {@value #MAX_ID_BYTES} UTF-8 bytes
 	 * @param rows {@code ids.length * dimension} values, row-major
 	 * @return the logical end of the record
+	 * @throws IllegalArgumentException when an id or the record is too large (nothing is written)
+	 * @throws IOException when the log is broken or the write failed
 	 */
 	public synchronized long appendUpsert(String[] ids, int count, int dimension, float[] rows) throws IOException {
 		byte[][] encoded = new byte[count][];
-		long payload = 1 + 4 + 4 + (long) count * dimension * Float.BYTES;
+		long idBytes = 0;
 		for (int i = 0; i < count; i++) {
 			encoded[i] = ids[i].getBytes(StandardCharsets.UTF_8);
-			if (encoded[i].length > 0xFFFF) {
-				throw new IllegalArgumentException("id longer than 65535 UTF-8 bytes");
+			if (encoded[i].length > MAX_ID_BYTES) {
+				throw new IllegalArgumentException("id longer than " + MAX_ID_BYTES + " UTF-8 bytes");
 			}
-			payload += 2 + encoded[i].length;
+			idBytes += encoded[i].length;
 		}
+		long payload = payloadBytes(count, dimension, idBytes);
 		if (payload > MAX_PAYLOAD) {
 			throw new IllegalArgumentException("A log record of " + payload + " bytes is too large");
 		}
-		// The CRC is known only at the end: write a header placeholder, the payload, then the header.
+		ensureUsable();
 		long start = this.channel.position();
+		try {
+			writeRecord(encoded, count, dimension, rows, (int) payload, start);
+		}
+		catch (IOException | RuntimeException ex) {
+			undo(start, ex);
+			throw ex;
+		}
+		long end = this.channel.position();
+		this.records.incrementAndGet();
+		this.written = this.base + end;
+		return this.written;
+	}
+
+	private void ensureUsable() throws IOException {
+		IOException cause = this.failure;
+		if (cause != null) {
+			throw new IOException("The write-ahead log " + this.file + " is unusable since an earlier failure ("
+					+ cause.getMessage() + "); it is usable again once the collection's snapshot is written", cause);
+		}
+	}
+
+	private void writeRecord(byte[][] encoded, int count, int dimension, float[] rows, int payload, long start)
+			throws IOException {
+		if (this.staging == null || this.staging.capacity() < Math.min(CHUNK, 8L + payload)) {
+			int size = (int) Math.min(CHUNK, Math.max(MIN_STAGING, Long.highestOneBit(8L + payload - 1) << 1));
+			this.staging = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+		}
+		// The CRC is known only at the end: write a header placeholder, the payload, then the header.
 		this.crc.reset();
 		ByteBuffer out = this.staging;
 		out.clear();
-		out.putInt((int) payload).putInt(0);
+		out.putInt(payload).putInt(0);
 		// The checksum covers the payload: from byte 8 of the first buffer load, then everything.
 		this.crcFrom = out.position();
 		out.put(UPSERT).putInt(count).putInt(dimension);
@@ -158,14 +271,29 @@ public final class WriteAheadLog implements AutoCloseable {
 		}
 		drain(out);
 		ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-		header.putInt((int) payload).putInt((int) this.crc.getValue()).flip();
+		header.putInt(payload).putInt((int) this.crc.getValue()).flip();
 		while (header.hasRemaining()) {
 			this.channel.write(header, start + (8 - header.remaining()));
 		}
-		long end = this.channel.position();
-		this.records.incrementAndGet();
-		this.written = this.base + end;
-		return this.written;
+	}
+
+	/**
+	 * Cuts a failed append's partial record off, so that later records follow the last whole one
+	 * (a partial record in the middle would end every replay there). If that fails too, the log is
+	 * broken until the next snapshot.
+	 */
+	private void undo(long start, Exception cause) {
+		try {
+			this.channel.truncate(start);
+			this.channel.position(start);
+		}
+		catch (IOException | RuntimeException ex) {
+			cause.addSuppressed(ex);
+			IOException failure = new IOException("a failed append could not be cut off (" + ex + ")", cause);
+			this.failure = failure;
+			log.error("The write-ahead log {} holds a partial record that could not be removed; it refuses writes "
+					+ "until the collection's snapshot is written", this.file, ex);
+		}
 	}
 
 	/** Writes the staging buffer out if fewer than {@code bytes} are free. */
@@ -191,6 +319,8 @@ public final class WriteAheadLog implements AutoCloseable {
 	/**
 	 * Returns once everything up to {@code position} is on disk, forcing the file if no other thread
 	 * did so since (group commit: one force covers every record appended before it started).
+	 * @throws IOException when the force fails or failed before (the log is then {@link #broken}
+	 * until the next snapshot: a later force could succeed without the pages the failed one lost)
 	 */
 	public void sync(long position) throws IOException {
 		if (!this.sync || this.synced >= position) {
@@ -198,10 +328,17 @@ public final class WriteAheadLog implements AutoCloseable {
 		}
 		synchronized (this.syncLock) {
 			if (this.synced >= position) {
-				return; // a force that started after our append covered it
+				return; // a force that started after our append covered it, or a snapshot holds it
 			}
+			ensureUsable();
 			long target = this.written;
-			this.channel.force(false);
+			try {
+				this.channel.force(false);
+			}
+			catch (IOException ex) {
+				this.failure = ex;
+				throw ex;
+			}
 			this.forces.incrementAndGet();
 			if (target > this.synced) {
 				this.synced = target;
@@ -211,22 +348,36 @@ public final class WriteAheadLog implements AutoCloseable {
 
 	/**
 	 * Empties the log after its records were folded into a forced snapshot (appends excluded by the
-	 * caller): every position written so far counts as durable, since the snapshot holds it.
+	 * caller): every position written so far counts as durable, since the snapshot holds it. A log
+	 * that was {@link #broken} is usable again once this succeeds.
 	 */
 	public void reset() throws IOException {
 		synchronized (this) {
 			this.channel.truncate(0);
-			this.channel.position(0);
-			this.channel.force(false);
+			// From here on the file is empty: later appends start at 0 with logical positions past every
+			// earlier one, even if the force below fails.
 			this.base = this.written;
-		}
-		synchronized (this.syncLock) {
-			this.synced = Math.max(this.synced, this.base);
+			try {
+				this.channel.position(0);
+				this.channel.force(false);
+			}
+			catch (IOException ex) {
+				this.failure = ex;
+				throw ex;
+			}
+			synchronized (this.syncLock) {
+				this.synced = Math.max(this.synced, this.base);
+				this.failure = null;
+			}
 		}
 	}
 
+	/** Closes the file; a {@link #sync} still waiting then fails with {@link java.nio.channels.ClosedChannelException}. */
 	@Override
 	public void close() throws IOException {
+		synchronized (this) {
+			this.staging = null;
+		}
 		this.channel.close();
 	}
 
@@ -250,7 +401,13 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * Reads a log's intact records in order. A tail that is not a whole record with a matching
 	 * checksum (a crash mid-append; its write was never answered) is dropped with a WARN, never an
 	 * error; {@code validLength} says where the intact records end.
+	 *
+	 * <p>Only the tail may be damaged that way. A damaged record followed by an intact one is damage
+	 * in the middle of the log, which would drop acknowledged writes, so it is an error, unless the
+	 * damaged part holds an all-zero disk block: what an OS crash or power loss leaves where pages of
+	 * records that were never forced (so never answered) had not reached the disk yet.
 	 * @param handler receives each record, or {@code null} only to count them (then nothing is logged)
+	 * @throws IOException when the file cannot be read, or is damaged in the middle (naming the offsets)
 	 */
 	public static Replayed replay(Path file, RecordHandler handler) throws IOException {
 		if (!Files.exists(file)) {
@@ -261,52 +418,123 @@ public final class WriteAheadLog implements AutoCloseable {
 			long position = 0;
 			int count = 0;
 			long rows = 0;
-			ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
 			String problem = null;
 			while (position < size) {
-				if (size - position < 8) {
-					problem = "a partial record header";
-					break;
-				}
-				header.clear();
-				readFully(channel, header, position);
-				header.flip();
-				int length = header.getInt();
-				int expected = header.getInt();
-				if (length < 9 || length > MAX_PAYLOAD || length > size - position - 8) {
-					problem = "a record of " + length + " bytes that the file does not hold";
-					break;
-				}
-				ByteBuffer payload = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
-				readFully(channel, payload, position + 8);
-				payload.flip();
-				CRC32C crc = new CRC32C();
-				crc.update(payload.duplicate());
-				if ((int) crc.getValue() != expected) {
-					problem = "a record whose checksum does not match";
-					break;
-				}
-				Upsert upsert;
-				try {
-					upsert = decode(payload);
-				}
-				catch (RuntimeException ex) {
-					problem = "an unreadable record (" + ex.getMessage() + ")";
+				Parsed parsed = parse(channel, position, size);
+				if (parsed.problem() != null) {
+					problem = parsed.problem();
 					break;
 				}
 				if (handler != null) {
-					handler.upsert(upsert);
+					handler.upsert(parsed.upsert());
 				}
 				count++;
-				rows += upsert.ids().length;
-				position += 8 + length;
+				rows += parsed.upsert().ids().length;
+				position += 8 + parsed.length();
 			}
-			if (problem != null && handler != null) {
-				log.warn("Dropping the last {} bytes of {}: {} at offset {}, the tail of an append that a crash "
-						+ "interrupted (its write was never acknowledged)", size - position, file, problem, position);
+			if (problem != null) {
+				long intact = findIntactRecord(channel, position, size);
+				if (intact >= 0 && !holdsZeroBlock(channel, position, intact)) {
+					throw new IOException("the write-ahead log " + file + " is damaged in the middle: " + problem
+							+ " at offset " + position + ", followed by an intact record at offset " + intact + " (of "
+							+ size + " bytes); dropping the rest could lose acknowledged writes");
+				}
+				if (handler != null) {
+					log.warn("Dropping the last {} bytes of {}: {} at offset {}, the tail of an append that a crash "
+							+ "interrupted (its write was never acknowledged)", size - position, file, problem, position);
+				}
 			}
 			return new Replayed(count, rows, position, size - position);
 		}
+	}
+
+	/** A record read at an offset: the record and its payload length, or what is wrong there. */
+	private record Parsed(Upsert upsert, int length, String problem) {
+	}
+
+	private static Parsed parse(FileChannel channel, long position, long size) throws IOException {
+		if (size - position < 8) {
+			return new Parsed(null, 0, "a partial record header");
+		}
+		ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+		readFully(channel, header, position);
+		header.flip();
+		int length = header.getInt();
+		int expected = header.getInt();
+		if (length < 9 || length > MAX_PAYLOAD || length > size - position - 8) {
+			return new Parsed(null, 0, "a record of " + length + " bytes that the file does not hold");
+		}
+		ByteBuffer payload = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+		readFully(channel, payload, position + 8);
+		payload.flip();
+		CRC32C crc = new CRC32C();
+		crc.update(payload.duplicate());
+		if ((int) crc.getValue() != expected) {
+			return new Parsed(null, 0, "a record whose checksum does not match");
+		}
+		try {
+			return new Parsed(decode(payload), length, null);
+		}
+		catch (RuntimeException ex) {
+			return new Parsed(null, 0, "an unreadable record (" + ex.getMessage() + ")");
+		}
+	}
+
+	/** Bytes of a record's header and the start of its payload (type, count, dimension). */
+	private static final int PREFIX = 8 + 1 + 4 + 4;
+
+	/**
+	 * The offset of the first intact record after {@code damaged}, or -1. Scans every offset, reading
+	 * the file in windows; only offsets whose header and payload start are plausible are checksummed.
+	 */
+	private static long findIntactRecord(FileChannel channel, long damaged, long size) throws IOException {
+		ByteBuffer window = ByteBuffer.allocate(CHUNK + PREFIX).order(ByteOrder.LITTLE_ENDIAN);
+		for (long start = damaged + 1; start + PREFIX <= size; start += CHUNK) {
+			window.clear();
+			window.limit((int) Math.min(window.capacity(), size - start));
+			readFully(channel, window, start);
+			for (int i = 0; i < CHUNK && i + PREFIX <= window.limit(); i++) {
+				long at = start + i;
+				int length = window.getInt(i);
+				if (length < 9 || length > size - at - 8 || window.get(i + 8) != UPSERT) {
+					continue;
+				}
+				int count = window.getInt(i + 9);
+				int dimension = window.getInt(i + 13);
+				if (count < 0 || dimension < 1 || payloadBytes(count, dimension, 0) > length
+						|| payloadBytes(count, dimension, (long) count * MAX_ID_BYTES) < length) {
+					continue;
+				}
+				if (parse(channel, at, size).problem() == null) {
+					return at;
+				}
+			}
+		}
+		return -1;
+	}
+
+	/** Disk block size assumed for unwritten pages: the smallest sector, so any page size is covered. */
+	private static final int BLOCK = 512;
+
+	/** Whether {@code [from, to)} holds an aligned all-zero block of {@value #BLOCK} bytes. */
+	private static boolean holdsZeroBlock(FileChannel channel, long from, long to) throws IOException {
+		long first = (from + BLOCK - 1) / BLOCK * BLOCK;
+		ByteBuffer window = ByteBuffer.allocate(CHUNK);
+		for (long start = first; start + BLOCK <= to; start += CHUNK) {
+			window.clear();
+			window.limit((int) Math.min(CHUNK, (to - start) / BLOCK * BLOCK));
+			readFully(channel, window, start);
+			for (int block = 0; block + BLOCK <= window.limit(); block += BLOCK) {
+				boolean zero = true;
+				for (int i = block; i < block + BLOCK && zero; i += Long.BYTES) {
+					zero = window.getLong(i) == 0;
+				}
+				if (zero) {
+					return true;
+				}
+			}
+		}
+		return false;
 	}
 
 	private static Upsert decode(ByteBuffer payload) {
