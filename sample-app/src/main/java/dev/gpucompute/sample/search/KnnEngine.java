@@ -33,7 +33,8 @@ import dev.gpucompute.StreamScope;
  * Each group, on its own pooled stream, works as a matrix product: it uploads as many of its queries
  * as its scratch allows ({@link #plan}) and scores them against slabs of the collection
  * ({@code knn_score}, tiles of {@value KnnKernels#TILE_Q} queries x {@value KnnKernels#TILE_V} vectors,
- * so every stored vector is read once per sub-batch, not once per query); each slab's top k per query
+ * so every stored vector is read once per sub-batch, not once per query; one score matrix per
+ * sub-batch, reused by its slabs); each slab's top k per query
  * is selected on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
  * {@value KnnKernels#MAX_CHUNKED_K}) and only those k are downloaded; the host merges the slabs' lists
  * by the kernels' total order (score desc, slot asc), which gives exactly the whole-collection

@@ -63,7 +63,8 @@ final class SimdTileScorer {
 
 	/**
 	 * 512-bit vectors: one per pair. The main micro-kernel accumulates 4 queries x 4 vectors and stores
-	 * the accumulators; the lane trees then run over 4 pairs at a time in a separate method (in one
+	 * the accumulators; the lane trees then run over 16 pairs at a time (4 for a tile's last vectors
+	 * where fewer than 16 remain) in separate methods (in one
 	 * method, C2's inlining budget runs out and the Vector API calls fall back to plain Java, about 5x
 	 * slower). Leftover queries (fewer than 4, a single query in particular) use a 1 x 4 micro-kernel
 	 * that finishes its trees in place, which measured faster for them.
@@ -211,7 +212,7 @@ final class SimdTileScorer {
 
 		/**
 		 * The lane trees of the 16 pairs {@code p .. p + 15} (one query, 16 consecutive vectors), stored by
-		 * {@link #block4x4}: the full four-level butterfly, 15 vectors in, one out. Each level halves the
+		 * {@link #block4x4}: the full four-level butterfly, 16 vectors in, one out. Each level halves the
 		 * vectors, so the 16 trees cost 60 lane-wise operations and one store, against about 16 per 4
 		 * pairs plus scalar copies when 4 pairs are reduced at a time. Pair {@code p + r} is fed as input
 		 * {@code bitReversed(r, 4)} (the reversal is its own inverse), so it ends in lane {@code r} and the
