@@ -33,7 +33,8 @@ import dev.gpucompute.StreamScope;
  * Each group, on its own pooled stream, works as a matrix product: it uploads as many of its queries
  * as its scratch allows ({@link #plan}) and scores them against slabs of the collection
  * ({@code knn_score}, tiles of {@value KnnKernels#TILE_Q} queries x {@value KnnKernels#TILE_V} vectors,
- * so every stored vector is read once per sub-batch, not once per query); each slab's top k per query
+ * so every stored vector is read once per sub-batch, not once per query; one score matrix per
+ * sub-batch, reused by its slabs); each slab's top k per query
  * is selected on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
  * {@value KnnKernels#MAX_CHUNKED_K}) and only those k are downloaded; the host merges the slabs' lists
  * by the kernels' total order (score desc, slot asc), which gives exactly the whole-collection
@@ -379,26 +380,29 @@ public final class KnnEngine {
 		for (int first = from; first < to; first += plan.queries()) {
 			int count = Math.min(plan.queries(), to - first);
 			float[] slice = java.util.Arrays.copyOfRange(queries, first * dim, (first + count) * dim);
-			try (DeviceBuffer queryBuffer = this.launcher.upload(slice)) {
+			// One score matrix for all slabs: the stream orders each slab's scoring after the previous
+			// slab's top k, and on the CPU backend a fresh buffer per slab costs a page fault per 4 KiB
+			// (large buffers are mapped), which at 100 queries x 1M vectors was a quarter of the time.
+			try (DeviceBuffer queryBuffer = this.launcher.upload(slice);
+					DeviceBuffer scoreBuffer = this.launcher
+						.allocate((long) count * Math.min(plan.slab(), n) * Float.BYTES)) {
 				for (int start = 0; start < n; start += plan.slab()) {
 					int m = Math.min(plan.slab(), n - start);
-					try (DeviceBuffer scoreBuffer = this.launcher.allocate((long) count * m * Float.BYTES)) {
-						this.launcher.launch(stream, this.score,
-								LaunchConfig.of(Dim3.of(ceilDiv(count, KnnKernels.TILE_Q), ceilDiv(m, KnnKernels.TILE_V)),
-										Dim3.of(KnnKernels.SCORE_BLOCK)),
-								m, dim, count, (long) start, vectors, queryBuffer, scoreBuffer);
-						DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K)
-								? chunkedTopK(stream, scoreBuffer, m, count, k, start)
-								: sortedTopK(stream, scoreBuffer, m, count, k, start);
-						try {
-							Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
-							pieces.add(piece);
-							downloads.add(best[0].download(piece.scores(), stream));
-							downloads.add(best[1].download(piece.slots(), stream));
-						}
-						finally {
-							closeAll(best);
-						}
+					this.launcher.launch(stream, this.score,
+							LaunchConfig.of(Dim3.of(ceilDiv(count, KnnKernels.TILE_Q), ceilDiv(m, KnnKernels.TILE_V)),
+									Dim3.of(KnnKernels.SCORE_BLOCK)),
+							m, dim, count, (long) start, vectors, queryBuffer, scoreBuffer);
+					DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K)
+							? chunkedTopK(stream, scoreBuffer, m, count, k, start)
+							: sortedTopK(stream, scoreBuffer, m, count, k, start);
+					try {
+						Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
+						pieces.add(piece);
+						downloads.add(best[0].download(piece.scores(), stream));
+						downloads.add(best[1].download(piece.slots(), stream));
+					}
+					finally {
+						closeAll(best);
 					}
 				}
 			}

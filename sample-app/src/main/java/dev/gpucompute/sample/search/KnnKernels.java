@@ -226,8 +226,10 @@ public final class KnnKernels {
 		// Bulk copies into heap tiles only change where the operands are read from, not the arithmetic.
 		copyRows(queries, (long) q0 * dim, qRows, dim, padded, queryTile);
 		int paddedRows = (vRows + 3) & ~3;
-		copyRows(vectors, (first + v0) * dim, vRows, dim, padded, vectorTile);
-		java.util.Arrays.fill(vectorTile, vRows * padded, paddedRows * padded, 0f);
+		if (!scratch.holdsVectorTile(args, block.y())) {
+			copyRows(vectors, (first + v0) * dim, vRows, dim, padded, vectorTile);
+			java.util.Arrays.fill(vectorTile, vRows * padded, paddedRows * padded, 0f);
+		}
 		SCORER.score(queryTile, qRows, vectorTile, paddedRows, padded, out, scratch.lanes);
 		for (int qi = 0; qi < qRows; qi++) {
 			int row = qi * TILE_V;
@@ -442,6 +444,18 @@ public final class KnnKernels {
 
 		private float[] vectorTile = new float[0];
 
+		/**
+		 * The launch whose vector tile {@link #vectorTileY} {@link #vectorTile} holds. Blocks run in
+		 * runs of consecutive linear indices (x fastest), so a worker meets the same vector tile once
+		 * per query tile in a row and copies it only the first time. A launch is identified by its
+		 * {@link KernelArgs} instance (one per launch), held weakly so that a finished launch's
+		 * buffers are not kept reachable; a collection rewritten between searches is read by a new
+		 * launch, so a stale tile is never reused. Within a launch the vectors are read-only.
+		 */
+		private java.lang.ref.WeakReference<KernelArgs> vectorTileLaunch = new java.lang.ref.WeakReference<>(null);
+
+		private int vectorTileY = -1;
+
 		float[] queryTile(int padded) {
 			if (this.queryTile.length < TILE_Q * padded) {
 				this.queryTile = new float[TILE_Q * padded];
@@ -452,8 +466,24 @@ public final class KnnKernels {
 		float[] vectorTile(int padded) {
 			if (this.vectorTile.length < TILE_V * padded) {
 				this.vectorTile = new float[TILE_V * padded];
+				this.vectorTileY = -1;
 			}
 			return this.vectorTile;
+		}
+
+		/**
+		 * Whether {@link #vectorTile} already holds vector tile {@code y} of this launch; if not, records
+		 * that it is about to (the caller then copies it). Call after {@link #vectorTile(int)}.
+		 */
+		boolean holdsVectorTile(KernelArgs launch, int y) {
+			if (this.vectorTileLaunch.get() != launch) {
+				this.vectorTileLaunch = new java.lang.ref.WeakReference<>(launch);
+			}
+			else if (this.vectorTileY == y) {
+				return true;
+			}
+			this.vectorTileY = y;
+			return false;
 		}
 
 	}

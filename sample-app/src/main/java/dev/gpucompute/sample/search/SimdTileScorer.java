@@ -63,7 +63,8 @@ final class SimdTileScorer {
 
 	/**
 	 * 512-bit vectors: one per pair. The main micro-kernel accumulates 4 queries x 4 vectors and stores
-	 * the accumulators; the lane trees then run over 4 pairs at a time in a separate method (in one
+	 * the accumulators; the lane trees then run over 16 pairs at a time (4 for a tile's last vectors
+	 * where fewer than 16 remain) in separate methods (in one
 	 * method, C2's inlining budget runs out and the Vector API calls fall back to plain Java, about 5x
 	 * slower). Leftover queries (fewer than 4, a single query in particular) use a 1 x 4 micro-kernel
 	 * that finishes its trees in place, which measured faster for them.
@@ -106,7 +107,11 @@ final class SimdTileScorer {
 				}
 			}
 			for (int qi = 0; qi < (qRows & ~3); qi++) {
-				for (int vi = 0; vi < vRows; vi += 4) {
+				int vi = 0;
+				for (; vi + 16 <= vRows; vi += 16) {
+					reduce16(acc, qi * KnnKernels.TILE_V + vi, out);
+				}
+				for (; vi < vRows; vi += 4) {
 					reduce4(acc, qi * KnnKernels.TILE_V + vi, out, lanes);
 				}
 			}
@@ -203,6 +208,52 @@ final class SimdTileScorer {
 			out[p + 1] = lanes[8];
 			out[p + 2] = lanes[4];
 			out[p + 3] = lanes[12];
+		}
+
+		/**
+		 * The lane trees of the 16 pairs {@code p .. p + 15} (one query, 16 consecutive vectors), stored by
+		 * {@link #block4x4}: the full four-level butterfly, 16 vectors in, one out. Each level halves the
+		 * vectors, so the 16 trees cost 60 lane-wise operations and one store, against about 16 per 4
+		 * pairs plus scalar copies when 4 pairs are reduced at a time. Pair {@code p + r} is fed as input
+		 * {@code bitReversed(r, 4)} (the reversal is its own inverse), so it ends in lane {@code r} and the
+		 * result is stored as it is. Too large for C2 to inline into {@link #score}, which is what keeps it
+		 * out of the caller's inlining budget; it takes and returns no vectors.
+		 */
+		private static void reduce16(float[] acc, int p, float[] out) {
+			int a = p * 16;
+			// Level +8: inputs (2i, 2i + 1) are pairs (rev(2i), rev(2i + 1)) = (r, r + 8) for r = rev(2i).
+			FloatVector c0 = FloatVector.fromArray(S, acc, a);
+			FloatVector c1 = FloatVector.fromArray(S, acc, a + 8 * 16);
+			FloatVector a0 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 4 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 12 * 16);
+			FloatVector a1 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 2 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 10 * 16);
+			FloatVector a2 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 6 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 14 * 16);
+			FloatVector a3 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 16);
+			c1 = FloatVector.fromArray(S, acc, a + 9 * 16);
+			FloatVector a4 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 5 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 13 * 16);
+			FloatVector a5 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 3 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 11 * 16);
+			FloatVector a6 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			c0 = FloatVector.fromArray(S, acc, a + 7 * 16);
+			c1 = FloatVector.fromArray(S, acc, a + 15 * 16);
+			FloatVector a7 = c0.blend(c1, M8).add(c1.blend(c0, M8).rearrange(X8));
+			// Levels +4, +2, +1 on the halves, quarters and eighths.
+			FloatVector b0 = a0.blend(a1, M4).add(a1.blend(a0, M4).rearrange(X4));
+			FloatVector b1 = a2.blend(a3, M4).add(a3.blend(a2, M4).rearrange(X4));
+			FloatVector b2 = a4.blend(a5, M4).add(a5.blend(a4, M4).rearrange(X4));
+			FloatVector b3 = a6.blend(a7, M4).add(a7.blend(a6, M4).rearrange(X4));
+			FloatVector d0 = b0.blend(b1, M2).add(b1.blend(b0, M2).rearrange(X2));
+			FloatVector d1 = b2.blend(b3, M2).add(b3.blend(b2, M2).rearrange(X2));
+			d0.blend(d1, M1).add(d1.blend(d0, M1).rearrange(X1)).intoArray(out, p);
 		}
 
 		/** The lane trees of pairs {@code p .. p + 3}, stored by {@link #block4x4}; as in {@link #block1x4}. */

@@ -183,6 +183,33 @@ class KnnSearchTest {
 		}
 	}
 
+	@Test
+	void aRewrittenCollectionIsScoredFromItsNewVectors() {
+		// One vector tile and three query tiles: each worker reuses its copy of the tile for the next
+		// query tile of the same launch, and the search after the rewrite must not reuse it.
+		int size = 60;
+		int dim = 128;
+		int k = 5;
+		this.store = newStore(64L << 20);
+		Random random = new Random(23);
+		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "v" + i).toList();
+		this.store.create("r", dim, Metric.DOT);
+		float[][] queries = BruteForce.randomVectors(random, 40, dim);
+		for (int round = 0; round < 3; round++) {
+			float[][] vectors = BruteForce.randomVectors(random, size, dim);
+			this.store.upsert("r", ids, flat(vectors));
+			List<List<Hit>> batch = this.store.search("r", flat(queries), k);
+			for (int q = 0; q < queries.length; q++) {
+				float[] scores = new float[k];
+				for (int r = 0; r < k; r++) {
+					scores[r] = batch.get(q).get(r).score();
+				}
+				BruteForce.assertSameResults(batch.get(q).stream().map(Hit::id).toList(), scores,
+						BruteForce.ranking(ids, vectors, queries[q], false), k, "round " + round + ", query " + q);
+			}
+		}
+	}
+
 	private CollectionStore newStore(long scratch) {
 		GpuLauncher launcher = this.context.launcher();
 		java.util.Map<String, KernelSource> sources = new java.util.HashMap<>();
