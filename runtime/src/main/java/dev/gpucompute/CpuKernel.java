@@ -11,7 +11,9 @@ public interface CpuKernel {
 	/**
 	 * Runs one block.
 	 * @param block the block's coordinates; only valid during this call (it is reused)
-	 * @param args typed access to the launch arguments; only valid during this call
+	 * @param args typed access to the launch arguments; only valid during this call. Every block of
+	 * one launch gets the same instance and every launch its own, so an implementation may key
+	 * per-worker caches of what a launch reads by its identity (weakly held)
 	 */
 	void run(KernelBlock block, KernelArgs args);
 

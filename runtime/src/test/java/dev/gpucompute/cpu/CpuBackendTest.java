@@ -94,6 +94,25 @@ class CpuBackendTest {
 		assertThat(this.failures).containsExactly("explode");
 	}
 
+	/** The documented identity of {@code KernelArgs}: one instance per launch, shared by its blocks. */
+	@Test
+	void everyBlockOfALaunchSeesTheSameArgumentsAndEveryLaunchItsOwn() {
+		java.util.Map<Integer, java.util.Set<Object>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+		KernelSource source = KernelSource.named("who").params(ParamType.INT).cpu((block, args) -> seen
+			.computeIfAbsent(args.i32(0), (launch) -> java.util.concurrent.ConcurrentHashMap.newKeySet())
+			.add(args));
+		Kernel kernel = this.context.launcher().load(source);
+		for (int launch = 0; launch < 3; launch++) {
+			this.context.launcher().launch(kernel, LaunchConfig.of(Dim3.of(64), Dim3.of(1)), launch);
+		}
+		this.context.launcher().synchronize();
+		assertThat(seen).hasSize(3);
+		assertThat(seen.values()).allSatisfy((instances) -> assertThat(instances).hasSize(1));
+		java.util.Set<Object> all = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+		seen.values().forEach(all::addAll);
+		assertThat(all).hasSize(3);
+	}
+
 	@Test
 	void failedKernelCompletesTheStreamFutureExceptionally() {
 		KernelSource failing = KernelSource.named("fails").cpu((block, args) -> {
