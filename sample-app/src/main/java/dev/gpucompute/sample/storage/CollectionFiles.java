@@ -167,13 +167,9 @@ public final class CollectionFiles {
 	}
 
 	/** Makes the rename itself durable; best effort, since not every platform can open a directory. */
+	/** The rename is atomic either way; forcing the directory makes it durable across a power loss. */
 	private void forceDirectory() {
-		try (FileChannel dir = FileChannel.open(this.directory, StandardOpenOption.READ)) {
-			dir.force(true);
-		}
-		catch (IOException | UnsupportedOperationException ex) {
-			// The rename is atomic either way; only its durability across a power loss is weaker.
-		}
+		WriteAheadLog.forceDirectory(this.directory);
 	}
 
 	/**
