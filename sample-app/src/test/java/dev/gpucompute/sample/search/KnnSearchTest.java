@@ -18,8 +18,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.KernelSource;
+
+
 import dev.gpucompute.sample.BruteForce;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
@@ -211,11 +211,7 @@ class KnnSearchTest {
 	}
 
 	private CollectionStore newStore(long scratch) {
-		GpuLauncher launcher = this.context.launcher();
-		java.util.Map<String, KernelSource> sources = new java.util.HashMap<>();
-		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
-		KnnEngine engine = new KnnEngine(launcher, this.context.streams(),
-				(source) -> launcher.load(sources.get(source.name())), 4, 128, scratch, Duration.ofSeconds(60));
+		KnnEngine engine = StoreFixture.engine(this.context, 4, 128, scratch, Duration.ofSeconds(60));
 		CollectionStore created = new CollectionStore(engine, new CollectionFiles(this.dataDir),
 				new DeviceMemoryBudget(64L << 20), new CollectionStore.Limits(4096, 1024, 256, 1_000_000),
 				CollectionStore.Durability.DEFAULT);
