@@ -1,5 +1,6 @@
 package dev.gpucompute.cuda;
 
+import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
@@ -207,7 +208,16 @@ final class CudaModules {
 			throw new KernelCompilationException(name, "cuModuleGetFunction returned " + CudaErrors.describe(result), null, null);
 		}
 		this.modules.add(module);
-		return new CudaKernel(this.backend, name, module, function, origin);
+		int staticShared = functionAttribute(function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 0);
+		int dynamicLimit = functionAttribute(function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				SharedMemoryOptIn.defaultDynamicLimit(staticShared));
+		return new CudaKernel(this.backend, name, module, function, origin, staticShared, dynamicLimit);
+	}
+
+	/** A function attribute, or {@code fallback} when the driver does not answer. */
+	private static int functionAttribute(CUfunction function, int attribute, int fallback) {
+		int[] value = new int[1];
+		return (cuFuncGetAttribute(value, attribute, function) == CudaErrors.SUCCESS) ? value[0] : fallback;
 	}
 
 	long compileCount() {
@@ -283,9 +293,14 @@ final class CudaModules {
 				+ "' is not a buffer of the CUDA backend of device " + this.facts.ordinal + ": " + memory);
 	}
 
+	/**
+	 * Raises the kernel's dynamic shared memory limit to {@code bytes}, after checking that its static
+	 * shared memory and {@code bytes} fit the device's per-block limit together.
+	 */
 	private void optIn(CudaKernel kernel, int bytes) {
 		synchronized (kernel) {
-			if (bytes <= kernel.dynamicSharedLimit) {
+			if (SharedMemoryOptIn.target(kernel.name(), bytes, kernel.staticSharedBytes, kernel.dynamicSharedLimit,
+					this.facts.info.maxSharedMemoryPerBlock()) < 0) {
 				return;
 			}
 			this.backend.enter(); // again: waiting for the lock may have moved a virtual thread to another carrier

@@ -541,6 +541,48 @@ class CudaBackendGpuTest {
 		}
 	}
 
+	/**
+	 * 32 KiB of static shared memory and 32 KiB of dynamic: 64 KiB per block, over the default 48 KiB
+	 * although the dynamic part is under it, so the launch must opt in (counting the static part); a
+	 * launch that leaves no room for the static part is refused before the driver, naming both.
+	 */
+	@Test
+	void staticSharedMemoryCountsTowardsTheOptIn() {
+		KernelSource kernel = KernelSource.named("static_and_dynamic_shared").params(INT, BUFFER).cuda("""
+				extern "C" __global__ void static_and_dynamic_shared(int n, float* out) {
+				  __shared__ float fixed[8192];
+				  extern __shared__ float dynamic[];
+				  for (int i = threadIdx.x; i < 8192; i += blockDim.x) fixed[i] = (float) i;
+				  for (int i = threadIdx.x; i < n; i += blockDim.x) dynamic[i] = 2.0f * i;
+				  __syncthreads();
+				  if (threadIdx.x == 0) out[0] = fixed[8191] + dynamic[n - 1];
+				}
+				""");
+		NativeKernel loaded = backend.loadKernel(kernel);
+		int n = 8 * 1024; // 32 KiB of floats
+		NativeMemory out = backend.allocate(4, this.stream);
+		ByteBuffer host = backend.allocateStaging(4);
+		try {
+			backend.launch(loaded, LaunchConfig.of(Dim3.of(1), Dim3.of(256)).withSharedMemory(4 * n), args(n, out), this.stream);
+			backend.copyToHost(out, 0, host, 4, this.stream);
+			this.stream.synchronize();
+			assertThat(host.getFloat(0)).isEqualTo(8191f + 2f * (n - 1));
+			int perBlock = backend.info().maxSharedMemoryPerBlock();
+			int tooMuch = perBlock - 32 * 1024 + 4;
+			assertThatThrownBy(() -> backend.launch(loaded, LaunchConfig.of(Dim3.of(1), Dim3.of(256)).withSharedMemory(tooMuch),
+					args(tooMuch / 4, out), this.stream))
+				.isInstanceOf(dev.gpucompute.InvalidLaunchConfigException.class)
+				.hasMessageContaining("32768 static")
+				.hasMessageContaining("at most " + (perBlock - 32 * 1024) + " dynamic");
+			assertThat(backend.healthProblem()).isNull();
+		}
+		finally {
+			backend.free(out, this.stream);
+			this.stream.synchronize();
+			backend.freeStaging(host);
+		}
+	}
+
 	@Test
 	void manyWhenDoneCallbacksRunOffTheCallingThreadInOrderAfterTheirWork() throws Exception {
 		NativeKernel sleep = backend.loadKernel(SLEEP_THEN_WRITE);
