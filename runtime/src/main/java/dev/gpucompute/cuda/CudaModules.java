@@ -7,8 +7,6 @@ import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadDataJIT;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,8 +29,6 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeMemory;
-import jcuda.NativePointerObject;
-import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUjit_option;
@@ -42,14 +38,12 @@ import jcuda.driver.JITOptions;
 /**
  * The modules-and-launch room of a {@link CudaDeviceBackend}: turns a {@link KernelSource} into a
  * loaded function (compiling CUDA C through {@link CudaCompiler}, with a memory and a disk cache),
- * and launches kernels with their arguments packed into per-thread scratch. Thread-safe.
+ * and launches kernels with their arguments packed into host memory lent per launch
+ * ({@link CudaHostScratch}). Thread-safe.
  */
 final class CudaModules {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaModules.class);
-
-	/** Per host thread: reusable kernel-argument storage. */
-	private static final ThreadLocal<LaunchScratch> SCRATCH = ThreadLocal.withInitial(LaunchScratch::new);
 
 	private final CudaDeviceBackend backend;
 
@@ -62,6 +56,9 @@ final class CudaModules {
 	private final List<String> compileOptions;
 
 	private final Queue<CUmodule> modules = new ConcurrentLinkedQueue<>();
+
+	/** Host memory for launch arguments and module images, freed at close. */
+	private final CudaHostScratch scratch;
 
 	/** Compiled images by cache key, so a kernel loaded twice is compiled once per backend. */
 	private final Map<String, byte[]> compiled = new ConcurrentHashMap<>();
@@ -82,6 +79,7 @@ final class CudaModules {
 		this.compiler = compiler;
 		this.compileOptions = List.copyOf(compileOptions);
 		this.cache = (kernelCacheDir != null) ? new KernelCache(kernelCacheDir) : null;
+		this.scratch = new CudaHostScratch(backend);
 	}
 
 	// ---------------------------------------------------------------- loading
@@ -171,17 +169,23 @@ final class CudaModules {
 	 * {@code cuModuleLoadDataEx}.
 	 */
 	private CUmodule loadModule(String kernelName, byte[] image, String origin) {
-		// A direct copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it
-		// while JIT-compiling, so no Java array is pinned for that long.
-		ByteBuffer data = ByteBuffer.allocateDirect(image.length + 1);
-		data.put(image).put((byte) 0);
 		byte[] errorLog = new byte[16 * 1024];
 		JITOptions jit = new JITOptions();
 		jit.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, errorLog);
 		jit.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, errorLog.length);
 		CUmodule module = new CUmodule();
 		this.backend.enter(); // again: compiling and reading the cache block, which may move a virtual thread to another carrier
-		int result = cuModuleLoadDataJIT(module, Pointer.to(data), jit);
+		// A native copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it while it
+		// JIT-compiles or waits for the device, so no Java array is pinned for that long, and the copy
+		// is host memory of this backend, freed at its close rather than by a garbage collection.
+		HostBlocks.Block<CudaHostScratch.Chunk> data = this.scratch.image(image);
+		int result;
+		try {
+			result = cuModuleLoadDataJIT(module, CudaHostScratch.start(data), jit);
+		}
+		finally {
+			this.scratch.release(data);
+		}
 		if (result != CudaErrors.SUCCESS) {
 			if (result == CudaErrors.OUT_OF_MEMORY) {
 				throw CudaErrors.toException(result, "cuModuleLoadDataEx (kernel '" + kernelName + "')", null, null, image.length);
@@ -240,12 +244,28 @@ final class CudaModules {
 		return this.compiler.describe();
 	}
 
-	/** Unloads every module without throwing (backend close). */
-	void unloadAll() {
+	/**
+	 * Unloads every module and frees the host memory of launches and loads, without throwing (backend
+	 * close, after the device was synchronised).
+	 * @return host blocks still lent by calls that raced the close
+	 */
+	int unloadAll() {
 		CUmodule module;
 		while ((module = this.modules.poll()) != null) {
 			cuModuleUnload(module);
 		}
+		try {
+			return this.scratch.close();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Freeing the host memory of launches and module loads failed", ex);
+			return 0;
+		}
+	}
+
+	/** The host memory of launch arguments and module images (diagnostics and tests). */
+	HostBlocks.Stats hostScratch() {
+		return this.scratch.stats();
 	}
 
 	// ---------------------------------------------------------------- launch
@@ -256,30 +276,26 @@ final class CudaModules {
 		if (shared > kernel.dynamicSharedLimit) {
 			optIn(kernel, shared);
 		}
-		Pointer params = pack(args, kernel);
 		Dim3 grid = config.grid();
 		Dim3 block = config.block();
-		stream.lastKernel = kernel.name();
-		int result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
-				stream.handle, params, null);
+		// One fully written 8-byte slot per parameter and the table of their addresses, in a block of
+		// host memory lent for this call only: the driver copies the values at the launch.
+		HostBlocks.Block<CudaHostScratch.Chunk> arguments = (args.count() == 0) ? null
+				: this.scratch.arguments(args, this.addresses, kernel.name());
+		int result;
+		try {
+			stream.lastKernel = kernel.name();
+			result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
+					stream.handle, (arguments != null) ? CudaHostScratch.table(arguments) : null, null);
+		}
+		finally {
+			if (arguments != null) {
+				this.scratch.release(arguments);
+			}
+		}
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuLaunchKernel", kernel.name(), stream);
 		}
-	}
-
-	/**
-	 * Packs the arguments into this thread's scratch ({@link LaunchPacking}: one fully written
-	 * 8-byte slot per parameter) and a cached {@code void*[]} of slot addresses per arity, so a
-	 * launch allocates nothing.
-	 */
-	private Pointer pack(LaunchArgs args, CudaKernel kernel) {
-		int count = args.count();
-		if (count == 0) {
-			return null;
-		}
-		LaunchScratch scratch = SCRATCH.get();
-		LaunchPacking.pack(args, scratch.values(count), this.addresses, kernel.name());
-		return scratch.params(count);
 	}
 
 	private long argumentAddress(NativeMemory memory, int index, String kernelName) {
@@ -312,45 +328,6 @@ final class CudaModules {
 			}
 			kernel.dynamicSharedLimit = bytes;
 		}
-	}
-
-	/** Reusable launch-argument storage of one host thread. */
-	private static final class LaunchScratch {
-
-		private ByteBuffer values;
-
-		private Pointer[] paramsByCount;
-
-		LaunchScratch() {
-			allocate(16);
-		}
-
-		private void allocate(int slots) {
-			this.values = ByteBuffer.allocateDirect(slots * 8).order(ByteOrder.nativeOrder());
-			this.paramsByCount = new Pointer[slots + 1];
-		}
-
-		ByteBuffer values(int count) {
-			if (count * 8 > this.values.capacity()) {
-				allocate(Math.max(count, this.values.capacity() / 4));
-			}
-			return this.values;
-		}
-
-		Pointer params(int count) {
-			Pointer params = this.paramsByCount[count];
-			if (params == null) {
-				Pointer base = Pointer.to(this.values);
-				NativePointerObject[] slots = new NativePointerObject[count];
-				for (int i = 0; i < count; i++) {
-					slots[i] = base.withByteOffset(8L * i);
-				}
-				params = Pointer.to(slots);
-				this.paramsByCount[count] = params;
-			}
-			return params;
-		}
-
 	}
 
 }
