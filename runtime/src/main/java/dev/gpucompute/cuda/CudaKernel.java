@@ -24,8 +24,11 @@ final class CudaKernel implements NativeKernel {
 	/** The dynamic shared memory it may use now (raised on demand at launch, see {@link SharedMemoryOptIn}). */
 	volatile int dynamicSharedLimit;
 
+	/** How long the driver's module loads for it took ({@code cuModuleLoadDataEx}), compilation excluded. */
+	private final long loadNanos;
+
 	CudaKernel(CudaDeviceBackend backend, String name, CUmodule module, CUfunction function, String origin,
-			int staticSharedBytes, int dynamicSharedLimit) {
+			int staticSharedBytes, int dynamicSharedLimit, long loadNanos) {
 		this.backend = backend;
 		this.name = name;
 		this.module = module;
@@ -33,6 +36,12 @@ final class CudaKernel implements NativeKernel {
 		this.origin = origin;
 		this.staticSharedBytes = staticSharedBytes;
 		this.dynamicSharedLimit = dynamicSharedLimit;
+		this.loadNanos = loadNanos;
+	}
+
+	@Override
+	public long loadNanos() {
+		return this.loadNanos;
 	}
 
 	@Override
