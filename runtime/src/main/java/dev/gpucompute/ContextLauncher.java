@@ -45,12 +45,15 @@ final class ContextLauncher implements GpuLauncher {
 	/** Size of {@link #pendingTimings}, which a queue does not know cheaply. */
 	private final AtomicInteger pendingCount = new AtomicInteger();
 
-	ContextLauncher(GpuContext context) {
+	private final KernelLoads loads;
+
+	ContextLauncher(GpuContext context, java.time.Duration kernelLoadWaitThreshold) {
 		this.context = context;
 		this.backend = context.backendHandle();
 		this.device = this.backend.info();
 		this.listener = context.listener();
 		this.timing = context.kernelTiming();
+		this.loads = new KernelLoads(context, this, kernelLoadWaitThreshold);
 	}
 
 	@Override
@@ -62,11 +65,16 @@ final class ContextLauncher implements GpuLauncher {
 
 	@Override
 	public Kernel load(KernelSource source) {
+		return load(source, KernelLoad.Trigger.LOAD);
+	}
+
+	/** Loads {@code source} unless a kernel of its name is loaded; {@code trigger} says why, for the report. */
+	Kernel load(KernelSource source, KernelLoad.Trigger trigger) {
 		Objects.requireNonNull(source, "source");
 		this.context.ensureOpen();
 		Kernel existing = this.kernels.get(source.name());
 		if (existing == null) {
-			existing = loadOnce(source);
+			existing = loadOnce(source, trigger);
 		}
 		if (existing.source() != source) {
 			String difference = existing.source().differenceFrom(source);
@@ -83,7 +91,7 @@ final class ContextLauncher implements GpuLauncher {
 	 * Loads a kernel not loaded yet. Compiling can take seconds, so it runs outside any lock shared
 	 * between kernels: only callers of the same name wait for it, and they get its outcome.
 	 */
-	private Kernel loadOnce(KernelSource source) {
+	private Kernel loadOnce(KernelSource source, KernelLoad.Trigger trigger) {
 		CompletableFuture<Kernel> mine = new CompletableFuture<>();
 		CompletableFuture<Kernel> theirs = this.loading.putIfAbsent(source.name(), mine);
 		if (theirs != null) {
@@ -103,7 +111,7 @@ final class ContextLauncher implements GpuLauncher {
 		try {
 			Kernel loaded = this.kernels.get(source.name());
 			if (loaded == null) {
-				loaded = new Kernel(this.context, source, this.backend.loadKernel(source));
+				loaded = new Kernel(this.context, source, this.loads.load(source, trigger));
 				this.kernels.put(source.name(), loaded);
 			}
 			mine.complete(loaded);
@@ -148,12 +156,17 @@ final class ContextLauncher implements GpuLauncher {
 		launchOn(currentStream(), kernel, config, args);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>The only launch that may load a kernel: the first one of a source not loaded yet, reported as
+	 * {@link KernelLoad.Trigger#LAUNCH} and logged (see {@link KernelLoads}).
+	 */
 	@Override
 	public void launch(KernelSource source, LaunchConfig config, Object... args) {
 		Objects.requireNonNull(source, "source");
 		Kernel kernel = this.kernels.get(source.name());
 		if (kernel == null || kernel.source() != source) {
-			kernel = load(source);
+			kernel = load(source, KernelLoad.Trigger.LAUNCH);
 		}
 		launchOn(currentStream(), kernel, config, args);
 	}
@@ -370,6 +383,15 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	// ---- current stream ----------------------------------------------------------------------
+
+	/**
+	 * The calling thread's current stream without side effects: its scope's stream while that
+	 * lease is open, else its default stream. For reports; launches use {@link #currentStream()}.
+	 */
+	GpuStream currentStreamQuietly() {
+		GpuStream stream = this.current.get();
+		return (stream == null || stream.leaseClosed()) ? this.context.defaultStream() : stream;
+	}
 
 	@Override
 	public GpuStream currentStream() {

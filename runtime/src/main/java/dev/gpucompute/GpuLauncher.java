@@ -30,7 +30,10 @@ public interface GpuLauncher {
 	GpuContext context();
 
 	/**
-	 * Loads (compiles where needed) a kernel, or returns the one already loaded under that name.
+	 * Loads (compiles where needed) a kernel, or returns the one already loaded under that name. On
+	 * CUDA a load waits for the work in flight on the device, so call this before work starts (or name
+	 * the kernels on {@link GpuContext.Builder#kernels}); every load is reported to
+	 * {@link GpuListener#kernelLoaded} and one that waited is logged at WARN (see {@link KernelLoad}).
 	 * @throws KernelCompilationException when it does not compile, with the compiler log
 	 * @throws GpuException when a different kernel is already loaded under the same name
 	 */
@@ -48,7 +51,12 @@ public interface GpuLauncher {
 	/** Launches on the calling thread's current stream. */
 	void launch(Kernel kernel, LaunchConfig config, Object... args);
 
-	/** Loads {@code source} on first use, then launches on the current stream. */
+	/**
+	 * Loads {@code source} on first use, then launches on the current stream. The only launch that
+	 * loads a kernel: its first launch of a kernel not loaded yet, which is logged (INFO, naming the
+	 * kernel) and reported as {@link KernelLoad.Trigger#LAUNCH}; on CUDA that load waits for the work in
+	 * flight on the device. Load kernels up front and later launches of them load nothing.
+	 */
 	void launch(KernelSource source, LaunchConfig config, Object... args);
 
 	/** Launches on {@code stream}. */

@@ -30,6 +30,16 @@ public interface GpuListener {
 	default void kernelTimed(String kernel, long nanos) {
 	}
 
+	/**
+	 * A kernel was loaded into the context: at open, by {@link GpuLauncher#load}, or by the first
+	 * launch of a {@link KernelSource} not loaded yet; {@link KernelLoad#waited()} tells whether it
+	 * waited for work in flight (the context also logs that at WARN). Called on the loading thread,
+	 * after the load; loads are rare, so the record costs nothing that matters. A load that fails is
+	 * not reported here: it throws.
+	 */
+	default void kernelLoaded(KernelLoad load) {
+	}
+
 	/** A lease was granted after waiting {@code waitNanos}. */
 	default void leaseAcquired(long waitNanos) {
 	}

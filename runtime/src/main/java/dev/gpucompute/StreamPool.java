@@ -523,6 +523,24 @@ public final class StreamPool {
 		}
 	}
 
+	/**
+	 * Whether any pooled stream, leased or idle, has work in flight now (a query of each; a stream
+	 * that cannot be queried counts as idle). For the kernel-load report; not for the launch path.
+	 */
+	boolean anyBusy() {
+		for (Slot slot : this.all) {
+			try {
+				if (!slot.stream.query()) {
+					return true;
+				}
+			}
+			catch (RuntimeException ex) {
+				// Destroyed meanwhile, or the device failed: nothing in flight that a load would wait for.
+			}
+		}
+		return false;
+	}
+
 	/** A consistent snapshot of the pool's figures. */
 	public PoolStats stats() {
 		List<PoolStats.StreamStats> streams = new ArrayList<>();

@@ -3,6 +3,7 @@ package dev.gpucompute.autoconfigure;
 import java.util.List;
 
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.KernelLoad;
 
 /**
  * Passes every callback to several listeners, in order. Listeners must not throw (the
@@ -42,6 +43,13 @@ final class CompositeGpuListener implements GpuListener {
 	public void kernelTimed(String kernel, long nanos) {
 		for (GpuListener listener : this.listeners) {
 			listener.kernelTimed(kernel, nanos);
+		}
+	}
+
+	@Override
+	public void kernelLoaded(KernelLoad load) {
+		for (GpuListener listener : this.listeners) {
+			listener.kernelLoaded(load);
 		}
 	}
 

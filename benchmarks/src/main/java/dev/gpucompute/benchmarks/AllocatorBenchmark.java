@@ -122,15 +122,15 @@ public class AllocatorBenchmark {
 
 	@Benchmark
 	public void cuda_allocAsyncFreeSync(Raw state) {
-		JCudaDriver.cuMemAllocAsync(state.device, state.bytes, state.stream);
-		JCudaDriver.cuMemFreeAsync(state.device, state.stream);
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuMemAllocAsync(state.device, state.bytes, state.stream), "cuMemAllocAsync");
+		RawCuda.check(JCudaDriver.cuMemFreeAsync(state.device, state.stream), "cuMemFreeAsync");
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 	}
 
 	@Benchmark
 	public void cuda_allocFree(Raw state) {
-		JCudaDriver.cuMemAlloc(state.device, state.bytes);
-		JCudaDriver.cuMemFree(state.device);
+		RawCuda.check(JCudaDriver.cuMemAlloc(state.device, state.bytes), "cuMemAlloc");
+		RawCuda.check(JCudaDriver.cuMemFree(state.device), "cuMemFree");
 	}
 
 }

@@ -139,8 +139,8 @@ public class CopyBenchmark {
 		public void open() {
 			this.cuda = new RawCuda();
 			this.stream = this.cuda.stream();
-			JCudaDriver.cuMemAlloc(this.device, this.bytes);
-			JCudaDriver.cuMemAllocHost(this.pinned, this.bytes);
+			RawCuda.check(JCudaDriver.cuMemAlloc(this.device, this.bytes), "cuMemAlloc");
+			RawCuda.check(JCudaDriver.cuMemAllocHost(this.pinned, this.bytes), "cuMemAllocHost");
 			this.pageable = host(this.bytes, (byte) 7);
 		}
 
@@ -152,8 +152,8 @@ public class CopyBenchmark {
 		@TearDown(Level.Trial)
 		public void close() {
 			this.cuda.makeCurrent();
-			JCudaDriver.cuMemFree(this.device);
-			JCudaDriver.cuMemFreeHost(this.pinned);
+			RawCuda.check(JCudaDriver.cuMemFree(this.device), "cuMemFree");
+			RawCuda.check(JCudaDriver.cuMemFreeHost(this.pinned), "cuMemFreeHost");
 			this.cuda.close();
 		}
 
@@ -180,27 +180,27 @@ public class CopyBenchmark {
 
 	@Benchmark
 	public void cuda_pageableUpload(Raw state, Traffic traffic) {
-		JCudaDriver.cuMemcpyHtoD(state.device, Pointer.to(state.pageable), state.bytes);
+		RawCuda.check(JCudaDriver.cuMemcpyHtoD(state.device, Pointer.to(state.pageable), state.bytes), "cuMemcpyHtoD");
 		traffic.bytes += state.bytes;
 	}
 
 	@Benchmark
 	public void cuda_pageableDownload(Raw state, Traffic traffic) {
-		JCudaDriver.cuMemcpyDtoH(Pointer.to(state.pageable), state.device, state.bytes);
+		RawCuda.check(JCudaDriver.cuMemcpyDtoH(Pointer.to(state.pageable), state.device, state.bytes), "cuMemcpyDtoH");
 		traffic.bytes += state.bytes;
 	}
 
 	@Benchmark
 	public void cuda_pinnedUpload(Raw state, Traffic traffic) {
-		JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, state.bytes, state.stream);
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, state.bytes, state.stream), "cuMemcpyHtoDAsync");
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 		traffic.bytes += state.bytes;
 	}
 
 	@Benchmark
 	public void cuda_pinnedDownload(Raw state, Traffic traffic) {
-		JCudaDriver.cuMemcpyDtoHAsync(state.pinned, state.device, state.bytes, state.stream);
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuMemcpyDtoHAsync(state.pinned, state.device, state.bytes, state.stream), "cuMemcpyDtoHAsync");
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 		traffic.bytes += state.bytes;
 	}
 

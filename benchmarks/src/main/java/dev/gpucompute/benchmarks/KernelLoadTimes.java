@@ -22,6 +22,9 @@ import dev.gpucompute.spi.BackendConfig;
  * and the disk cache a second process would hit. One load each, after one warm-up load of another
  * kernel per backend (so that loading NVRTC and the driver's first-module costs are not counted).
  * Not a JMH benchmark: a first load is a one-time cost, which is what a service pays at start-up.
+ * Then {@link BusyDeviceLoads}: the same loads with the device idle and while a 1 s kernel runs on
+ * another stream, by {@code cuModuleLoadDataEx} (what the runtime uses) and by CUDA 12's
+ * {@code cuLibraryLoadData} (through JNA: JCuda 12.6.0 does not bind it), saying whether each waited.
  *
  * <pre>java -cp ... dev.gpucompute.benchmarks.KernelLoadTimes sample-app/target/classes/gpu/kernels</pre>
  */
@@ -84,12 +87,26 @@ public final class KernelLoadTimes {
 				}
 				System.out.printf(Locale.ROOT, "%-20s %12.1f %12.1f %12.1f%n", name, prebuilt, compile, cached);
 			}
+			busyDeviceLoads(sources);
 		}
 		finally {
 			try (Stream<Path> files = Files.walk(cache)) {
 				files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
 			}
 		}
+	}
+
+	/** The busy-device table, with the first kernel's prebuilt fatbin when there is one (no JIT), else PTX. */
+	private static void busyDeviceLoads(List<Path> sources) throws IOException {
+		for (Path file : sources) {
+			String name = file.getFileName().toString().replaceFirst("\\.cu$", "");
+			Path fatbin = file.resolveSibling(name + ".fatbin");
+			if (Files.isRegularFile(fatbin)) {
+				BusyDeviceLoads.print(Files.readAllBytes(fatbin), name, "the fatbin of " + name);
+				return;
+			}
+		}
+		BusyDeviceLoads.print(BusyDeviceLoads.ptxImage(Bench.EMPTY_PTX), "empty", "a PTX kernel, JIT-compiled at each load");
 	}
 
 	private static CudaDeviceBackend open(Path cacheDir) {

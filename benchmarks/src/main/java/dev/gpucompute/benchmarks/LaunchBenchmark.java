@@ -210,9 +210,9 @@ public class LaunchBenchmark {
 	@Benchmark
 	public void cuda_rawLaunch(RawLaunch state) {
 		for (int i = 0; i < BATCH; i++) {
-			JCudaDriver.cuLaunchKernel(state.function, 1, 1, 1, 1, 1, 1, 0, state.stream, null, null);
+			RawCuda.check(JCudaDriver.cuLaunchKernel(state.function, 1, 1, 1, 1, 1, 1, 0, state.stream, null, null), "cuLaunchKernel");
 		}
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 	}
 
 }

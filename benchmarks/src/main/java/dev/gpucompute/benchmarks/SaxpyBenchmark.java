@@ -216,8 +216,8 @@ public class SaxpyBenchmark {
 		public void open() {
 			this.cuda = new RawCuda();
 			this.stream = this.cuda.stream();
-			JCudaDriver.cuMemAlloc(this.src, 4L * this.n);
-			JCudaDriver.cuMemAlloc(this.dst, 4L * this.n);
+			RawCuda.check(JCudaDriver.cuMemAlloc(this.src, 4L * this.n), "cuMemAlloc");
+			RawCuda.check(JCudaDriver.cuMemAlloc(this.dst, 4L * this.n), "cuMemAlloc");
 		}
 
 		@Setup(Level.Iteration)
@@ -228,8 +228,8 @@ public class SaxpyBenchmark {
 		@TearDown(Level.Trial)
 		public void close() {
 			this.cuda.makeCurrent();
-			JCudaDriver.cuMemFree(this.src);
-			JCudaDriver.cuMemFree(this.dst);
+			RawCuda.check(JCudaDriver.cuMemFree(this.src), "cuMemFree");
+			RawCuda.check(JCudaDriver.cuMemFree(this.dst), "cuMemFree");
 			this.cuda.close();
 		}
 
@@ -249,8 +249,8 @@ public class SaxpyBenchmark {
 
 	@Benchmark
 	public void cuda_deviceCopy(DeviceCopy state, Traffic traffic) {
-		JCudaDriver.cuMemcpyDtoDAsync(state.dst, state.src, 4L * state.n, state.stream);
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuMemcpyDtoDAsync(state.dst, state.src, 4L * state.n, state.stream), "cuMemcpyDtoDAsync");
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 		traffic.bytes += 8L * state.n;
 	}
 

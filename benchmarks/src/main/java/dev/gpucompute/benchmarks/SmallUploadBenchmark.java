@@ -8,7 +8,6 @@ import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
-import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstreamCallback;
 import jcuda.driver.JCudaDriver;
@@ -114,11 +113,11 @@ public class SmallUploadBenchmark {
 		public void open() {
 			this.cuda = new RawCuda();
 			this.stream = this.cuda.stream();
-			JCudaDriver.cuMemAlloc(this.device, BYTES);
-			JCudaDriver.cuMemAllocHost(this.pinned, BYTES);
+			RawCuda.check(JCudaDriver.cuMemAlloc(this.device, BYTES), "cuMemAlloc");
+			RawCuda.check(JCudaDriver.cuMemAllocHost(this.pinned, BYTES), "cuMemAllocHost");
 			for (int i = 0; i < this.events.length; i++) {
 				this.events[i] = new CUevent();
-				JCudaDriver.cuEventCreate(this.events[i], CUevent_flags.CU_EVENT_DISABLE_TIMING);
+				RawCuda.check(JCudaDriver.cuEventCreate(this.events[i], CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 			}
 		}
 
@@ -130,12 +129,12 @@ public class SmallUploadBenchmark {
 		@TearDown(Level.Trial)
 		public void close() {
 			this.cuda.makeCurrent();
-			JCudaDriver.cuStreamSynchronize(this.stream);
+			RawCuda.check(JCudaDriver.cuStreamSynchronize(this.stream), "cuStreamSynchronize");
 			for (CUevent event : this.events) {
-				JCudaDriver.cuEventDestroy(event);
+				RawCuda.check(JCudaDriver.cuEventDestroy(event), "cuEventDestroy");
 			}
-			JCudaDriver.cuMemFree(this.device);
-			JCudaDriver.cuMemFreeHost(this.pinned);
+			RawCuda.check(JCudaDriver.cuMemFree(this.device), "cuMemFree");
+			RawCuda.check(JCudaDriver.cuMemFreeHost(this.pinned), "cuMemFreeHost");
 			this.cuda.close();
 		}
 
@@ -158,8 +157,8 @@ public class SmallUploadBenchmark {
 		CountDownLatch done = new CountDownLatch(UPLOADS);
 		CUstreamCallback callback = (stream, status, userData) -> done.countDown();
 		for (int i = 0; i < UPLOADS; i++) {
-			JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream);
-			JCudaDriver.cuStreamAddCallback(state.stream, callback, null, 0);
+			RawCuda.check(JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream), "cuMemcpyHtoDAsync");
+			RawCuda.check(JCudaDriver.cuStreamAddCallback(state.stream, callback, null, 0), "cuStreamAddCallback");
 		}
 		done.await();
 	}
@@ -168,21 +167,19 @@ public class SmallUploadBenchmark {
 	@OperationsPerInvocation(UPLOADS)
 	public void cuda_uploadsWithEvents(Raw state) {
 		for (int i = 0; i < UPLOADS; i++) {
-			JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream);
-			JCudaDriver.cuEventRecord(state.events[i & 63], state.stream);
+			RawCuda.check(JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream), "cuMemcpyHtoDAsync");
+			RawCuda.check(JCudaDriver.cuEventRecord(state.events[i & 63], state.stream), "cuEventRecord");
 		}
-		if (JCudaDriver.cuStreamSynchronize(state.stream) != CUresult.CUDA_SUCCESS) {
-			throw new IllegalStateException("synchronize failed");
-		}
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 	}
 
 	@Benchmark
 	@OperationsPerInvocation(UPLOADS)
 	public void cuda_uploadsOnly(Raw state) {
 		for (int i = 0; i < UPLOADS; i++) {
-			JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream);
+			RawCuda.check(JCudaDriver.cuMemcpyHtoDAsync(state.device, state.pinned, BYTES, state.stream), "cuMemcpyHtoDAsync");
 		}
-		JCudaDriver.cuStreamSynchronize(state.stream);
+		RawCuda.check(JCudaDriver.cuStreamSynchronize(state.stream), "cuStreamSynchronize");
 	}
 
 }

@@ -177,7 +177,9 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public NativeKernel loadKernel(KernelSource source) {
-		return new CpuKernelHandle(source);
+		long started = System.nanoTime();
+		java.util.Objects.requireNonNull(source, "source");
+		return new CpuKernelHandle(source, System.nanoTime() - started);
 	}
 
 	@Override

@@ -153,18 +153,32 @@ final class CachingAllocator<S, E, P> {
 		this.releaseThreshold = Math.max(0, releaseThreshold);
 	}
 
-	/** The size class of a request of {@code bytes}. */
+	/**
+	 * The size class of a request of {@code bytes}: at least {@code bytes}, never negative. A request
+	 * so large that its rounded class would pass {@code Long.MAX_VALUE} is its own class, so the
+	 * driver is asked for exactly that (and its error names it).
+	 */
 	static long sizeClass(long bytes) {
 		long size = Math.max(bytes, 1);
 		if (size <= SMALL_LIMIT) {
-			return (size + SMALL_STEP - 1) / SMALL_STEP * SMALL_STEP;
+			return roundUp(size, SMALL_STEP);
 		}
 		long power = Long.highestOneBit(size);
-		if (power == size) {
+		return (power == size) ? size : roundUp(size, power >> 3);
+	}
+
+	/**
+	 * {@code size} rounded up to a multiple of {@code step}, or {@code size} itself where that
+	 * multiple does not fit a long: {@code (size + step - 1) / step * step} overflowed there and
+	 * turned a request of {@code Long.MAX_VALUE} bytes into a negative size.
+	 */
+	private static long roundUp(long size, long step) {
+		long remainder = size % step;
+		if (remainder == 0) {
 			return size;
 		}
-		long step = power >> 3;
-		return (size + step - 1) / step * step;
+		long up = step - remainder;
+		return (size > Long.MAX_VALUE - up) ? size : size + up;
 	}
 
 	long releaseThreshold() {

@@ -401,6 +401,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.modules.kernelCacheDir();
 	}
 
+	/**
+	 * The host memory this backend keeps for launch arguments and module images: chunks, bytes,
+	 * blocks, blocks lent now. Freed at close. Diagnostics and tests.
+	 */
+	public String hostScratchStats() {
+		return this.modules.hostScratch().toString();
+	}
+
 	/** What compiles CUDA C here (NVRTC, nvcc, or none and why). */
 	public String compilerDescription() {
 		return this.modules.compilerDescription();
@@ -582,7 +590,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		int[] streamsAndEvents = this.streams.destroyAll();
 		int[] buffers = running ? new int[2] : this.memory.freeAll();
 		if (!running) {
-			this.modules.unloadAll();
+			int racing = this.modules.unloadAll();
+			if (racing > 0) {
+				logger.warn("Closing CUDA device {}: {} launches or kernel loads were still running on other threads",
+						this.ordinal, racing);
+			}
 		}
 		if (streamsAndEvents[0] + streamsAndEvents[1] + buffers[0] + buffers[1] > 0) {
 			logger.warn("Closing CUDA device {}: released {} streams, {} events, {} device buffers and {} staging buffers "

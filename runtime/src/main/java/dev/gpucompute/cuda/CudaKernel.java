@@ -7,9 +7,6 @@ import jcuda.driver.CUmodule;
 /** A kernel loaded into the backend's context: its module and function handle. */
 final class CudaKernel implements NativeKernel {
 
-	/** Dynamic shared memory a kernel may use without opting in ({@code cudaFuncSetAttribute}). */
-	static final int DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024;
-
 	final CudaDeviceBackend backend;
 
 	private final String name;
@@ -21,15 +18,30 @@ final class CudaKernel implements NativeKernel {
 	/** How the kernel's code was obtained, for messages: NVRTC, nvcc, cache, PTX, cubin, fatbin. */
 	final String origin;
 
-	/** The dynamic shared memory this function was opted in to (raised on demand at launch). */
-	volatile int dynamicSharedLimit = DEFAULT_DYNAMIC_SHARED_LIMIT;
+	/** Its static shared memory ({@code __shared__} arrays), which counts against the per-block limit too. */
+	final int staticSharedBytes;
 
-	CudaKernel(CudaDeviceBackend backend, String name, CUmodule module, CUfunction function, String origin) {
+	/** The dynamic shared memory it may use now (raised on demand at launch, see {@link SharedMemoryOptIn}). */
+	volatile int dynamicSharedLimit;
+
+	/** How long the driver's module loads for it took ({@code cuModuleLoadDataEx}), compilation excluded. */
+	private final long loadNanos;
+
+	CudaKernel(CudaDeviceBackend backend, String name, CUmodule module, CUfunction function, String origin,
+			int staticSharedBytes, int dynamicSharedLimit, long loadNanos) {
 		this.backend = backend;
 		this.name = name;
 		this.module = module;
 		this.function = function;
 		this.origin = origin;
+		this.staticSharedBytes = staticSharedBytes;
+		this.dynamicSharedLimit = dynamicSharedLimit;
+		this.loadNanos = loadNanos;
+	}
+
+	@Override
+	public long loadNanos() {
+		return this.loadNanos;
 	}
 
 	@Override

@@ -1,13 +1,12 @@
 package dev.gpucompute.cuda;
 
+import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadDataJIT;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,8 +29,6 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeMemory;
-import jcuda.NativePointerObject;
-import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUjit_option;
@@ -41,14 +38,12 @@ import jcuda.driver.JITOptions;
 /**
  * The modules-and-launch room of a {@link CudaDeviceBackend}: turns a {@link KernelSource} into a
  * loaded function (compiling CUDA C through {@link CudaCompiler}, with a memory and a disk cache),
- * and launches kernels with their arguments packed into per-thread scratch. Thread-safe.
+ * and launches kernels with their arguments packed into host memory lent per launch
+ * ({@link CudaHostScratch}). Thread-safe.
  */
 final class CudaModules {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaModules.class);
-
-	/** Per host thread: reusable kernel-argument storage. */
-	private static final ThreadLocal<LaunchScratch> SCRATCH = ThreadLocal.withInitial(LaunchScratch::new);
 
 	private final CudaDeviceBackend backend;
 
@@ -61,6 +56,9 @@ final class CudaModules {
 	private final List<String> compileOptions;
 
 	private final Queue<CUmodule> modules = new ConcurrentLinkedQueue<>();
+
+	/** Host memory for launch arguments and module images, freed at close. */
+	private final CudaHostScratch scratch;
 
 	/** Compiled images by cache key, so a kernel loaded twice is compiled once per backend. */
 	private final Map<String, byte[]> compiled = new ConcurrentHashMap<>();
@@ -81,11 +79,14 @@ final class CudaModules {
 		this.compiler = compiler;
 		this.compileOptions = List.copyOf(compileOptions);
 		this.cache = (kernelCacheDir != null) ? new KernelCache(kernelCacheDir) : null;
+		this.scratch = new CudaHostScratch(backend);
 	}
 
 	// ---------------------------------------------------------------- loading
 
 	CudaKernel load(KernelSource source) {
+		// The driver's module loads, which wait for the device, timed apart from compiling (CudaKernel.loadNanos).
+		long[] driverNanos = new long[1];
 		String name = source.name();
 		KernelSource.CudaForm form = source.cudaForm();
 		if (form == null) {
@@ -96,7 +97,8 @@ final class CudaModules {
 		if (form == KernelSource.CudaForm.SOURCE && source.prebuiltForm() != null) {
 			String origin = "prebuilt " + source.prebuiltForm().name().toLowerCase(java.util.Locale.ROOT);
 			try {
-				CudaKernel kernel = bind(name, loadModule(name, source.prebuiltCode(), origin), origin);
+				CUmodule module = loadModule(name, source.prebuiltCode(), origin, driverNanos);
+				CudaKernel kernel = bind(name, module, origin, driverNanos[0]);
 				this.prebuiltLoads.incrementAndGet();
 				return kernel;
 			}
@@ -112,7 +114,8 @@ final class CudaModules {
 			String key = KernelCache.key(code, options, "compute_" + this.facts.arch(), this.facts.driverVersion);
 			Compiled image = compiledImage(name, code, options, key);
 			try {
-				return bind(name, loadModule(name, image.bytes(), image.origin()), image.origin());
+				CUmodule module = loadModule(name, image.bytes(), image.origin(), driverNanos);
+				return bind(name, module, image.origin(), driverNanos[0]);
 			}
 			catch (KernelCompilationException ex) {
 				if (!image.fromDiskCache()) {
@@ -123,11 +126,13 @@ final class CudaModules {
 				this.cache.evict(name, key);
 				this.compiled.remove(key);
 				Compiled fresh = compile(name, code, options, key);
-				return bind(name, loadModule(name, fresh.bytes(), fresh.origin()), fresh.origin());
+				CUmodule module = loadModule(name, fresh.bytes(), fresh.origin(), driverNanos);
+				return bind(name, module, fresh.origin(), driverNanos[0]);
 			}
 		}
 		String origin = form.name().toLowerCase(java.util.Locale.ROOT);
-		return bind(name, loadModule(name, code, origin), origin);
+		CUmodule module = loadModule(name, code, origin, driverNanos);
+		return bind(name, module, origin, driverNanos[0]);
 	}
 
 	private record Compiled(byte[] bytes, String origin, boolean fromDiskCache) {
@@ -167,20 +172,30 @@ final class CudaModules {
 
 	/**
 	 * Loads PTX (JIT-compiled by the driver, its error log captured), a cubin or a fatbin with
-	 * {@code cuModuleLoadDataEx}.
+	 * {@code cuModuleLoadDataEx}, adding the time of that call to {@code driverNanos[0]}: the driver
+	 * does not return before the work in flight on the device is done (measured on an H200: a load
+	 * behind a 1 s kernel on another stream returned when that kernel ended).
 	 */
-	private CUmodule loadModule(String kernelName, byte[] image, String origin) {
-		// A direct copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it
-		// while JIT-compiling, so no Java array is pinned for that long.
-		ByteBuffer data = ByteBuffer.allocateDirect(image.length + 1);
-		data.put(image).put((byte) 0);
+	private CUmodule loadModule(String kernelName, byte[] image, String origin, long[] driverNanos) {
 		byte[] errorLog = new byte[16 * 1024];
 		JITOptions jit = new JITOptions();
 		jit.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, errorLog);
 		jit.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, errorLog.length);
 		CUmodule module = new CUmodule();
 		this.backend.enter(); // again: compiling and reading the cache block, which may move a virtual thread to another carrier
-		int result = cuModuleLoadDataJIT(module, Pointer.to(data), jit);
+		// A native copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it while it
+		// JIT-compiles or waits for the device, so no Java array is pinned for that long, and the copy
+		// is host memory of this backend, freed at its close rather than by a garbage collection.
+		HostBlocks.Block<CudaHostScratch.Chunk> data = this.scratch.image(image);
+		int result;
+		long started = System.nanoTime();
+		try {
+			result = cuModuleLoadDataJIT(module, CudaHostScratch.start(data), jit);
+		}
+		finally {
+			driverNanos[0] += System.nanoTime() - started;
+			this.scratch.release(data);
+		}
 		if (result != CudaErrors.SUCCESS) {
 			if (result == CudaErrors.OUT_OF_MEMORY) {
 				throw CudaErrors.toException(result, "cuModuleLoadDataEx (kernel '" + kernelName + "')", null, null, image.length);
@@ -195,7 +210,7 @@ final class CudaModules {
 		return module;
 	}
 
-	private CudaKernel bind(String name, CUmodule module, String origin) {
+	private CudaKernel bind(String name, CUmodule module, String origin, long loadNanos) {
 		CUfunction function = new CUfunction();
 		int result = cuModuleGetFunction(function, module, name);
 		if (result != CudaErrors.SUCCESS) {
@@ -207,7 +222,16 @@ final class CudaModules {
 			throw new KernelCompilationException(name, "cuModuleGetFunction returned " + CudaErrors.describe(result), null, null);
 		}
 		this.modules.add(module);
-		return new CudaKernel(this.backend, name, module, function, origin);
+		int staticShared = functionAttribute(function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 0);
+		int dynamicLimit = functionAttribute(function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				SharedMemoryOptIn.defaultDynamicLimit(staticShared));
+		return new CudaKernel(this.backend, name, module, function, origin, staticShared, dynamicLimit, loadNanos);
+	}
+
+	/** A function attribute, or {@code fallback} when the driver does not answer. */
+	private static int functionAttribute(CUfunction function, int attribute, int fallback) {
+		int[] value = new int[1];
+		return (cuFuncGetAttribute(value, attribute, function) == CudaErrors.SUCCESS) ? value[0] : fallback;
 	}
 
 	long compileCount() {
@@ -230,12 +254,28 @@ final class CudaModules {
 		return this.compiler.describe();
 	}
 
-	/** Unloads every module without throwing (backend close). */
-	void unloadAll() {
+	/**
+	 * Unloads every module and frees the host memory of launches and loads, without throwing (backend
+	 * close, after the device was synchronised).
+	 * @return host blocks still lent by calls that raced the close
+	 */
+	int unloadAll() {
 		CUmodule module;
 		while ((module = this.modules.poll()) != null) {
 			cuModuleUnload(module);
 		}
+		try {
+			return this.scratch.close();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Freeing the host memory of launches and module loads failed", ex);
+			return 0;
+		}
+	}
+
+	/** The host memory of launch arguments and module images (diagnostics and tests). */
+	HostBlocks.Stats hostScratch() {
+		return this.scratch.stats();
 	}
 
 	// ---------------------------------------------------------------- launch
@@ -246,30 +286,26 @@ final class CudaModules {
 		if (shared > kernel.dynamicSharedLimit) {
 			optIn(kernel, shared);
 		}
-		Pointer params = pack(args, kernel);
 		Dim3 grid = config.grid();
 		Dim3 block = config.block();
-		stream.lastKernel = kernel.name();
-		int result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
-				stream.handle, params, null);
+		// One fully written 8-byte slot per parameter and the table of their addresses, in a block of
+		// host memory lent for this call only: the driver copies the values at the launch.
+		HostBlocks.Block<CudaHostScratch.Chunk> arguments = (args.count() == 0) ? null
+				: this.scratch.arguments(args, this.addresses, kernel.name());
+		int result;
+		try {
+			stream.lastKernel = kernel.name();
+			result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
+					stream.handle, (arguments != null) ? CudaHostScratch.table(arguments) : null, null);
+		}
+		finally {
+			if (arguments != null) {
+				this.scratch.release(arguments);
+			}
+		}
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuLaunchKernel", kernel.name(), stream);
 		}
-	}
-
-	/**
-	 * Packs the arguments into this thread's scratch ({@link LaunchPacking}: one fully written
-	 * 8-byte slot per parameter) and a cached {@code void*[]} of slot addresses per arity, so a
-	 * launch allocates nothing.
-	 */
-	private Pointer pack(LaunchArgs args, CudaKernel kernel) {
-		int count = args.count();
-		if (count == 0) {
-			return null;
-		}
-		LaunchScratch scratch = SCRATCH.get();
-		LaunchPacking.pack(args, scratch.values(count), this.addresses, kernel.name());
-		return scratch.params(count);
 	}
 
 	private long argumentAddress(NativeMemory memory, int index, String kernelName) {
@@ -283,9 +319,14 @@ final class CudaModules {
 				+ "' is not a buffer of the CUDA backend of device " + this.facts.ordinal + ": " + memory);
 	}
 
+	/**
+	 * Raises the kernel's dynamic shared memory limit to {@code bytes}, after checking that its static
+	 * shared memory and {@code bytes} fit the device's per-block limit together.
+	 */
 	private void optIn(CudaKernel kernel, int bytes) {
 		synchronized (kernel) {
-			if (bytes <= kernel.dynamicSharedLimit) {
+			if (SharedMemoryOptIn.target(kernel.name(), bytes, kernel.staticSharedBytes, kernel.dynamicSharedLimit,
+					this.facts.info.maxSharedMemoryPerBlock()) < 0) {
 				return;
 			}
 			this.backend.enter(); // again: waiting for the lock may have moved a virtual thread to another carrier
@@ -297,45 +338,6 @@ final class CudaModules {
 			}
 			kernel.dynamicSharedLimit = bytes;
 		}
-	}
-
-	/** Reusable launch-argument storage of one host thread. */
-	private static final class LaunchScratch {
-
-		private ByteBuffer values;
-
-		private Pointer[] paramsByCount;
-
-		LaunchScratch() {
-			allocate(16);
-		}
-
-		private void allocate(int slots) {
-			this.values = ByteBuffer.allocateDirect(slots * 8).order(ByteOrder.nativeOrder());
-			this.paramsByCount = new Pointer[slots + 1];
-		}
-
-		ByteBuffer values(int count) {
-			if (count * 8 > this.values.capacity()) {
-				allocate(Math.max(count, this.values.capacity() / 4));
-			}
-			return this.values;
-		}
-
-		Pointer params(int count) {
-			Pointer params = this.paramsByCount[count];
-			if (params == null) {
-				Pointer base = Pointer.to(this.values);
-				NativePointerObject[] slots = new NativePointerObject[count];
-				for (int i = 0; i < count; i++) {
-					slots[i] = base.withByteOffset(8L * i);
-				}
-				params = Pointer.to(slots);
-				this.paramsByCount[count] = params;
-			}
-			return params;
-		}
-
 	}
 
 }

@@ -886,6 +886,9 @@ public abstract class GpuContractSuite {
 	@Test
 	void aNewEventIsCompleteEvenWhenTheRegistryRecyclesABusyOne() {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
+		// Loaded before a's kernel starts: on CUDA a module load waits for the work in flight, so a load
+		// inside the loop returned only after a's 1 s kernel and the check below failed (issue 29).
+		Kernel copy = kernel(ContractKernels.COPY_CELL);
 		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire(); DeviceBuffer cell = zeros(1)) {
 			a.stream().waitFor(cell.stream());
 			this.launcher.launch(a.stream(), slow, ONE, cell, 0, 1, 1000);
@@ -897,7 +900,7 @@ public abstract class GpuContractSuite {
 					assertThat(fresh.isComplete()).as("an event never recorded is complete").isTrue();
 					fresh.synchronize();
 					assertThat(a.stream().isIdle()).as("synchronising it did not wait for a's 1 s kernel").isFalse();
-					this.launcher.launch(b.stream(), kernel(ContractKernels.COPY_CELL), ONE, cell, 0, cell, 0, 1);
+					this.launcher.launch(b.stream(), copy, ONE, cell, 0, cell, 0, 1);
 					b.stream().waitFor(fresh);
 				}
 			}

@@ -125,6 +125,39 @@ class CachingAllocatorTest {
 	}
 
 	@Test
+	void sizeClassesNeverOverflowNearLongMaxValue() {
+		// Every path of the rounding near the top of the range: the small steps' largest input, powers of
+		// two, the largest class that still fits, and requests whose rounded class would not fit.
+		long largestFitting = Long.MAX_VALUE - (Long.MAX_VALUE % (1L << 59)); // 15 steps of 2^59
+		assertThat(CachingAllocator.sizeClass((1L << 62) + 1)).isEqualTo((1L << 62) + (1L << 59));
+		assertThat(CachingAllocator.sizeClass(1L << 62)).isEqualTo(1L << 62);
+		assertThat(CachingAllocator.sizeClass(largestFitting - 1)).isEqualTo(largestFitting);
+		assertThat(CachingAllocator.sizeClass(largestFitting)).isEqualTo(largestFitting);
+		assertThat(CachingAllocator.sizeClass(largestFitting + 1)).isEqualTo(largestFitting + 1);
+		assertThat(CachingAllocator.sizeClass(Long.MAX_VALUE - 1)).isEqualTo(Long.MAX_VALUE - 1);
+		assertThat(CachingAllocator.sizeClass(Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
+		for (int shift = 20; shift < 63; shift++) {
+			for (long bytes : new long[] { (1L << shift) - 1, (1L << shift) + 1, (1L << shift) + (1L << (shift - 1)) + 3 }) {
+				long size = CachingAllocator.sizeClass(bytes);
+				assertThat(size).as("class of %d", bytes).isGreaterThanOrEqualTo(bytes);
+				assertThat(size - bytes).as("waste for %d", bytes).isLessThanOrEqualTo(bytes / 8);
+			}
+		}
+	}
+
+	@Test
+	void anImpossibleRequestIsAskedOfTheDriverAndNamedAsItWasMade() {
+		CachingAllocator<String, FakeDriver.Event, Long> allocator = new CachingAllocator<>(this.driver, Long.MAX_VALUE);
+		assertThatThrownBy(() -> allocator.allocate(Long.MAX_VALUE, "s1")).isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageStartingWith("Out of device memory allocating " + Long.MAX_VALUE + " bytes");
+		assertThat(this.driver.calls).containsExactly("oom " + Long.MAX_VALUE + " on s1");
+		CachingAllocator.Stats stats = allocator.stats();
+		assertThat(stats.usedBytes()).isZero();
+		assertThat(stats.reservedBytes()).isZero();
+		assertThat(stats.liveBlocks()).isZero();
+	}
+
+	@Test
 	void aSteadyLoopOnOneStreamMakesOneDriverAllocation() {
 		CachingAllocator<String, FakeDriver.Event, Long> allocator = new CachingAllocator<>(this.driver, Long.MAX_VALUE);
 		long address = -1;

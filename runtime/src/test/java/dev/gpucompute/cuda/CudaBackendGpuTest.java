@@ -42,6 +42,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
 import dev.gpucompute.spi.NativeMemory;
@@ -404,40 +405,85 @@ class CudaBackendGpuTest {
 		}
 	}
 
+	/**
+	 * What {@code memoryInfo} guarantees (issue 29, item 4). This backend's own figures (bytes used, live
+	 * buffers, cached bytes) are exact. The driver's free memory is device-wide and follows CUDA's
+	 * stream-ordered pool, which gives memory back at synchronisations, lazily and in its own
+	 * granularity, and serves an allocation from memory it still holds without any change in that
+	 * figure: on the first GPU run a 16 MiB allocation left it unchanged ("0 >= 16777216") right after
+	 * the pool had returned a 256 MiB block, and moved it on a rerun. So the driver's figure is checked
+	 * where it must move whatever the pool keeps: a large block given back, after a free above the
+	 * release threshold or when the cache is released, raises it by about the block (allowed a few
+	 * synchronisations to settle), and a cached block is held from the driver until it is released.
+	 * The figures of each step are printed for the GPU run's log.
+	 */
 	@Test
-	void memoryInfoCountsThisBackendsBuffersAndTheDriversFiguresMove() {
+	void memoryInfoCountsThisBackendsBuffersAndTheDriversFiguresMove() throws InterruptedException {
+		long big = 256L << 20; // far above what the pool was seen to keep, and above this backend's 64 MiB threshold
+		long slack = 2L << 20;
 		NativeStream legacy = backend.defaultStream(DefaultStreamMode.LEGACY);
 		backend.releaseCachedMemory();
 		legacy.synchronize();
 		MemoryInfo before = backend.memoryInfo();
-		long big = 256L << 20; // above the tests' 64 MiB release threshold: not kept cached
 		NativeMemory buffer = backend.allocate(big, this.stream);
 		this.stream.synchronize();
 		MemoryInfo during = backend.memoryInfo();
 		assertThat(during.usedBytes() - before.usedBytes()).isEqualTo(big);
 		assertThat(during.liveBuffers() - before.liveBuffers()).isEqualTo(1);
 		assertThat(during.totalBytes()).isEqualTo(backend.info().totalMemoryBytes());
-		assertThat(before.freeBytes() - during.freeBytes()).as("the driver's free memory fell by the allocation")
-			.isGreaterThanOrEqualTo(big);
 		backend.free(buffer, this.stream);
 		backend.free(buffer, this.stream); // a second free is a no-op
-		this.stream.synchronize();
-		MemoryInfo after = backend.memoryInfo();
+		MemoryInfo after = settled(backend, this.stream, during.freeBytes() + big - slack);
 		assertThat(after.liveBuffers()).isEqualTo(before.liveBuffers());
+		assertThat(after.usedBytes()).isEqualTo(before.usedBytes());
 		assertThat(after.cachedBytes()).as("over the threshold: given back").isEqualTo(before.cachedBytes());
-		assertThat(after.freeBytes() - during.freeBytes()).as("the driver got it back at the synchronisation")
-			.isGreaterThanOrEqualTo(big - (2L << 20));
-		long small = 16L << 20; // under the threshold: cached, still taken in the driver's figures
-		NativeMemory cachedBuffer = backend.allocate(small, this.stream);
-		backend.free(cachedBuffer, this.stream);
-		this.stream.synchronize();
-		MemoryInfo cached = backend.memoryInfo();
-		assertThat(cached.cachedBytes() - after.cachedBytes()).isEqualTo(small);
-		assertThat(after.freeBytes() - cached.freeBytes()).isGreaterThanOrEqualTo(small);
-		assertThat(backend.releaseCachedMemory()).isGreaterThanOrEqualTo(small);
-		legacy.synchronize();
-		assertThat(backend.memoryInfo().cachedBytes()).isZero();
-		assertThat(backend.memoryInfo().freeBytes() - cached.freeBytes()).isGreaterThanOrEqualTo(small - (2L << 20));
+		assertThat(after.freeBytes() - during.freeBytes()).as("the driver got the 256 MiB buffer back")
+			.isGreaterThanOrEqualTo(big - slack);
+		System.out.printf("memoryInfo (CUDA): free before %d, holding 256 MiB %+d, after its free %+d bytes%n",
+				before.freeBytes(), during.freeBytes() - before.freeBytes(), after.freeBytes() - before.freeBytes());
+
+		// The same size cached: a backend whose threshold keeps it.
+		try (CudaDeviceBackend caching = (CudaDeviceBackend) new CudaBackendProvider()
+			.open(new BackendConfig(0, 1, 0, 2 * big, java.util.List.of(), null))) {
+			NativeStream stream = caching.createStream(StreamPriority.NORMAL, "caching");
+			NativeStream ownLegacy = caching.defaultStream(DefaultStreamMode.LEGACY);
+			NativeMemory block = caching.allocate(big, stream);
+			caching.free(block, stream);
+			stream.synchronize();
+			MemoryInfo cached = caching.memoryInfo();
+			assertThat(cached.cachedBytes()).isEqualTo(big);
+			assertThat(cached.usedBytes()).isZero();
+			assertThat(cached.liveBuffers()).isZero();
+			assertThat(caching.releaseCachedMemory()).isEqualTo(big);
+			MemoryInfo released = settled(caching, ownLegacy, cached.freeBytes() + big - slack);
+			assertThat(released.cachedBytes()).isZero();
+			assertThat(released.freeBytes() - cached.freeBytes())
+				.as("the cached 256 MiB were held from the driver until released").isGreaterThanOrEqualTo(big - slack);
+			System.out.printf("memoryInfo (CUDA): 256 MiB cached %+d, after releasing the cache %+d bytes%n",
+					cached.freeBytes() - before.freeBytes(), released.freeBytes() - before.freeBytes());
+			stream.destroy();
+		}
+	}
+
+	/**
+	 * The backend's figures once the driver's free memory reached {@code target}, synchronising
+	 * {@code stream} between readings (the pool gives memory back at synchronisations), or the last
+	 * reading after 10 s.
+	 */
+	private static MemoryInfo settled(CudaDeviceBackend backend, NativeStream stream, long target)
+			throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		MemoryInfo info;
+		do {
+			stream.synchronize();
+			info = backend.memoryInfo();
+			if (info.freeBytes() >= target) {
+				return info;
+			}
+			Thread.sleep(10);
+		}
+		while (System.nanoTime() < deadline);
+		return info;
 	}
 
 	@Test
@@ -537,6 +583,48 @@ class CudaBackendGpuTest {
 			}
 		}
 		finally {
+			backend.freeStaging(host);
+		}
+	}
+
+	/**
+	 * 32 KiB of static shared memory and 32 KiB of dynamic: 64 KiB per block, over the default 48 KiB
+	 * although the dynamic part is under it, so the launch must opt in (counting the static part); a
+	 * launch that leaves no room for the static part is refused before the driver, naming both.
+	 */
+	@Test
+	void staticSharedMemoryCountsTowardsTheOptIn() {
+		KernelSource kernel = KernelSource.named("static_and_dynamic_shared").params(INT, BUFFER).cuda("""
+				extern "C" __global__ void static_and_dynamic_shared(int n, float* out) {
+				  __shared__ float fixed[8192];
+				  extern __shared__ float dynamic[];
+				  for (int i = threadIdx.x; i < 8192; i += blockDim.x) fixed[i] = (float) i;
+				  for (int i = threadIdx.x; i < n; i += blockDim.x) dynamic[i] = 2.0f * i;
+				  __syncthreads();
+				  if (threadIdx.x == 0) out[0] = fixed[8191] + dynamic[n - 1];
+				}
+				""");
+		NativeKernel loaded = backend.loadKernel(kernel);
+		int n = 8 * 1024; // 32 KiB of floats
+		NativeMemory out = backend.allocate(4, this.stream);
+		ByteBuffer host = backend.allocateStaging(4);
+		try {
+			backend.launch(loaded, LaunchConfig.of(Dim3.of(1), Dim3.of(256)).withSharedMemory(4 * n), args(n, out), this.stream);
+			backend.copyToHost(out, 0, host, 4, this.stream);
+			this.stream.synchronize();
+			assertThat(host.getFloat(0)).isEqualTo(8191f + 2f * (n - 1));
+			int perBlock = backend.info().maxSharedMemoryPerBlock();
+			int tooMuch = perBlock - 32 * 1024 + 4;
+			assertThatThrownBy(() -> backend.launch(loaded, LaunchConfig.of(Dim3.of(1), Dim3.of(256)).withSharedMemory(tooMuch),
+					args(tooMuch / 4, out), this.stream))
+				.isInstanceOf(dev.gpucompute.InvalidLaunchConfigException.class)
+				.hasMessageContaining("32768 static")
+				.hasMessageContaining("at most " + (perBlock - 32 * 1024) + " dynamic");
+			assertThat(backend.healthProblem()).isNull();
+		}
+		finally {
+			backend.free(out, this.stream);
+			this.stream.synchronize();
 			backend.freeStaging(host);
 		}
 	}

@@ -47,6 +47,25 @@ class LaunchPackingTest {
 		}, "saxpy")).hasMessage("saxpy argument 1");
 	}
 
+	/**
+	 * An argument block as {@code cuLaunchKernel} reads it (issue 29, item 3): the slots, then after
+	 * the block's capacity the table of slot addresses that is its {@code kernelParams}.
+	 */
+	@Test
+	void theArgumentTableHoldsTheAddressOfEachSlot() {
+		int capacity = CudaHostScratch.ARGUMENT_BLOCK / 16;
+		ByteBuffer block = dirtySlots(2 * capacity);
+		long address = 0x7F00_1234_5000L;
+		LaunchPacking.pack(CudaTestSupport.args(3, 2.5f, BUFFER), block, (memory, index, kernel) -> 0xD000L, "k");
+		CudaHostScratch.writeTable(block, address, capacity, 3);
+		for (int i = 0; i < 3; i++) {
+			assertThat(block.getLong(8 * capacity + 8 * i)).as("table entry %d", i).isEqualTo(address + 8L * i);
+		}
+		assertThat(block.getLong(0)).isEqualTo(3L);
+		assertThat(block.getLong(16)).isEqualTo(0xD000L);
+		assertThat(block.getLong(8 * capacity + 24)).as("entries past the count are not written").isEqualTo(0xEEEEEEEEEEEEEEEEL);
+	}
+
 	/** Slots as a previous launch would leave them: every byte set. */
 	private static ByteBuffer dirtySlots(int count) {
 		ByteBuffer slots = ByteBuffer.allocateDirect(8 * count).order(ByteOrder.nativeOrder());

@@ -14,6 +14,12 @@ import dev.gpucompute.PoolStats;
  * backend, device, free and total device memory, and pool saturation (leased streams over the pool
  * maximum, and threads waiting). A saturated pool is reported, not treated as {@code DOWN}: it means
  * the service is busy, not broken. Cheap: snapshots only, nothing is enqueued on the device.
+ *
+ * <p>Every detail is a plain value (a {@code String}, a number), as in Spring Boot's own indicators
+ * (the {@code database} detail of {@code DataSourceHealthIndicator} is the product name as a string):
+ * {@code backend} is the backend's name ({@code "CUDA"}, {@code "CPU"}), so whoever reads the details
+ * in-process (a custom aggregator, a test, a health group's logging) sees what the JSON response shows,
+ * and needs none of the runtime's types to read it.
  */
 public class GpuHealthIndicator extends AbstractHealthIndicator {
 
@@ -31,7 +37,7 @@ public class GpuHealthIndicator extends AbstractHealthIndicator {
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		DeviceInfo device = this.context.device();
-		builder.withDetail("backend", device.backend())
+		builder.withDetail("backend", device.backend().name())
 			.withDetail("device", device.name())
 			.withDetail("ordinal", device.ordinal());
 		String problem = this.context.healthProblem();

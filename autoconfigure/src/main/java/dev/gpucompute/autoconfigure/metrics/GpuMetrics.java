@@ -19,6 +19,7 @@ import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelNotFoundException;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPool;
@@ -75,6 +76,15 @@ public final class GpuMetrics implements MeterBinder {
 
 	/** Device time of timed launches, by {@value #TAG_KERNEL}. */
 	public static final String KERNEL_DURATION = "gpu.kernel.duration";
+
+	/**
+	 * Kernel loads that waited for work in flight ({@link KernelLoad#waited()}) and the time of their
+	 * load step, by {@value #TAG_KERNEL} and {@value #TAG_TRIGGER}.
+	 */
+	public static final String KERNEL_LOAD_WAIT = "gpu.kernel.load.wait";
+
+	/** What loaded a kernel: {@code open}, {@code load} or {@code launch} ({@link KernelLoad.Trigger}). */
+	public static final String TAG_TRIGGER = "trigger";
 
 	/** Leased streams. */
 	public static final String STREAMS_ACTIVE = "gpu.streams.active";
@@ -274,6 +284,19 @@ public final class GpuMetrics implements MeterBinder {
 				// A negative span would be dropped by Micrometer and the count would then disagree with
 				// Kernel.stats().timedLaunches(); record it as zero instead.
 				timer.record(Math.max(nanos, 0), TimeUnit.NANOSECONDS);
+			}
+		}
+
+		void kernelLoaded(KernelLoad load) {
+			if (load.waited()) {
+				Timer.builder(KERNEL_LOAD_WAIT)
+					.description("GPU kernel loads that began while work was in flight and whose load step took at least "
+							+ "the threshold (a CUDA module load waits for the device): the time of that step")
+					.tags(GpuMetrics.this.tags)
+					.tag(TAG_KERNEL, load.kernel())
+					.tag(TAG_TRIGGER, load.trigger().name().toLowerCase(Locale.ROOT))
+					.register(this.registry)
+					.record(load.deviceTime());
 			}
 		}
 

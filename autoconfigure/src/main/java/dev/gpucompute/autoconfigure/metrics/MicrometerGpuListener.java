@@ -2,11 +2,14 @@ package dev.gpucompute.autoconfigure.metrics;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.KernelLoad;
 
 /**
  * The {@link GpuListener} that feeds Micrometer: device time of timed launches
  * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}) and lease hold times
- * ({@code gpu.streams.usage}), and registers the per-kernel meters of kernels loaded after start-up.
+ * ({@code gpu.streams.usage}), kernel loads that waited for work in flight ({@code gpu.kernel.load.wait};
+ * loads before the binding, at start-up, are not recorded), and registers the per-kernel meters of
+ * kernels loaded after start-up.
  *
  * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
  * {@link GpuContext.Builder#listener(GpuListener)}), while the meters' tags (device ordinal, UUID)
@@ -59,6 +62,14 @@ public final class MicrometerGpuListener implements GpuListener {
 	public void kernelTimed(String kernel, long nanos) {
 		for (GpuMetrics.Bound meters : this.bound) {
 			meters.kernelTimed(kernel, nanos);
+		}
+	}
+
+	@Override
+	public void kernelLoaded(KernelLoad load) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.kernelLoaded(load);
+			meters.kernelSeen(load.kernel());
 		}
 	}
 

@@ -11,6 +11,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -54,6 +55,28 @@ class GpuActuatorAutoConfigurationTests {
 			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
 			assertThat(down.getDetails()).containsEntry("reason", gpu.healthProblem()).doesNotContainKey("memoryFreeBytes");
 		});
+	}
+
+	@Test
+	void healthDetailsArePlainValuesOnEveryDevice() {
+		// What JSON shows is what an in-process reader gets: no runtime enum among the details.
+		this.runner.run((context) -> assertPlainDetails(context.getBean(GpuHealthIndicator.class).health(), "0"));
+		this.runner.withPropertyValues("gpu.devices=all", "gpu.cpu.devices=2").run((context) -> {
+			CompositeHealthContributor devices = (CompositeHealthContributor) context.getBean("gpuHealthIndicator");
+			for (String ordinal : new String[] { "0", "1" }) {
+				assertPlainDetails(((HealthIndicator) devices.getContributor(ordinal)).health(), ordinal);
+			}
+		});
+	}
+
+	private static void assertPlainDetails(Health health, String ordinal) {
+		Map<String, Object> details = health.getDetails();
+		assertThat(details.get("backend")).as("backend of device %s", ordinal).isInstanceOf(String.class).isEqualTo("CPU");
+		assertThat(details.get("device")).isInstanceOf(String.class);
+		assertThat(details.get("ordinal")).isEqualTo(Integer.valueOf(ordinal));
+		assertThat(details.get("memoryFreeBytes")).isInstanceOf(Long.class);
+		assertThat(details.get("poolSaturation")).isInstanceOf(Double.class);
+		assertThat(details.values()).allSatisfy((value) -> assertThat(value).isInstanceOfAny(String.class, Number.class));
 	}
 
 	@Test

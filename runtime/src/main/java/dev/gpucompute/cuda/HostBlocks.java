@@ -1,0 +1,266 @@
+package dev.gpucompute.cuda;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import dev.gpucompute.ContextClosedException;
+
+/**
+ * Host memory a backend lends for the length of one driver call and takes back: a launch's
+ * argument slots, a module image while the driver loads it. The memory comes in chunks from a
+ * {@link Chunks} allocator (page-locked memory on CUDA) and is freed only when the owner closes,
+ * all of it, whatever thread used it: nothing is left for a garbage collection to find, as direct
+ * buffers kept per thread were (issue 29, "direct memory still held" after close).
+ *
+ * <ul>
+ * <li><b>Size classes.</b> A request gets a block of the next power of two, at least
+ * {@code minBlock}. Classes up to {@code chunkBytes} are carved from chunks of {@code chunkBytes};
+ * larger ones get a chunk of their own.</li>
+ * <li><b>Reuse.</b> A returned block serves the next request of its class; the number of blocks
+ * grows with the number of calls in flight at once, never with the number of threads that ever made
+ * one. A few returned blocks are parked in lock-free slots picked by thread, so that a launch
+ * usually takes and gives back its block without a lock; the rest are kept under this object's
+ * lock.</li>
+ * <li><b>Close</b> frees every chunk and reports how many blocks were still lent (a call racing
+ * the close); a block returned afterwards is ignored, and nothing is lent after close.</li>
+ * </ul>
+ * Thread-safe. The lock is taken for blocks of larger classes, when no parked block is at hand,
+ * and while the pool grows; the allocator is called under it, the chunks are freed outside it.
+ *
+ * @param <C> the chunk type
+ */
+final class HostBlocks<C> {
+
+	/** Where chunks come from and go back to. Implementations report failures as exceptions. */
+	interface Chunks<C> {
+
+		C allocate(int bytes);
+
+		void free(C chunk);
+
+	}
+
+	/**
+	 * A block of a chunk. {@link #view} is the owner's: whatever it derives from the block once
+	 * (pointers, buffers) and keeps for the block's next loans.
+	 */
+	static final class Block<C> {
+
+		final C chunk;
+
+		final int offset;
+
+		final int size;
+
+		/** The owner's cached views of the block, or {@code null} until it sets them. */
+		Object view;
+
+		Block(C chunk, int offset, int size) {
+			this.chunk = chunk;
+			this.offset = offset;
+			this.size = size;
+		}
+
+	}
+
+	/**
+	 * A snapshot.
+	 * @param chunks chunks held
+	 * @param bytes bytes held in them
+	 * @param blocks blocks carved so far
+	 * @param lent blocks lent now
+	 */
+	record Stats(int chunks, long bytes, int blocks, int lent) {
+	}
+
+	/** The largest class: 1 GiB (a module image past that is not a kernel). */
+	static final int MAX_BLOCK = 1 << 30;
+
+	private final Chunks<C> allocator;
+
+	private final int minBlock;
+
+	private final int chunkBytes;
+
+	private final List<C> chunks = new ArrayList<>();
+
+	/** Returned blocks by class (log2 of the size). */
+	@SuppressWarnings("unchecked")
+	private final ArrayDeque<Block<C>>[] free = new ArrayDeque[31];
+
+	/** Returned blocks of the smallest class, parked where a thread finds one without the lock. */
+	private final AtomicReferenceArray<Block<C>> parked;
+
+	private long bytes;
+
+	private int blocks;
+
+	private final AtomicInteger lent = new AtomicInteger();
+
+	private volatile boolean closed;
+
+	/**
+	 * @param allocator where chunks come from
+	 * @param minBlock the smallest block, a power of two
+	 * @param chunkBytes the chunk that small classes are carved from, a power of two at least {@code minBlock}
+	 * @param parkingSlots lock-free slots for returned blocks of the smallest class (0: none)
+	 */
+	HostBlocks(Chunks<C> allocator, int minBlock, int chunkBytes, int parkingSlots) {
+		if (Integer.bitCount(minBlock) != 1 || Integer.bitCount(chunkBytes) != 1 || chunkBytes < minBlock) {
+			throw new IllegalArgumentException("minBlock (" + minBlock + ") and chunkBytes (" + chunkBytes
+					+ ") must be powers of two, chunkBytes at least minBlock");
+		}
+		this.allocator = Objects.requireNonNull(allocator, "allocator");
+		this.minBlock = minBlock;
+		this.chunkBytes = chunkBytes;
+		this.parked = new AtomicReferenceArray<>(Integer.highestOneBit(Math.max(1, parkingSlots)));
+		for (int i = 0; i < this.free.length; i++) {
+			this.free[i] = new ArrayDeque<>();
+		}
+	}
+
+	/** The block size a request of {@code bytes} gets. */
+	int classOf(int bytes) {
+		if (bytes < 0 || bytes > MAX_BLOCK) {
+			throw new IllegalArgumentException("A host block holds 0 to " + MAX_BLOCK + " bytes, " + bytes + " requested");
+		}
+		return Math.max(this.minBlock, (bytes <= 1) ? 1 : Integer.highestOneBit(bytes - 1) << 1);
+	}
+
+	/**
+	 * A block of at least {@code bytes}, lent until {@link #release}. Its contents are whatever the
+	 * last borrower left.
+	 * @throws ContextClosedException after {@link #close()}
+	 */
+	Block<C> acquire(int bytes) {
+		int size = classOf(bytes);
+		if (this.closed) {
+			throw closed();
+		}
+		Block<C> block = (size == this.minBlock) ? this.parked.getAndSet(slot(), null) : null;
+		if (block == null) {
+			synchronized (this) {
+				if (this.closed) {
+					throw closed();
+				}
+				ArrayDeque<Block<C>> list = this.free[Integer.numberOfTrailingZeros(size)];
+				if (list.isEmpty() && (size != this.minBlock || !unpark(list))) {
+					grow(size, list);
+				}
+				block = list.pop();
+			}
+		}
+		this.lent.incrementAndGet();
+		return block;
+	}
+
+	/** Takes a block back for reuse; after {@link #close()} (its chunk freed already) it is dropped. */
+	void release(Block<C> block) {
+		this.lent.decrementAndGet();
+		if (block.size == this.minBlock) {
+			int slot = slot();
+			if (this.parked.compareAndSet(slot, null, block)) {
+				if (this.closed) {
+					// Parked after close emptied the slots: forget it again, its chunk is gone.
+					this.parked.compareAndSet(slot, block, null);
+				}
+				return;
+			}
+		}
+		synchronized (this) {
+			if (!this.closed) {
+				this.free[Integer.numberOfTrailingZeros(block.size)].push(block);
+			}
+		}
+	}
+
+	/** Moves the blocks parked by other threads to {@code list}, rather than growing; whether there were any. */
+	private boolean unpark(ArrayDeque<Block<C>> list) {
+		for (int i = 0; i < this.parked.length(); i++) {
+			Block<C> block = this.parked.getAndSet(i, null);
+			if (block != null) {
+				list.push(block);
+			}
+		}
+		return !list.isEmpty();
+	}
+
+	/** Carves (or allocates) blocks of {@code size} up front, so the first calls allocate nothing. */
+	synchronized void reserve(int size) {
+		int normalized = classOf(size);
+		ArrayDeque<Block<C>> list = this.free[Integer.numberOfTrailingZeros(normalized)];
+		if (!this.closed && list.isEmpty()) {
+			grow(normalized, list);
+		}
+	}
+
+	private void grow(int size, ArrayDeque<Block<C>> list) {
+		int chunkSize = Math.max(size, this.chunkBytes);
+		C chunk = this.allocator.allocate(chunkSize);
+		this.chunks.add(chunk);
+		this.bytes += chunkSize;
+		for (int offset = 0; offset + size <= chunkSize; offset += size) {
+			list.push(new Block<>(chunk, offset, size));
+			this.blocks++;
+		}
+	}
+
+	/**
+	 * Frees every chunk. Idempotent.
+	 * @return how many blocks were lent at that moment (their calls raced the close)
+	 */
+	int close() {
+		List<C> release;
+		int stillLent;
+		synchronized (this) {
+			if (this.closed) {
+				return 0;
+			}
+			this.closed = true;
+			for (int i = 0; i < this.parked.length(); i++) {
+				this.parked.set(i, null);
+			}
+			for (ArrayDeque<Block<C>> list : this.free) {
+				list.clear();
+			}
+			release = new ArrayList<>(this.chunks);
+			this.chunks.clear();
+			this.bytes = 0;
+			stillLent = this.lent.get();
+		}
+		RuntimeException failure = null;
+		for (C chunk : release) {
+			try {
+				this.allocator.free(chunk);
+			}
+			catch (RuntimeException ex) {
+				if (failure == null) {
+					failure = ex;
+				}
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+		return stillLent;
+	}
+
+	synchronized Stats stats() {
+		return new Stats(this.chunks.size(), this.bytes, this.blocks, this.lent.get());
+	}
+
+	private int slot() {
+		@SuppressWarnings("deprecation") // Thread.threadId() is Java 19+
+		long id = Thread.currentThread().getId();
+		return (int) (id ^ (id >>> 16)) & (this.parked.length() - 1);
+	}
+
+	private static ContextClosedException closed() {
+		return new ContextClosedException("The host memory of this CUDA backend was freed at close");
+	}
+
+}
