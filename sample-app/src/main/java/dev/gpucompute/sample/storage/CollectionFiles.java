@@ -253,6 +253,7 @@ public final class CollectionFiles {
 	/**
 	 * Opens (creating if needed) the write-ahead log of a collection for appending, through this
 	 * directory's {@link ChannelOpener}; see {@link WriteAheadLog#WriteAheadLog(Path, long, boolean)}.
+	 * The caller owns the log and closes it.
 	 */
 	public WriteAheadLog openLog(String name, long validLength, boolean sync) throws IOException {
 		return new WriteAheadLog(logOf(name), validLength, sync, this.opener);

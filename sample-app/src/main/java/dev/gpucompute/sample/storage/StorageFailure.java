@@ -16,6 +16,7 @@ import java.util.Locale;
  * {@link IOException}. So a failure counts as "no space" when a message in its cause chain is the
  * English text of {@code ENOSPC}/{@code EDQUOT}, or when the file system's usable space is below
  * what the operation needed (which also covers a C library that speaks another language).
+ * Immutable.
  *
  * @param noSpace whether the file system had no room for what was written
  * @param reason a one-line description of the cause, for answers, logs and health
