@@ -194,7 +194,7 @@ public class ServiceProblem extends RuntimeException {
 		else {
 			long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
 			problem = new ServiceProblem(503, "storage-unavailable", "Storage unavailable",
-					outcome + ": writing to the data directory failed (" + failure.reason() + "). Searches and "
+					outcome + ": the data directory failed (" + failure.reason() + "). Searches and "
 							+ "reads go on; the service recovers the collection's log by itself; retry after "
 							+ seconds + " s.",
 					properties, Duration.ofSeconds(seconds));
