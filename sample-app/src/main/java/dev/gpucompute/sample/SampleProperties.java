@@ -215,7 +215,31 @@ public class SampleProperties {
 		/** Size of a collection's write-ahead log beyond which it is folded into the collection's snapshot. */
 		private DataSize logFoldSize = DataSize.ofMegabytes(64);
 
+		/**
+		 * After a storage failure: the Retry-After of a 503 answer to a refused write, and the shortest
+		 * time between two attempts to fold a collection's log into its snapshot (a log that refuses
+		 * writes after a failed force is retried this often in the background until it succeeds).
+		 */
+		private Duration retryAfter = Duration.ofSeconds(5);
+
+		private final StorageHealth health = new StorageHealth();
+
 		private Duration flushInterval;
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()) {
+				throw new IllegalArgumentException("sample.storage.retry-after must be positive, got " + retryAfter);
+			}
+			this.retryAfter = retryAfter;
+		}
+
+		public StorageHealth getHealth() {
+			return this.health;
+		}
 
 		public boolean isSync() {
 			return this.sync;
@@ -249,6 +273,34 @@ public class SampleProperties {
 		@Deprecated
 		public void setFlushInterval(Duration flushInterval) {
 			this.flushInterval = flushInterval;
+		}
+
+	}
+
+	/**
+	 * The {@code storage} health indicator ({@code management.health.storage.enabled}, on by default):
+	 * OUT_OF_SERVICE while the data directory's file system has less usable space than
+	 * {@code min-free} or a collection's write-ahead log refuses writes, so that a readiness group
+	 * that includes it takes the instance out of rotation.
+	 */
+	public static class StorageHealth {
+
+		/**
+		 * Least usable space on the data directory's file system for the indicator to say UP. Room for
+		 * a log to reach {@code log-fold-size} and for a fold's new snapshot (as large as the
+		 * collection) keeps writes and folds from failing.
+		 */
+		private DataSize minFree = DataSize.ofMegabytes(64);
+
+		public DataSize getMinFree() {
+			return this.minFree;
+		}
+
+		public void setMinFree(DataSize minFree) {
+			if (minFree == null || minFree.isNegative()) {
+				throw new IllegalArgumentException("sample.storage.health.min-free must not be negative, got " + minFree);
+			}
+			this.minFree = minFree;
 		}
 
 	}

@@ -122,16 +122,23 @@ class SearchConfiguration {
 		};
 	}
 
+	/** The files of {@code sample.data-dir}; a bean so that tests can substitute one that fails on demand. */
+	@Bean
+	CollectionFiles collectionFiles(SampleProperties properties) {
+		return new CollectionFiles(properties.getDataDir());
+	}
+
 	@Bean(destroyMethod = "close")
-	CollectionStore collectionStore(GpuDevices devices, GpuKernels kernels, SampleProperties properties) {
+	CollectionStore collectionStore(GpuDevices devices, GpuKernels kernels, CollectionFiles files,
+			SampleProperties properties) {
 		// GpuKernels: the start-up kernels are loaded on every device before an engine looks them up.
 		SampleProperties.Limits limits = properties.getLimits();
-		CollectionStore store = new CollectionStore(searchDevices(devices, properties),
-				new CollectionFiles(properties.getDataDir()),
+		SampleProperties.Storage storage = properties.getStorage();
+		CollectionStore store = new CollectionStore(searchDevices(devices, properties), files,
 				new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
 						limits.getMaxResults()),
-				new CollectionStore.Durability(properties.getStorage().isSync(),
-						properties.getStorage().getLogFoldSize().toBytes()));
+				new CollectionStore.Durability(storage.isSync(), storage.getLogFoldSize().toBytes(),
+						storage.getRetryAfter()));
 		store.start();
 		return store;
 	}

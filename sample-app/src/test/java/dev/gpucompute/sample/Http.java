@@ -32,17 +32,29 @@ public final class Http {
 		this.base = base;
 	}
 
-	/** A response: status, content type and body. */
-	public record Response(int status, String contentType, String body) {
+	/** A response: status, content type, body and headers. */
+	public record Response(int status, String contentType, String body, java.net.http.HttpHeaders headers) {
 
 		public JsonNode json() {
 			return JSON.readTree(this.body);
+		}
+
+		/** The first value of a header, or {@code null}. */
+		public String header(String name) {
+			return this.headers.firstValue(name).orElse(null);
 		}
 
 	}
 
 	public String base() {
 		return this.base;
+	}
+
+	/** Deletes every collection of the service. */
+	public void deleteAllCollections() {
+		for (JsonNode collection : get("/collections").json()) {
+			delete("/collections/" + collection.get("name").asString());
+		}
 	}
 
 	public Response get(String path) {
@@ -91,7 +103,7 @@ public final class Http {
 			HttpResponse<String> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
 					HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
 			return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
-					response.body());
+					response.body(), response.headers());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 import org.junit.jupiter.api.BeforeEach;
-import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -69,9 +68,7 @@ abstract class RunningAppTests {
 	@BeforeEach
 	void emptyService() {
 		this.http = new Http("http://localhost:" + this.port);
-		for (JsonNode collection : this.http.get("/collections").json()) {
-			this.http.delete("/collections/" + collection.get("name").asString());
-		}
+		this.http.deleteAllCollections();
 	}
 
 	/** After successful work: sampled kernel timing returns its events once the work has completed. */

@@ -13,21 +13,13 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ConditionEvaluationResult;
-import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.opentest4j.AssertionFailedError;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-
-import dev.gpucompute.Backend;
-import dev.gpucompute.GpuContext;
-import dev.gpucompute.spi.Availability;
 
 /**
  * The sample service on a CUDA device ({@code gpu.backend=cuda}): a collection of 4,000 vectors
@@ -36,29 +28,12 @@ import dev.gpucompute.spi.Availability;
  * {@code GPU_REQUIRED=1}.
  */
 @Tag("gpu")
-@ExtendWith(SampleAppCudaGpuTest.RequiresCuda.class)
+@ExtendWith(RequiresCuda.class)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cuda", "gpu.streams.pool-size=4", "sample.limits.max-body-size=16MB" })
 class SampleAppCudaGpuTest {
 
 	private static final Path DATA = createDataDir();
-
-	/** Disables the test with the probe's reason without CUDA, fails it with GPU_REQUIRED=1. */
-	static final class RequiresCuda implements ExecutionCondition {
-
-		@Override
-		public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-			Availability probe = GpuContext.select(Backend.CUDA, 0).availability();
-			if (probe.available()) {
-				return ConditionEvaluationResult.enabled("CUDA available: " + probe.reason());
-			}
-			if ("1".equals(System.getenv("GPU_REQUIRED"))) {
-				throw new AssertionFailedError("GPU_REQUIRED=1 but CUDA is unavailable: " + probe.reason());
-			}
-			return ConditionEvaluationResult.disabled("CUDA unavailable: " + probe.reason());
-		}
-
-	}
 
 	private static Path createDataDir() {
 		try {

@@ -6,11 +6,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,38 +19,40 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.sample.storage.CollectionFiles;
+import dev.gpucompute.sample.storage.StorageFailure;
 import dev.gpucompute.sample.storage.WriteAheadLog;
 
 /**
  * The collections of the service: creating, listing, deleting, writing vectors, searching, and
  * keeping them on disk.
  *
- * <p>Every request is validated in full before a lock or a device resource is taken. Writes take
- * the collection's write lock, reserve device memory against the devices' {@link DeviceMemoryBudget}s
- * ({@link ShardPlacement}: a new collection goes to the device with the most free budget, one that
- * outgrows its device continues on another), run the device part through each shard's
- * {@link KnnEngine} and only then record the new ids, so a failed write changes nothing a search
- * could see. Searches take the read lock and run concurrently; a collection spread over several
- * devices is searched on all of them at once and the results merged exactly.
+ * <p>Every request is validated in full before a lock or a device resource is taken. Writes go
+ * through the {@link CollectionWriter}: room first (device memory reserved against the devices'
+ * {@link DeviceMemoryBudget}s by {@link ShardPlacement}: a new collection goes to the device with the
+ * most free budget, one that outgrows its device continues on another), then the write-ahead log,
+ * forced to disk with group commit, and only then the device and the ids, so a write that fails at
+ * any step changes nothing a search or count could see. Searches take the read lock and run
+ * concurrently, also while writes are forced; a collection spread over several devices is searched
+ * on all of them at once and the results merged exactly.
  *
- * <p>Durability: a write is appended to the collection's {@link WriteAheadLog} under the write lock
- * and forced to disk after the lock is released, before the call returns (group commit: concurrent
- * writers share one force). So a write that was answered survives {@code kill -9}; a search may see
- * a write a moment before it is durable. When a log grows past {@link Durability#foldBytes()} a
- * background thread folds it into the collection's snapshot ({@link CollectionFiles}: written from
- * the device storage in bounded chunks under the read lock, forced, renamed atomically) and empties
- * it; {@link #close()} folds every log. Start-up loads each snapshot in chunks into device storage
- * allocated once at its final size and replays the log; a collection that cannot be loaded fails
- * start-up with a message naming it, its file and the remedy. Creating and deleting a collection
- * reach the disk before they are answered.
+ * <p>Durability: a write answered is in the collection's {@link WriteAheadLog} on disk, so it
+ * survives {@code kill -9}; a write refused by the storage (507, 503) was not stored at all. The
+ * {@link LogFolder} folds a log past {@link Durability#foldBytes()} into the collection's snapshot
+ * ({@link CollectionFiles}: written from the device storage in bounded chunks, forced, renamed
+ * atomically) and empties it; {@link #close()} folds every log, and a fold that fails keeps the log
+ * and the old snapshot. Start-up loads each snapshot in chunks into device storage allocated once at
+ * its final size and replays the log; a collection that cannot be loaded fails start-up with a
+ * message naming it, its file and the remedy. Creating and deleting a collection reach the disk
+ * before they are answered.
+ *
+ * <p>Locks of a collection, always in this order: the store's registry (create, delete), the
+ * collection's commit lock (writes, folds, delete), its read-write lock.
  *
  * <p>Thread-safe. The application owns the store and closes it once, before the GPU context.
  */
@@ -73,15 +75,11 @@ public final class CollectionStore implements AutoCloseable {
 	/** Serialises create and delete, so a name's file and map entry change together. */
 	private final Object registry = new Object();
 
-	/** Folds logs into snapshots in the background, one collection at a time. */
-	private final ExecutorService folder = Executors.newSingleThreadExecutor((runnable) -> {
-		Thread thread = new Thread(runnable, "collection-log-folder");
-		thread.setDaemon(true);
-		return thread;
-	});
+	/** Folds logs into snapshots, in the background and on demand. */
+	private final LogFolder folder;
 
-	/** Collections with a fold queued or running. */
-	private final Set<VectorCollection> folding = ConcurrentHashMap.newKeySet();
+	/** Commits writes: log first, then device. */
+	private final CollectionWriter writer;
 
 	/** Searches the shards of a collection spread over several devices, one task per shard. */
 	private final ExecutorService shardSearches = Executors.newCachedThreadPool((runnable) -> {
@@ -109,11 +107,25 @@ public final class CollectionStore implements AutoCloseable {
 	 * @param sync whether a write is forced to disk before it is answered; false only to measure
 	 * what durability costs (a crash then loses what the OS had not written)
 	 * @param foldBytes log size beyond which it is folded into the collection's snapshot
+	 * @param retryAfter after a storage failure: the shortest time between two attempts to fold a
+	 * log (a broken log is retried this often in the background), and the {@code Retry-After} of a
+	 * 503 answer
 	 */
-	public record Durability(boolean sync, long foldBytes) {
+	public record Durability(boolean sync, long foldBytes, Duration retryAfter) {
 
-		/** Synced writes, logs folded past 64 MB. */
+		/** Synced writes, logs folded past 64 MB, storage failures retried after 5 s. */
 		public static final Durability DEFAULT = new Durability(true, 64L << 20);
+
+		/** Retrying after storage failures every 5 s. */
+		public Durability(boolean sync, long foldBytes) {
+			this(sync, foldBytes, Duration.ofSeconds(5));
+		}
+
+		public Durability {
+			if (retryAfter.isNegative() || retryAfter.isZero()) {
+				throw new IllegalArgumentException("retryAfter must be positive, got " + retryAfter);
+			}
+		}
 
 	}
 
@@ -136,6 +148,8 @@ public final class CollectionStore implements AutoCloseable {
 		this.files = files;
 		this.limits = limits;
 		this.durability = durability;
+		this.folder = new LogFolder(files, durability.retryAfter());
+		this.writer = new CollectionWriter(this.placement, this.folder, files, durability.foldBytes());
 	}
 
 	// ---- life cycle ----------------------------------------------------------------------------
@@ -244,9 +258,9 @@ public final class CollectionStore implements AutoCloseable {
 				if (record.dimension() != collection.dimension()) {
 					throw new IllegalStateException("its log holds vectors of dimension " + record.dimension());
 				}
-				write(collection, Arrays.asList(record.ids()), record.rows());
+				this.writer.replay(collection, Arrays.asList(record.ids()), record.rows());
 			});
-			collection.log = new WriteAheadLog(logFile, replayed.validLength(), this.durability.sync());
+			collection.log = this.files.openLog(name, replayed.validLength(), this.durability.sync());
 			if (replayed.records() > 0) {
 				log.info("Collection '{}': replayed {} logged writes ({} vectors)", name, replayed.records(),
 						replayed.rows());
@@ -266,88 +280,46 @@ public final class CollectionStore implements AutoCloseable {
 		}
 	}
 
-	/** Folds every log into its snapshot, closes the logs and frees the device storage. Idempotent. */
+	/**
+	 * Folds every log into its snapshot, closes the logs and frees the device storage. Idempotent. A
+	 * fold that fails (a full disk) keeps the log and the old snapshot, so the next start replays
+	 * every acknowledged write.
+	 */
 	@Override
 	public void close() {
 		if (this.closed) {
 			return;
 		}
 		this.closed = true;
-		this.folder.shutdown();
-		try {
-			this.folder.awaitTermination(5, TimeUnit.MINUTES);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+		this.folder.close();
 		this.shardSearches.shutdown();
 		for (VectorCollection collection : this.collections.values()) {
-			fold(collection);
-			collection.lock.writeLock().lock();
+			collection.commitLock.lock();
 			try {
-				release(collection);
+				this.folder.fold(collection);
+				collection.lock.writeLock().lock();
+				try {
+					release(collection);
+				}
+				finally {
+					collection.lock.writeLock().unlock();
+				}
 			}
 			finally {
-				collection.lock.writeLock().unlock();
+				collection.commitLock.unlock();
 			}
 		}
 		this.collections.clear();
 	}
 
-	/** Folds every collection's log into its snapshot now (the logs are then empty). */
+	/**
+	 * Folds every collection's log into its snapshot now; a log whose fold fails (a full disk) is
+	 * kept, with the old snapshot, and logged.
+	 */
 	public void flushAll() {
 		for (VectorCollection collection : this.collections.values()) {
-			fold(collection);
+			this.folder.fold(collection);
 		}
-	}
-
-	private void scheduleFold(VectorCollection collection) {
-		if (this.folding.add(collection)) {
-			try {
-				this.folder.execute(() -> {
-					this.folding.remove(collection);
-					fold(collection);
-				});
-			}
-			catch (RejectedExecutionException ex) {
-				this.folding.remove(collection); // closing: close() folds it
-			}
-		}
-	}
-
-	/**
-	 * Writes the collection's snapshot and empties its log. Under the read lock: searches go on,
-	 * writes wait, so the snapshot and the log agree.
-	 */
-	private void fold(VectorCollection collection) {
-		collection.lock.readLock().lock();
-		try {
-			// A broken log (a failed force or an append it could not undo) is usable again only after a
-			// snapshot, even when it holds no records.
-			if (collection.closed || collection.log == null
-					|| (collection.log.size() == 0 && !collection.log.broken())) {
-				return;
-			}
-			persist(collection);
-			collection.log.reset();
-		}
-		catch (IOException | RuntimeException ex) {
-			// The log still holds every write, so nothing is lost; it is retried at the next threshold
-			// (or the next write, when the log is broken).
-			log.error("Folding the log of collection '{}' into {} failed; the log is kept", collection.name(),
-					this.files.fileOf(collection.name()), ex);
-		}
-		finally {
-			collection.lock.readLock().unlock();
-		}
-	}
-
-	/** Writes a collection's snapshot from its device storage, in bounded chunks (its lock held). */
-	private void persist(VectorCollection collection) throws IOException {
-		int dim = collection.dimension();
-		this.files.write(collection.name(), collection.metric().ordinal(), dim, collection.idArray(), collection.size(),
-				(first, count, dst) -> collection.forRange(first, count,
-						(shard, localRow, rows, offset) -> shard.engine().read(shard, dim, localRow, rows, dst)));
 	}
 
 	// ---- collections ---------------------------------------------------------------------------
@@ -387,13 +359,16 @@ public final class CollectionStore implements AutoCloseable {
 				// A log left by an earlier collection of this name is emptied (valid length 0) before the
 				// snapshot exists: a crash in between leaves an empty orphan log, never old writes that the
 				// next start would replay into the new collection.
-				collection.log = new WriteAheadLog(this.files.logOf(name), 0, this.durability.sync());
-				persist(collection);
+				collection.log = this.files.openLog(name, 0, this.durability.sync());
+				this.folder.persist(collection);
 			}
 			catch (IOException | RuntimeException ex) {
 				closeQuietly(collection.log, ex);
 				if (ex instanceof IOException io) {
-					throw new UncheckedIOException("Could not write collection '" + name + "'", io);
+					throw ServiceProblem.storage(name, "Collection '" + name + "' was not created",
+							StorageFailure.of(io, this.files.directory(),
+									CollectionFiles.snapshotBytesAtLeast(0, dimension)),
+							this.durability.retryAfter());
 				}
 				throw (RuntimeException) ex;
 			}
@@ -433,6 +408,8 @@ public final class CollectionStore implements AutoCloseable {
 	public void delete(String name) {
 		synchronized (this.registry) {
 			VectorCollection collection = collection(name);
+			// After any write being committed: its log and storage go away with the collection.
+			collection.commitLock.lock();
 			collection.lock.writeLock().lock();
 			try {
 				if (collection.closed) {
@@ -446,20 +423,23 @@ public final class CollectionStore implements AutoCloseable {
 						// The snapshot is gone but the log is not: the next start would delete the log as an
 						// orphan, and with it the collection. Rewrite the snapshot, as a fold would.
 						try {
-							persist(collection);
+							this.folder.persist(collection);
 							collection.log.reset();
 						}
 						catch (IOException | RuntimeException again) {
 							ex.addSuppressed(again);
 						}
 					}
-					throw new UncheckedIOException("Could not delete the files of collection '" + name + "'", ex);
+					throw ServiceProblem.storage(name, "Could not delete the files of collection '" + name
+							+ "', so it was kept", StorageFailure.of(ex, this.files.directory(), 0),
+							this.durability.retryAfter());
 				}
 				release(collection);
 				this.collections.remove(name, collection);
 			}
 			finally {
 				collection.lock.writeLock().unlock();
+				collection.commitLock.unlock();
 			}
 		}
 	}
@@ -474,7 +454,9 @@ public final class CollectionStore implements AutoCloseable {
 	 * Adds or replaces vectors.
 	 * @param ids one id per row, unique within the request
 	 * @param rows {@code ids.size()} rows, row-major, of the collection's dimension
-	 * @throws ServiceProblem 404, 400 (ids, dimension, values), 422 (memory budget)
+	 * @throws ServiceProblem 404, 400 (ids, dimension, values), 422 (memory budget), 503 (busy, or
+	 * storage unavailable: nothing stored, retry after the {@code Retry-After}), 507 (no space on the
+	 * data directory's file system: nothing stored)
 	 */
 	public Upserted upsert(String name, List<String> ids, float[] rows) {
 		return upsert(name, ids, rows, false);
@@ -504,128 +486,7 @@ public final class CollectionStore implements AutoCloseable {
 			prepared = owned ? rows : rows.clone(); // else the caller's array stays as it was
 			Vectors.normalize(prepared, dim);
 		}
-		VectorCollection.Plan plan;
-		long logged;
-		int size;
-		collection.lock.writeLock().lock();
-		try {
-			ensureLive(collection);
-			plan = write(collection, ids, prepared);
-			logged = append(collection, ids, prepared);
-			size = collection.size();
-		}
-		finally {
-			collection.lock.writeLock().unlock();
-		}
-		// Outside the lock, so that the next writers can append while this force runs and share the next.
-		try {
-			collection.log.sync(logged);
-		}
-		catch (IOException ex) {
-			if (collection.closed && !this.closed) {
-				// Deleted while this write was being forced: its log is closed and its files are gone.
-				throw ServiceProblem.unknownCollection(name);
-			}
-			// The log now refuses writes until a snapshot holds everything; take one.
-			scheduleFold(collection);
-			throw new UncheckedIOException("Forcing the write-ahead log of collection '" + name
-					+ "' to disk failed; the write is visible but may not survive a crash", ex);
-		}
-		return new Upserted(plan.added().size(), plan.replaced(), size);
-	}
-
-	/** Appends a write to the collection's log (write lock held) and schedules a fold when it is large. */
-	private long append(VectorCollection collection, List<String> ids, float[] rows) {
-		long end;
-		try {
-			end = collection.log.appendUpsert(ids.toArray(String[]::new), ids.size(), collection.dimension(), rows);
-		}
-		catch (IOException ex) {
-			// The device already holds the write; a fold writes it into the snapshot (and makes a broken
-			// log usable again), so try that.
-			scheduleFold(collection);
-			throw new UncheckedIOException("Appending to the write-ahead log of collection '" + collection.name()
-					+ "' failed; the write is visible and will be kept only if the next snapshot succeeds", ex);
-		}
-		if (collection.log.size() > this.durability.foldBytes()) {
-			scheduleFold(collection);
-		}
-		return end;
-	}
-
-	/**
-	 * Writes prepared rows to the device (write lock held): budget, device, then ids. A failed write
-	 * leaves the ids and every shard's size as they were. Over several shards, every allocation is
-	 * made before any shard takes its rows, so running out of room changes nothing; a failure of one
-	 * device after another already took its rows (a device lost, no stream within the timeout)
-	 * leaves those rows replaced but unlogged: the write was answered with an error, so its outcome
-	 * is unknown to the client, and the next snapshot may or may not include them.
-	 */
-	private VectorCollection.Plan write(VectorCollection collection, List<String> ids, float[] rows) {
-		VectorCollection.Plan plan = collection.plan(ids);
-		if (plan.slots().length == 0) {
-			return plan;
-		}
-		int oldSize = collection.size();
-		long newSize = (long) oldSize + plan.added().size();
-		int dim = collection.dimension();
-		try {
-			this.placement.reserve(collection, newSize, true);
-			if (collection.shards.size() > 1) {
-				// Every allocation first, so that a device without room fails the write before any
-				// shard has taken its rows.
-				for (Shard shard : collection.shards) {
-					long capacity = shard.reservedBytes / ((long) dim * Float.BYTES);
-					if (capacity > shard.capacityRows) {
-						shard.engine().writeRaw(shard, dim, 0, ByteBuffer.allocate(0), capacity);
-					}
-				}
-			}
-			if (collection.shards.size() == 1) {
-				Shard shard = collection.shards.get(0);
-				shard.engine().write(shard, dim, plan.slots(), rows, shard.reservedBytes / ((long) dim * Float.BYTES));
-			}
-			else {
-				writeSharded(collection, plan.slots(), rows);
-			}
-			if (newSize > oldSize) {
-				collection.forRange(oldSize, newSize - oldSize,
-						(shard, localRow, count, offset) -> shard.rows = (int) (localRow + count));
-			}
-		}
-		catch (GpuOutOfMemoryException ex) {
-			throw ServiceProblem.deviceFull(collection.name(), newSize, newSize * dim * Float.BYTES, ex.getMessage());
-		}
-		finally {
-			this.placement.settle(collection);
-		}
-		collection.appendIds(plan.added());
-		return plan;
-	}
-
-	/** Splits a write by shard: each gets its rows, at its own row numbers, in one device write. */
-	private static void writeSharded(VectorCollection collection, int[] slots, float[] rows) {
-		int dim = collection.dimension();
-		Shard[] shardOfRow = new Shard[slots.length];
-		Map<Shard, int[]> counts = new LinkedHashMap<>();
-		for (int r = 0; r < slots.length; r++) {
-			shardOfRow[r] = collection.shardOf(slots[r]);
-			counts.computeIfAbsent(shardOfRow[r], (shard) -> new int[1])[0]++;
-		}
-		for (Map.Entry<Shard, int[]> entry : counts.entrySet()) {
-			Shard shard = entry.getKey();
-			int[] local = new int[entry.getValue()[0]];
-			float[] part = new float[local.length * dim];
-			int n = 0;
-			for (int r = 0; r < slots.length; r++) {
-				if (shardOfRow[r] == shard) {
-					local[n] = slots[r] - shard.firstSlot;
-					System.arraycopy(rows, r * dim, part, n * dim, dim);
-					n++;
-				}
-			}
-			shard.engine().write(shard, dim, local, part, shard.reservedBytes / ((long) dim * Float.BYTES));
-		}
+		return this.writer.upsert(collection, ids, prepared);
 	}
 
 	/**
@@ -686,7 +547,7 @@ public final class CollectionStore implements AutoCloseable {
 	 * would give, so the answers are the same however the collection is spread. Read lock held.
 	 */
 	private KnnEngine.TopK searchShards(VectorCollection collection, float[] queries, int queryCount, int k) {
-		List<Shard> shards = collection.shards;
+		List<Shard> shards = collection.filledShards();
 		int dim = collection.dimension();
 		if (shards.size() == 1) {
 			Shard shard = shards.get(0);
@@ -758,8 +619,8 @@ public final class CollectionStore implements AutoCloseable {
 
 	/**
 	 * Checks a write's ids, and that the write fits one log record (ids of at most
-	 * {@value WriteAheadLog#MAX_ID_BYTES} UTF-8 bytes, a record under 2 GiB): the log is appended to
-	 * after the device write, too late to refuse it.
+	 * {@value WriteAheadLog#MAX_ID_BYTES} UTF-8 bytes, a record under 2 GiB), so that a write the
+	 * log cannot hold is refused as a bad request (400) before anything is reserved.
 	 */
 	private void checkIds(List<String> ids, int dimension) {
 		if (ids == null || ids.isEmpty()) {
@@ -870,6 +731,44 @@ public final class CollectionStore implements AutoCloseable {
 				failure.addSuppressed(ex);
 			}
 		}
+	}
+
+	/**
+	 * What the storage of the collections needs an operator to know: logs that refuse writes until
+	 * a fold succeeds, folds that failed, and writes the storage refused (for the health indicator).
+	 */
+	public StorageStatus storageStatus() {
+		Map<String, String> brokenLogs = new java.util.TreeMap<>();
+		Map<String, String> failedFolds = new java.util.TreeMap<>();
+		for (VectorCollection collection : this.collections.values()) {
+			WriteAheadLog wal = collection.log;
+			if (wal != null && wal.broken() && !collection.closed) {
+				IOException failure = wal.failure();
+				brokenLogs.put(collection.name(), (failure != null)
+						? StorageFailure.of(failure, this.files.directory(), 0).reason() : "unknown");
+			}
+			StorageFailure fold = collection.foldFailure;
+			if (fold != null && !collection.closed) {
+				failedFolds.put(collection.name(), fold.reason());
+			}
+		}
+		return new StorageStatus(this.files.directory(), brokenLogs, failedFolds, this.writer.refusedWrites(),
+				this.writer.lastRefusal(), this.writer.lastRefusalAt());
+	}
+
+	/**
+	 * The state of the collections' storage.
+	 *
+	 * @param directory the data directory
+	 * @param brokenLogs collections whose write-ahead log refuses writes until a fold succeeds (retried
+	 * in the background), with the reason
+	 * @param failedFolds collections whose last fold failed (their log keeps growing), with the reason
+	 * @param refusedWrites writes the storage refused since start-up (nothing of them was stored)
+	 * @param lastRefusal the last of them ("collection 'c': reason"), or {@code null}
+	 * @param lastRefusalAt when it happened, or {@code null}
+	 */
+	public record StorageStatus(Path directory, Map<String, String> brokenLogs, Map<String, String> failedFolds,
+			long refusedWrites, String lastRefusal, java.time.Instant lastRefusalAt) {
 	}
 
 	/** The devices collections are placed on, each with its budget. */

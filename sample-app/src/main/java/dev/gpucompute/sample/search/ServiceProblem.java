@@ -1,10 +1,13 @@
 package dev.gpucompute.sample.search;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.sample.storage.StorageFailure;
 
 /**
  * A request the service refuses, with everything an RFC 9457 problem detail needs: HTTP status, a
@@ -24,12 +27,24 @@ public class ServiceProblem extends RuntimeException {
 
 	private final Map<String, Object> properties;
 
+	private final Duration retryAfter;
+
 	public ServiceProblem(int status, String type, String title, String detail, Map<String, Object> properties) {
+		this(status, type, title, detail, properties, null);
+	}
+
+	/**
+	 * A problem whose answer tells the client when to retry.
+	 * @param retryAfter the answer's {@code Retry-After}, or {@code null} for none
+	 */
+	public ServiceProblem(int status, String type, String title, String detail, Map<String, Object> properties,
+			Duration retryAfter) {
 		super(detail);
 		this.status = status;
 		this.type = type;
 		this.title = title;
 		this.properties = Collections.unmodifiableMap(new LinkedHashMap<>(properties));
+		this.retryAfter = retryAfter;
 	}
 
 	/** The HTTP status. */
@@ -53,6 +68,11 @@ public class ServiceProblem extends RuntimeException {
 	/** Extra members of the problem detail (names of fields, limits, sizes). */
 	public Map<String, Object> properties() {
 		return this.properties;
+	}
+
+	/** When the client may retry (the answer's {@code Retry-After}), if the problem says. */
+	public Optional<Duration> retryAfter() {
+		return Optional.ofNullable(this.retryAfter);
 	}
 
 	// ---- the problems of this service --------------------------------------------------------
@@ -149,6 +169,57 @@ public class ServiceProblem extends RuntimeException {
 				Map.of("streams", streams));
 		problem.initCause(cause);
 		return problem;
+	}
+
+	/**
+	 * The data directory refused what a request had to store, so nothing of it was stored: 507 when
+	 * the file system is full (it stays so until space is freed; the service then resumes by
+	 * itself), else 503 with {@code Retry-After} (an I/O failure the service recovers from by itself
+	 * if the disk does: it writes a new snapshot and empties the collection's log).
+	 * @param outcome the first sentence of the detail, saying what was not stored
+	 * @param retryAfter when a client may retry after a 503
+	 */
+	public static ServiceProblem storage(String collection, String outcome, StorageFailure failure,
+			Duration retryAfter) {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("collection", collection);
+		properties.put("stored", false);
+		ServiceProblem problem;
+		if (failure.noSpace()) {
+			problem = new ServiceProblem(507, "insufficient-storage", "Insufficient storage",
+					outcome + ": the data directory's file system has no space left (" + failure.reason()
+							+ "). Searches and reads go on; writes resume by themselves once space is freed.",
+					properties);
+		}
+		else {
+			long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+			problem = new ServiceProblem(503, "storage-unavailable", "Storage unavailable",
+					outcome + ": the data directory failed (" + failure.reason() + "). Searches and "
+							+ "reads go on; the service recovers the collection's log by itself; retry after "
+							+ seconds + " s.",
+					properties, Duration.ofSeconds(seconds));
+		}
+		problem.initCause(failure.cause());
+		return problem;
+	}
+
+	/**
+	 * A write that was durable in the log, committed in the same group as one the device then
+	 * refused: its record was cut off the log with that one's, so nothing of it was stored; 503.
+	 */
+	public static ServiceProblem notApplied(String collection, RuntimeException cause, Duration retryAfter) {
+		long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+		ServiceProblem problem = new ServiceProblem(503, "write-not-applied", "Write not applied",
+				writeNotStored(collection) + ": a write committed together with it failed on the device ("
+						+ cause.getMessage() + "), and both were taken back; retry after " + seconds + " s.",
+				Map.of("collection", collection, "stored", false), Duration.ofSeconds(seconds));
+		problem.initCause(cause);
+		return problem;
+	}
+
+	/** The detail's first sentence for a write that was refused by the storage. */
+	public static String writeNotStored(String collection) {
+		return "Nothing of this write was stored in collection '" + collection + "'";
 	}
 
 }

@@ -116,10 +116,24 @@ final class ShardPlacement {
 	 * and dropped.
 	 */
 	void settle(VectorCollection collection) {
+		fit(collection, (shard) -> shard.rows == 0);
+	}
+
+	/**
+	 * After one write of a group commit failed to get room while earlier ones of the group hold
+	 * theirs (write lock held): each shard's reservation follows its allocation and shards without
+	 * storage are dropped, but the storage allocated for the other writes stays ({@link #settle}
+	 * trims it once the group's writes are applied).
+	 */
+	void trim(VectorCollection collection) {
+		fit(collection, (shard) -> shard.rows == 0 && shard.capacityRows == 0);
+	}
+
+	private void fit(VectorCollection collection, java.util.function.Predicate<Shard> drop) {
 		long rowBytes = rowBytes(collection);
 		for (Iterator<Shard> it = collection.shards.iterator(); it.hasNext();) {
 			Shard shard = it.next();
-			if (shard.rows == 0) {
+			if (drop.test(shard)) {
 				shard.engine().free(shard);
 				shard.device.budget().release(shard.reservedBytes);
 				shard.reservedBytes = 0;

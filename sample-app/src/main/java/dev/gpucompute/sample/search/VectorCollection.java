@@ -3,8 +3,12 @@ package dev.gpucompute.sample.search;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
+import dev.gpucompute.sample.storage.StorageFailure;
 import dev.gpucompute.sample.storage.WriteAheadLog;
 
 /**
@@ -33,8 +37,27 @@ public final class VectorCollection {
 
 	final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
+	/**
+	 * Held by the one thread that appends to the log, applies logged writes to the device, folds
+	 * the log or deletes the collection; taken before {@link #lock}. Searches never take it, so they
+	 * go on while a write's log record is forced to disk.
+	 */
+	final ReentrantLock commitLock = new ReentrantLock();
+
+	/** Writes waiting to be committed, in arrival order: the commit lock's holder takes them all. */
+	final Queue<CollectionWriter.Pending> queued = new ConcurrentLinkedQueue<>();
+
 	/** The write-ahead log; set once when the collection is opened or created, closed by the store. */
 	WriteAheadLog log;
+
+	/** Why the last fold failed, or {@code null} (set under the commit lock, read by the health indicator). */
+	volatile StorageFailure foldFailure;
+
+	/** {@link System#nanoTime} of the last fold that failed. */
+	volatile long foldFailedAt;
+
+	/** Writes the storage refused since the last one it took (commit lock), for logging. */
+	long refusedInARow;
 
 	// ---- guarded by lock ------------------------------------------------------------------
 
@@ -242,9 +265,22 @@ public final class VectorCollection {
 
 	}
 
+	/**
+	 * The shards that hold vectors (lock held): all but those a group commit allocated for writes it
+	 * has not applied yet, which are empty and last. Searches and {@link #info} see only these.
+	 */
+	List<Shard> filledShards() {
+		int filled = this.shards.size();
+		while (filled > 0 && this.shards.get(filled - 1).rows == 0) {
+			filled--;
+		}
+		return (filled == this.shards.size()) ? this.shards : this.shards.subList(0, filled);
+	}
+
 	CollectionInfo info() {
-		List<CollectionInfo.Placement> placements = new ArrayList<>(this.shards.size());
-		for (Shard shard : this.shards) {
+		List<Shard> filled = filledShards();
+		List<CollectionInfo.Placement> placements = new ArrayList<>(filled.size());
+		for (Shard shard : filled) {
 			placements.add(new CollectionInfo.Placement(shard.device.ordinal(), shard.rows));
 		}
 		return new CollectionInfo(this.name, this.dimension, this.metric, this.size, placements);

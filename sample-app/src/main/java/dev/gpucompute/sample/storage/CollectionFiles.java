@@ -16,6 +16,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.zip.CRC32;
 
 import org.slf4j.Logger;
@@ -56,7 +57,19 @@ public final class CollectionFiles {
 
 	private final Path directory;
 
+	private final ChannelOpener opener;
+
+	/** The files of {@code directory} (created if missing). */
 	public CollectionFiles(Path directory) {
+		this(directory, ChannelOpener.DEFAULT);
+	}
+
+	/**
+	 * The files of {@code directory} (created if missing), opened through {@code opener}: snapshots
+	 * and the logs of {@link #openLog}.
+	 */
+	public CollectionFiles(Path directory, ChannelOpener opener) {
+		this.opener = opener;
 		this.directory = directory.toAbsolutePath().normalize();
 		try {
 			Files.createDirectories(this.directory);
@@ -112,8 +125,8 @@ public final class CollectionFiles {
 			throws IOException {
 		Path temp = Files.createTempFile(this.directory, name + ".", TEMP_SUFFIX);
 		try {
-			try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
-					StandardOpenOption.TRUNCATE_EXISTING)) {
+			try (FileChannel channel = this.opener.open(temp,
+					Set.of(StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))) {
 				Writer out = new Writer(channel);
 				out.buffer.put(MAGIC);
 				out.flush(false);
@@ -235,6 +248,28 @@ public final class CollectionFiles {
 	/** The write-ahead log of a collection. */
 	public Path logOf(String name) {
 		return this.directory.resolve(name + WriteAheadLog.SUFFIX);
+	}
+
+	/**
+	 * Opens (creating if needed) the write-ahead log of a collection for appending, through this
+	 * directory's {@link ChannelOpener}; see {@link WriteAheadLog#WriteAheadLog(Path, long, boolean)}.
+	 * The caller owns the log and closes it.
+	 */
+	public WriteAheadLog openLog(String name, long validLength, boolean sync) throws IOException {
+		return new WriteAheadLog(logOf(name), validLength, sync, this.opener);
+	}
+
+	/**
+	 * The fewest bytes a snapshot of {@code size} vectors of {@code dimension} takes (ids of one
+	 * byte): a fold is not worth trying when the file system has less room than this.
+	 */
+	public static long snapshotBytesAtLeast(long size, int dimension) {
+		return MAGIC.length + 4L * 4 + size * (4L + 1) + size * dimension * Float.BYTES + 8;
+	}
+
+	/** Usable bytes of the data directory's file system, or -1 when they cannot be read. */
+	public long usableSpace() {
+		return StorageFailure.usableSpace(this.directory);
 	}
 
 	/** Receives a collection file as it is streamed in (see {@link #load}). */

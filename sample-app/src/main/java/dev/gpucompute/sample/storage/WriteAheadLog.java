@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
@@ -16,22 +17,26 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The append-only write-ahead log of one collection, {@code <name>.wal} next to its snapshot. Every
- * upsert is appended as one record before it is answered and forced to disk with group commit:
- * {@link #append} only writes (the caller holds the collection's write lock, so records are in the
- * order their writes were applied), and {@link #sync} is called after that lock is released. The
- * first thread to reach {@code sync} becomes the leader and forces the file; threads arriving while
- * it forces wait on the same monitor and find, when they get it, that the leader's force (or the
- * next one) already covered their record, so N concurrent writers share far fewer than N forces.
+ * upsert is appended as one record and forced to disk before it is applied and answered:
+ * {@link #appendUpsert} only writes (the store appends a group of writes in the order it will apply
+ * them), and {@link #sync} forces. {@code sync} is also group commit on its own: the first thread to
+ * reach it becomes the leader and forces the file; threads arriving while it forces wait on the same
+ * monitor and find, when they get it, that the leader's force (or the next one) already covered
+ * their record. (The store commits writes in groups and calls it once per group.)
+ *
+ * <p>Records that must not count (their force failed, or their write could not be applied) are cut
+ * off with {@link #discardFrom}, so a replay never brings back a write that was answered as failed.
  *
  * <p>Record format, little-endian: int payload length, int CRC-32C of the payload, payload. An
  * upsert's payload is: byte type (1), int row count, int dimension, {@code count} ids as (short
  * UTF-8 length, bytes), then {@code count * dimension} float32 values as written to the device
  * (already normalised for cosine). Positions are logical (they keep growing when the file is
- * truncated by {@link #reset}), so a waiter never confuses two generations of the file.
+ * truncated by {@link #reset} or {@link #discardFrom}), so a waiter never confuses two generations of
+ * the file.
  *
  * <p>Thread-safe. The store owns the log and closes it; {@link #reset} is called when the collection's
  * snapshot has been written and forced (see {@link CollectionFiles}), with appends excluded by the
- * collection's lock.
+ * collection's commit lock.
  */
 public final class WriteAheadLog implements AutoCloseable {
 
@@ -101,22 +106,18 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @param sync whether {@link #sync} forces the file (false only for measuring the cost)
 	 */
 	public WriteAheadLog(Path file, long validLength, boolean sync) throws IOException {
-		this(file, validLength, sync, WriteAheadLog::openChannel);
+		this(file, validLength, sync, ChannelOpener.DEFAULT);
 	}
 
-	/** Opens the log's file; tests substitute a channel that fails on demand. */
-	@FunctionalInterface
-	interface ChannelOpener {
-
-		FileChannel open(Path file) throws IOException;
-
-	}
-
-	WriteAheadLog(Path file, long validLength, boolean sync, ChannelOpener opener) throws IOException {
+	/**
+	 * {@link #WriteAheadLog(Path, long, boolean)} with the file opened through {@code opener} (see
+	 * {@link CollectionFiles#openLog}).
+	 */
+	public WriteAheadLog(Path file, long validLength, boolean sync, ChannelOpener opener) throws IOException {
 		this.file = file;
 		this.sync = sync;
 		boolean created = !Files.exists(file);
-		FileChannel opened = opener.open(file);
+		FileChannel opened = opener.open(file, OPEN_OPTIONS);
 		try {
 			if (opened.size() > validLength) {
 				opened.truncate(validLength);
@@ -142,9 +143,8 @@ public final class WriteAheadLog implements AutoCloseable {
 		this.synced = validLength;
 	}
 
-	private static FileChannel openChannel(Path file) throws IOException {
-		return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-	}
+	private static final Set<StandardOpenOption> OPEN_OPTIONS = Set.of(StandardOpenOption.CREATE,
+			StandardOpenOption.READ, StandardOpenOption.WRITE);
 
 	/** Makes a directory's entries durable; best effort, since not every platform can open a directory. */
 	static void forceDirectory(Path directory) {
@@ -174,6 +174,16 @@ public final class WriteAheadLog implements AutoCloseable {
 	 */
 	public boolean broken() {
 		return this.failure != null;
+	}
+
+	/** Why the log is {@link #broken}, or {@code null} while it is not. */
+	public IOException failure() {
+		return this.failure;
+	}
+
+	/** The logical end of the last appended record: where the next one starts. */
+	public synchronized long end() {
+		return this.written;
 	}
 
 	/** Forces done so far (for measuring group commit). */
@@ -368,6 +378,51 @@ public final class WriteAheadLog implements AutoCloseable {
 			synchronized (this.syncLock) {
 				this.synced = Math.max(this.synced, this.base);
 				this.failure = null;
+			}
+		}
+	}
+
+	/**
+	 * Cuts off every record after {@code position} (the logical end of the last record to keep), and
+	 * forces the cut: for records that were appended but must never count, because their force
+	 * failed or their write could not be applied, so that neither a replay nor a crash brings them
+	 * back. Later appends get positions past every earlier one. Appends are excluded by the caller;
+	 * a {@link #broken} log stays broken (only {@link #reset} makes it usable again).
+	 * @throws IOException when the cut or its force failed: the log is then broken, and until the
+	 * next snapshot the file may still hold the records
+	 */
+	public void discardFrom(long position) throws IOException {
+		synchronized (this) {
+			if (position < this.base || position > this.written) {
+				throw new IllegalArgumentException("Position " + position + " is not within the log's records ("
+						+ this.base + ".." + this.written + ")");
+			}
+			long physical = position - this.base;
+			try {
+				this.channel.truncate(physical);
+				this.channel.position(physical);
+				// From here on the file ends at the cut: its end keeps the logical position written so far.
+				this.base = this.written - physical;
+				if (this.sync) {
+					this.channel.force(false);
+				}
+			}
+			catch (IOException ex) {
+				fail(ex);
+				throw ex;
+			}
+			synchronized (this.syncLock) {
+				// Everything left in the file was forced before the records that were cut off.
+				this.synced = Math.max(this.synced, this.written);
+			}
+		}
+	}
+
+	/** Marks the log broken, keeping the first failure as the reason. */
+	private void fail(IOException ex) {
+		synchronized (this.syncLock) {
+			if (this.failure == null) {
+				this.failure = ex;
 			}
 		}
 	}

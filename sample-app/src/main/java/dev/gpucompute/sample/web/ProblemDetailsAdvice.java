@@ -25,7 +25,8 @@ import dev.gpucompute.sample.search.ServiceProblem;
 
 /**
  * Answers every error as an RFC 9457 problem detail ({@code application/problem+json}): the
- * service's own {@link ServiceProblem}s with their status, type and properties, Spring MVC's
+ * service's own {@link ServiceProblem}s with their status, type, properties and {@code Retry-After}
+ * (storage failures: 507 for a full disk, 503 for the rest; see the store), Spring MVC's
  * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
  * (pool exhausted, shutting down) or 500.
  */
@@ -43,7 +44,13 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 		body.setType(URI.create(TYPE_PREFIX + problem.type()));
 		body.setTitle(problem.title());
 		problem.properties().forEach(body::setProperty);
-		return respond(body, request);
+		ResponseEntity<ProblemDetail> response = respond(body, request);
+		return problem.retryAfter()
+			.map((after) -> ResponseEntity.status(response.getStatusCode())
+				.headers(response.getHeaders())
+				.header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, (after.toMillis() + 999) / 1000)))
+				.body(body))
+			.orElse(response);
 	}
 
 	@ExceptionHandler(PoolExhaustedException.class)

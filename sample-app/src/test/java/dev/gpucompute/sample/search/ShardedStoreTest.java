@@ -48,9 +48,7 @@ class ShardedStoreTest {
 
 	@BeforeEach
 	void open() {
-		this.devices = GpuDevices.open(
-				GpuContext.builder().backend(Backend.CPU).cpuDevices(3).cpuThreads(1).poolSize(2).maxSize(8),
-				List.of(0, 1, 2));
+		this.devices = StoreFixture.threeCpuDevices();
 		this.single = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(2).maxSize(8).open();
 	}
 
@@ -62,11 +60,8 @@ class ShardedStoreTest {
 	}
 
 	private CollectionStore sharded(Path dir) {
-		List<SearchDevice> searchDevices = new ArrayList<>();
-		for (GpuContext context : this.devices.contexts()) {
-			searchDevices.add(new SearchDevice(context.device().ordinal(), engine(context), new DeviceMemoryBudget(BUDGET)));
-		}
-		return started(new CollectionStore(searchDevices, new CollectionFiles(dir), limits(), CollectionStore.Durability.DEFAULT));
+		return started(new CollectionStore(StoreFixture.searchDevices(this.devices, BUDGET), new CollectionFiles(dir),
+				limits(), CollectionStore.Durability.DEFAULT));
 	}
 
 	private CollectionStore singleDevice() {

@@ -2,11 +2,14 @@ package dev.gpucompute.sample.search;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.sample.storage.CollectionFiles;
@@ -43,6 +46,23 @@ final class StoreFixture implements AutoCloseable {
 		KnnKernels.withCudaFromClasspath().forEach((source) -> sources.put(source.name(), source));
 		return new KnnEngine(launcher, context.streams(), (source) -> launcher.load(sources.get(source.name())),
 				parallelism, minQueriesPerGroup, scratchBytes, deviceTimeout);
+	}
+
+	/** Three CPU devices standing in for GPUs ({@code gpu.cpu.devices=3}), one worker thread each. */
+	static GpuDevices threeCpuDevices() {
+		return GpuDevices.open(
+				GpuContext.builder().backend(Backend.CPU).cpuDevices(3).cpuThreads(1).poolSize(2).maxSize(8),
+				List.of(0, 1, 2));
+	}
+
+	/** One {@link SearchDevice} per device, each with an engine like {@link #engine}'s and {@code budget} bytes. */
+	static List<SearchDevice> searchDevices(GpuDevices devices, long budget) {
+		List<SearchDevice> searchDevices = new ArrayList<>();
+		for (GpuContext context : devices.contexts()) {
+			searchDevices.add(new SearchDevice(context.device().ordinal(),
+					engine(context, 2, 2, 16L << 20, Duration.ofSeconds(60)), new DeviceMemoryBudget(budget)));
+		}
+		return searchDevices;
 	}
 
 	@Override

@@ -7,17 +7,25 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
 
 /**
- * A file channel that fails on demand, for fault injection into {@link WriteAheadLog}: a relative
- * write can stop part-way (like ENOSPC after some bytes), and truncate or force can throw (like EIO).
- * Everything else goes to a real channel. Test-only; used from one thread at a time per switch.
+ * A file channel that fails on demand, for fault injection into {@link WriteAheadLog} and
+ * {@link CollectionFiles}: a relative write can stop part-way (like ENOSPC after some bytes), and
+ * truncate or force can throw (like EIO). The switches are this channel's own fields or, for a
+ * channel opened through a {@link FaultyDisk}, the disk's, which all its files share. Everything
+ * else goes to a real channel. Test-only.
  */
-final class FaultyChannel extends FileChannel {
+public final class FaultyChannel extends FileChannel {
 
 	private final FileChannel delegate;
+
+	private final Path file;
+
+	private final FaultyDisk disk;
 
 	/** Bytes relative writes may still write before one fails; negative: no limit. */
 	volatile long writableBytes = -1;
@@ -27,12 +35,34 @@ final class FaultyChannel extends FileChannel {
 	volatile boolean failForce;
 
 	FaultyChannel(Path file) throws IOException {
-		this.delegate = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-				StandardOpenOption.WRITE);
+		this(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE));
+	}
+
+	FaultyChannel(Path file, Set<? extends OpenOption> options) throws IOException {
+		this(file, options, null);
+	}
+
+	FaultyChannel(Path file, Set<? extends OpenOption> options, FaultyDisk disk) throws IOException {
+		this.delegate = FileChannel.open(file, options);
+		this.file = file;
+		this.disk = disk;
+	}
+
+	private boolean onDisk() {
+		return this.disk != null && this.disk.affects(this.file);
 	}
 
 	@Override
 	public int write(ByteBuffer src) throws IOException {
+		if (onDisk()) {
+			int allowed = this.disk.take(src.remaining());
+			ByteBuffer part = src.duplicate();
+			part.limit(src.position() + allowed);
+			int n = this.delegate.write(part);
+			src.position(src.position() + n);
+			this.disk.giveBack(allowed - n);
+			return n;
+		}
 		long allowed = this.writableBytes;
 		if (allowed < 0) {
 			return this.delegate.write(src);
@@ -50,7 +80,7 @@ final class FaultyChannel extends FileChannel {
 
 	@Override
 	public FileChannel truncate(long size) throws IOException {
-		if (this.failTruncate) {
+		if (this.failTruncate || (onDisk() && this.disk.failTruncate)) {
 			throw new IOException("Input/output error (injected truncate)");
 		}
 		this.delegate.truncate(size);
@@ -59,7 +89,7 @@ final class FaultyChannel extends FileChannel {
 
 	@Override
 	public void force(boolean metaData) throws IOException {
-		if (this.failForce) {
+		if (this.failForce || (onDisk() && this.disk.failForce)) {
 			throw new IOException("Input/output error (injected force)");
 		}
 		this.delegate.force(metaData);

@@ -26,7 +26,7 @@ class WriteAheadLogTest {
 	private FaultyChannel channel;
 
 	private WriteAheadLog open(Path file) throws IOException {
-		return new WriteAheadLog(file, 0, true, (path) -> this.channel = new FaultyChannel(path));
+		return new WriteAheadLog(file, 0, true, (path, options) -> this.channel = new FaultyChannel(path, options));
 	}
 
 	private static long append(WriteAheadLog log, String id, int dimension) throws IOException {
@@ -140,12 +140,74 @@ class WriteAheadLogTest {
 	}
 
 	@Test
+	void discardingCutsOffTheLastRecordsForGoodAndKeepsPositionsGrowing() throws IOException {
+		Path file = this.dir.resolve("c.wal");
+		try (WriteAheadLog log = open(file)) {
+			long kept = append(log, "r0", 4);
+			log.sync(kept);
+			append(log, "gone1", 4);
+			long last = append(log, "gone2", 4);
+			long forces = log.forces();
+
+			log.discardFrom(kept);
+
+			assertThat(Files.size(file)).isEqualTo(kept);
+			assertThat(log.forces()).as("the cut is forced through the channel, not counted as a sync").isEqualTo(forces);
+			assertThat(log.broken()).isFalse();
+			long next = append(log, "r1", 4);
+			assertThat(next).as("positions never repeat, so no waiter mistakes a cut record for a synced one")
+				.isGreaterThan(last);
+			log.sync(next);
+			assertThat(log.forces()).isEqualTo(forces + 1);
+			assertThatThrownBy(() -> log.discardFrom(0)).isInstanceOf(IllegalArgumentException.class);
+		}
+		assertThat(replayIds(file)).containsExactly("r0", "r1");
+	}
+
+	@Test
+	void aFailedForceIsFollowedByACutThatLeavesNoRecordOfTheFailedWrites() throws IOException {
+		Path file = this.dir.resolve("c.wal");
+		try (WriteAheadLog log = open(file)) {
+			long kept = append(log, "r0", 4);
+			log.sync(kept);
+			long failed = append(log, "failed", 4);
+			this.channel.failForce = true;
+			assertThatThrownBy(() -> log.sync(failed)).hasMessageContaining("injected force");
+			// The cut's own force fails as well: the log stays broken, the file is cut all the same.
+			assertThatThrownBy(() -> log.discardFrom(kept)).hasMessageContaining("injected force");
+			assertThat(Files.size(file)).isEqualTo(kept);
+			this.channel.failForce = false;
+			assertThat(log.broken()).as("only a snapshot makes it usable again").isTrue();
+			assertThatThrownBy(() -> append(log, "r1", 4)).hasMessageContaining("unusable");
+			assertThat(log.failure()).hasMessageContaining("injected force");
+			log.reset();
+			log.sync(append(log, "r1", 4));
+		}
+		assertThat(replayIds(file)).containsExactly("r1");
+	}
+
+	@Test
+	void aCutThatCannotTruncateBreaksTheLog() throws IOException {
+		Path file = this.dir.resolve("c.wal");
+		try (WriteAheadLog log = open(file)) {
+			long kept = append(log, "r0", 4);
+			log.sync(kept);
+			append(log, "gone", 4);
+			this.channel.failTruncate = true;
+			assertThatThrownBy(() -> log.discardFrom(kept)).hasMessageContaining("injected truncate");
+			this.channel.failTruncate = false;
+			assertThat(log.broken()).isTrue();
+			assertThatThrownBy(() -> append(log, "r1", 4)).hasMessageContaining("unusable");
+		}
+	}
+
+	@Test
 	void aConstructorThatFailsClosesItsChannel() throws IOException {
 		Path file = this.dir.resolve("c.wal");
 		Files.write(file, new byte[100]);
 		FaultyChannel[] opened = new FaultyChannel[1];
-		assertThatThrownBy(() -> new WriteAheadLog(file, 0, true, (path) -> {
-			opened[0] = new FaultyChannel(path);
+		assertThatThrownBy(() -> new WriteAheadLog(file, 0, true, (path, options) -> {
+			opened[0] = new FaultyChannel(path, options);
 			opened[0].failTruncate = true;
 			return opened[0];
 		})).hasMessageContaining("injected truncate");
