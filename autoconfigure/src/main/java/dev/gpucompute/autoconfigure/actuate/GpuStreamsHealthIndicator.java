@@ -1,5 +1,7 @@
 package dev.gpucompute.autoconfigure.actuate;
 
+import java.util.List;
+
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -19,7 +21,7 @@ import dev.gpucompute.StreamPool;
  * {@code DOWN} when its pool cannot hand out a connection in time: it is a failure nobody asked
  * for, not a deliberate withdrawal. It belongs in the readiness group, not the liveness group (see
  * {@link GpuHealthGroups}): a pool can recover (the leak safety net returns unreachable leases), and
- * restarting a busy service would not help it. Cheap: snapshots only.
+ * restarting a busy service would not help it. Cheap (snapshots only) and thread-safe.
  */
 public class GpuStreamsHealthIndicator extends AbstractHealthIndicator {
 
@@ -51,7 +53,7 @@ public class GpuStreamsHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("timeouts", stats.timeouts())
 			.withDetail("leaksDetected", stats.leaksDetected())
 			.withDetail("leakDetectionThresholdMillis", pool.leakDetectionThreshold().toMillis());
-		java.util.List<LeaseInfo> leases = pool.leases();
+		List<LeaseInfo> leases = pool.leases();
 		if (!leases.isEmpty()) {
 			builder.withDetail("oldestLeaseMillis", leases.get(0).held().toMillis());
 		}
