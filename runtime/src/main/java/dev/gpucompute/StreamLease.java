@@ -34,7 +34,7 @@ public final class StreamLease implements AutoCloseable {
 	private final Cleaner.Cleanable cleanable;
 
 	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
-		this.release = new Release(pool, slot, acquiredAt, site);
+		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
 		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this.release, null);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
 	}
@@ -60,6 +60,10 @@ public final class StreamLease implements AutoCloseable {
 
 	Throwable site() {
 		return this.release.site;
+	}
+
+	Release release() {
+		return this.release;
 	}
 
 	/** Returns the stream to the pool. Idempotent. */
@@ -101,16 +105,31 @@ public final class StreamLease implements AutoCloseable {
 
 		private final Throwable site;
 
+		private final String thread;
+
 		/** Written only under the pool's lock; read without it through {@link #isClosed()}. */
 		private boolean closed;
 
 		private volatile ScheduledFuture<?> leakTask;
 
-		Release(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
+		Release(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site, String thread) {
 			this.pool = pool;
 			this.slot = slot;
 			this.acquiredAt = acquiredAt;
 			this.site = site;
+			this.thread = thread;
+		}
+
+		long acquiredAt() {
+			return this.acquiredAt;
+		}
+
+		Throwable site() {
+			return this.site;
+		}
+
+		String thread() {
+			return this.thread;
 		}
 
 		StreamPool.Slot slot() {

@@ -1,8 +1,12 @@
 package dev.gpucompute;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,6 +43,18 @@ public final class StreamPool {
 	/** One pooled stream and its bookkeeping. */
 	static final class Slot {
 
+		/** {@link #current}: a release store and an acquire load, which cost no fence on the lease path. */
+		static final VarHandle CURRENT;
+
+		static {
+			try {
+				CURRENT = MethodHandles.lookup().findVarHandle(Slot.class, "current", StreamLease.Release.class);
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
+			}
+		}
+
 		final NativeStream stream;
 
 		final StreamPriority priority;
@@ -56,6 +72,14 @@ public final class StreamPool {
 
 		/** Set when the stream is destroyed (evicted or at close); handles still pointing at it must not enqueue. */
 		volatile boolean destroyed;
+
+		/** The lease holding the stream now, for {@link StreamPool#leases()}; accessed through {@link #CURRENT}. */
+		@SuppressWarnings("unused")
+		private StreamLease.Release current;
+
+		StreamLease.Release current() {
+			return (StreamLease.Release) CURRENT.getAcquire(this);
+		}
 
 		Slot(NativeStream stream, StreamPriority priority) {
 			this.stream = stream;
@@ -106,6 +130,9 @@ public final class StreamPool {
 	private long acquisitions;
 
 	private long timeouts;
+
+	/** {@link System#nanoTime()} of the last acquisition that timed out; meaningful once {@code timeouts > 0}. */
+	private long lastTimeoutAt;
 
 	private boolean closed;
 
@@ -193,6 +220,7 @@ public final class StreamPool {
 				}
 				if (remaining <= 0) {
 					this.timeouts++;
+					this.lastTimeoutAt = System.nanoTime();
 					int activeNow = this.active;
 					int pendingNow = this.pending;
 					this.lock.unlock();
@@ -227,6 +255,7 @@ public final class StreamPool {
 		long now = System.nanoTime();
 		this.context.listener().leaseAcquired((start == 0) ? 0 : now - start);
 		StreamLease lease = new StreamLease(this, slot, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
+		Slot.CURRENT.setRelease(slot, lease.release());
 		if (this.leakThresholdNanos > 0) {
 			// The task must not hold the lease, or the leak cleaner could never see it unreachable.
 			Throwable site = lease.site();
@@ -285,6 +314,7 @@ public final class StreamPool {
 				}
 				if (remaining <= 0) {
 					this.timeouts++;
+					this.lastTimeoutAt = System.nanoTime();
 					timedOut = new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
 					break;
 				}
@@ -441,6 +471,7 @@ public final class StreamPool {
 			}
 			// Before anyone else can lease it: the next holder must never be told of this holder's failures.
 			slot.stream.discardFailures();
+			Slot.CURRENT.setRelease(slot, null);
 			slot.leased = false;
 			slot.leases++;
 			slot.heldNanos += heldNanos;
@@ -539,6 +570,101 @@ public final class StreamPool {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * The leases held now, the oldest first: stream, time held, the thread that acquired it and,
+	 * with leak detection on, where. What to look at when the pool runs dry.
+	 */
+	public List<LeaseInfo> leases() {
+		long now = System.nanoTime();
+		List<LeaseInfo> leases = new ArrayList<>();
+		for (Slot slot : this.all) {
+			StreamLease.Release lease = slot.current();
+			if (lease != null) {
+				leases.add(new LeaseInfo(slot.stream.name(), slot.priority, Duration.ofNanos(now - lease.acquiredAt()),
+						lease.thread(), site(lease.site())));
+			}
+		}
+		leases.sort(Comparator.comparing(LeaseInfo::held).reversed());
+		return leases;
+	}
+
+	/** The frames of an acquisition site from the pool's caller on (the pool's and the site's own frames dropped). */
+	private static List<StackTraceElement> site(Throwable site) {
+		if (site == null) {
+			return List.of();
+		}
+		StackTraceElement[] frames = site.getStackTrace();
+		int first = 0;
+		while (first < frames.length && (frames[first].getClassName().equals(Leaks.class.getName())
+				|| frames[first].getClassName().equals(StreamPool.class.getName()))) {
+			first++;
+		}
+		return List.of(Arrays.copyOfRange(frames, first, frames.length));
+	}
+
+	/**
+	 * Why the pool is stalled, or {@code null} when it is not. Stalled means that leases are not
+	 * coming back: every stream the pool may hold ({@code maxSize}) is leased, the most recent lease
+	 * is older than the leak-detection threshold, and callers are waiting for a stream or one timed
+	 * out within that threshold. A busy pool, whose leases come and go however many callers wait, is
+	 * never stalled. Without leak detection (threshold zero) there is no threshold to judge by, and
+	 * this answers {@code null}.
+	 */
+	public String stallReason() {
+		if (this.leakThresholdNanos <= 0) {
+			return null;
+		}
+		long now = System.nanoTime();
+		long youngest = Long.MAX_VALUE;
+		int pendingNow;
+		long timeoutsNow;
+		long sinceTimeout;
+		this.lock.lock();
+		try {
+			if (this.closed || this.active < this.maxSize) {
+				return null;
+			}
+			for (Slot slot : this.all) {
+				if (slot.leased) {
+					StreamLease.Release lease = slot.current();
+					// A lease being handed out has no release yet: it is the youngest of all.
+					youngest = Math.min(youngest, (lease != null) ? now - lease.acquiredAt() : 0);
+				}
+			}
+			pendingNow = this.pending;
+			timeoutsNow = this.timeouts;
+			sinceTimeout = (this.timeouts > 0) ? now - this.lastTimeoutAt : Long.MAX_VALUE;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		if (youngest < this.leakThresholdNanos || (pendingNow == 0 && sinceTimeout > this.leakThresholdNanos)) {
+			return null;
+		}
+		StringBuilder reason = new StringBuilder("All ").append(this.maxSize)
+			.append(" pooled streams have been leased for more than ")
+			.append(TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos))
+			.append(" ms (the leak-detection threshold; the most recent lease is ")
+			.append(TimeUnit.NANOSECONDS.toMillis(youngest))
+			.append(" ms old) while callers wait for one (");
+		if (pendingNow > 0) {
+			reason.append(pendingNow).append(" waiting now");
+		}
+		if (timeoutsNow > 0 && sinceTimeout <= this.leakThresholdNanos) {
+			reason.append((pendingNow > 0) ? ", " : "")
+				.append("the last acquisition timed out ")
+				.append(TimeUnit.NANOSECONDS.toMillis(sinceTimeout))
+				.append(" ms ago");
+		}
+		return reason.append("): leases are not being returned; their acquisition sites are logged and listed by "
+				+ "StreamPool.leases()").toString();
+	}
+
+	/** Leases held longer than this are reported as possible leaks; zero when leak detection is off. */
+	public Duration leakDetectionThreshold() {
+		return Duration.ofNanos(this.leakThresholdNanos);
 	}
 
 	/** A consistent snapshot of the pool's figures. */

@@ -51,6 +51,12 @@ import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 @EnableConfigurationProperties(GpuProperties.class)
 public final class GpuAutoConfiguration {
 
+	/** Applies {@code gpu.unknown-properties} before any bean exists, so a misspelled key fails before a device opens. */
+	@Bean
+	static UnknownGpuProperties gpuUnknownProperties() {
+		return new UnknownGpuProperties();
+	}
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean({ GpuDevices.class, GpuContext.class })
 	GpuDevices gpuDevices(GpuProperties properties, ObjectProvider<GpuListener> listeners,

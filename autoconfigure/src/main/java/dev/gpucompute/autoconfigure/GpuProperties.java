@@ -77,6 +77,14 @@ public class GpuProperties implements Validator {
 	 */
 	private List<String> devices;
 
+	/**
+	 * What start-up does with a key under 'gpu.' that no gpu-compute property binds (a misspelled
+	 * key would otherwise be ignored and its default used): 'fail' stops start-up with a report
+	 * naming the key, where it was set and the nearest known key; 'warn' logs the same and starts;
+	 * 'ignore' does not look. Environment variables are not checked.
+	 */
+	private UnknownPropertiesPolicy unknownProperties = UnknownPropertiesPolicy.FAIL;
+
 	private final Streams streams = new Streams();
 
 	private final Kernels kernels = new Kernels();
@@ -86,6 +94,8 @@ public class GpuProperties implements Validator {
 	private final Shutdown shutdown = new Shutdown();
 
 	private final Cpu cpu = new Cpu();
+
+	private final ProblemDetails problemDetails = new ProblemDetails();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -128,6 +138,14 @@ public class GpuProperties implements Validator {
 		this.devices = devices;
 	}
 
+	public UnknownPropertiesPolicy getUnknownProperties() {
+		return this.unknownProperties;
+	}
+
+	public void setUnknownProperties(UnknownPropertiesPolicy unknownProperties) {
+		this.unknownProperties = unknownProperties;
+	}
+
 	public Streams getStreams() {
 		return this.streams;
 	}
@@ -146,6 +164,10 @@ public class GpuProperties implements Validator {
 
 	public Cpu getCpu() {
 		return this.cpu;
+	}
+
+	public ProblemDetails getProblemDetails() {
+		return this.problemDetails;
 	}
 
 	@Override
@@ -201,6 +223,7 @@ public class GpuProperties implements Validator {
 			errors.rejectValue("metrics.kernelTiming", CODE_BLANK, "must be one of off, sampled, all");
 		}
 		rejectNegative(errors, "shutdown.drainTimeout", properties.getShutdown().getDrainTimeout());
+		rejectNegative(errors, "problemDetails.retryAfter", properties.getProblemDetails().getRetryAfter());
 		Integer threads = properties.getCpu().getThreads();
 		if (threads != null && threads < 1) {
 			errors.rejectValue("cpu.threads", CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
@@ -227,10 +250,18 @@ public class GpuProperties implements Validator {
 	/** The stream pool: {@code gpu.streams.*}. */
 	public static class Streams {
 
+		/** Pooled streams created at start-up when {@code gpu.streams.pool-size} is not set and the maximum allows. */
+		public static final int DEFAULT_POOL_SIZE = 8;
+
 		/**
 		 * Number of pooled streams created at start-up, before the first request needs one.
+		 * Defaults to 8, or to gpu.streams.max-size when that is smaller, so that setting only the
+		 * maximum never contradicts it.
 		 */
-		private int poolSize = 8;
+		private int poolSize = DEFAULT_POOL_SIZE;
+
+		/** Whether {@code gpu.streams.pool-size} was set rather than left to follow the maximum. */
+		private boolean poolSizeSet;
 
 		/**
 		 * Most streams the pool creates; when all are leased, callers wait up to the acquire
@@ -253,17 +284,25 @@ public class GpuProperties implements Validator {
 
 		/**
 		 * A stream lease held longer than this logs a possible leak with the stack where it was
-		 * acquired; counts in the pool statistics. Zero turns detection off (and saves capturing
-		 * a stack per lease).
+		 * acquired, counts in the pool statistics, and a pool whose every stream is held past it
+		 * while callers wait is reported DOWN (the gpuStreams health contributor). On by default at
+		 * 60 seconds, longer than any lease of an HTTP request can last (load balancers and clients
+		 * give up on a request well before); raise it for work that holds a stream longer. Zero
+		 * turns detection off (and saves capturing a stack per lease).
 		 */
-		private Duration leakDetectionThreshold = Duration.ZERO;
+		private Duration leakDetectionThreshold = Duration.ofSeconds(60);
 
+		/**
+		 * The pooled streams created at start-up: the value set, else {@value #DEFAULT_POOL_SIZE} or
+		 * {@link #getMaxSize() the maximum} when that is smaller.
+		 */
 		public int getPoolSize() {
-			return this.poolSize;
+			return this.poolSizeSet ? this.poolSize : Math.max(0, Math.min(this.poolSize, this.maxSize));
 		}
 
 		public void setPoolSize(int poolSize) {
 			this.poolSize = poolSize;
+			this.poolSizeSet = true;
 		}
 
 		public int getMaxSize() {
@@ -434,6 +473,40 @@ public class GpuProperties implements Validator {
 
 		public void setDevices(int devices) {
 			this.devices = devices;
+		}
+
+	}
+
+	/** Problem details for GPU failures in web applications: {@code gpu.problem-details.*}. */
+	public static class ProblemDetails {
+
+		/**
+		 * Whether GPU failures of request handlers are answered as RFC 9457 problem details (Spring
+		 * MVC and WebFlux): pool exhausted 503 with Retry-After, out of device memory 503, a kernel
+		 * failure 500 naming the kernel. Handlers of the application's own win either way.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Retry-After of the 503 answer for a busy GPU (stream pool exhausted), in whole seconds,
+		 * rounded up.
+		 */
+		private Duration retryAfter = Duration.ofSeconds(1);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
 		}
 
 	}

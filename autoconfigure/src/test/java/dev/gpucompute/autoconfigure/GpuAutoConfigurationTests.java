@@ -220,7 +220,7 @@ class GpuAutoConfigurationTests {
 			assertThat(properties.getStreams().getMaxSize()).isEqualTo(32);
 			assertThat(properties.getStreams().getAcquireTimeout()).isEqualTo(Duration.ofSeconds(30));
 			assertThat(properties.getStreams().getDefaultStream()).isEqualTo(DefaultStreamMode.PER_THREAD);
-			assertThat(properties.getStreams().getLeakDetectionThreshold()).isEqualTo(Duration.ZERO);
+			assertThat(properties.getStreams().getLeakDetectionThreshold()).isEqualTo(Duration.ofSeconds(60));
 			assertThat(properties.getKernels().getLocations()).containsExactly("classpath:gpu/kernels/");
 			assertThat(properties.getKernels().getCompileOptions()).isEmpty();
 			assertThat(properties.getKernels().getCacheDir()).isNull();
@@ -232,6 +232,7 @@ class GpuAutoConfigurationTests {
 			assertThat(gpu.streams().maxSize()).isEqualTo(32);
 			assertThat(gpu.streams().stats().size()).isEqualTo(8);
 			assertThat(gpu.streams().acquireTimeout()).isEqualTo(Duration.ofSeconds(30));
+			assertThat(gpu.streams().leakDetectionThreshold()).isEqualTo(Duration.ofSeconds(60));
 			assertThat(gpu.defaultStreamMode()).isEqualTo(DefaultStreamMode.PER_THREAD);
 			assertThat(gpu.kernelTiming()).isEqualTo(KernelTiming.SAMPLED);
 			assertThat(gpu.device().ordinal()).isZero();

@@ -32,13 +32,16 @@ class GpuPropertiesMetadataTests {
 		DEFAULTS.put("gpu.streams.max-size", 32);
 		DEFAULTS.put("gpu.streams.acquire-timeout", "30s");
 		DEFAULTS.put("gpu.streams.default-stream", "per-thread");
-		DEFAULTS.put("gpu.streams.leak-detection-threshold", 0);
+		DEFAULTS.put("gpu.streams.leak-detection-threshold", "60s");
 		DEFAULTS.put("gpu.kernels.locations", List.of("classpath:gpu/kernels/"));
 		DEFAULTS.put("gpu.kernels.compile-options", List.of());
 		DEFAULTS.put("gpu.metrics.kernel-timing", "sampled");
 		DEFAULTS.put("gpu.metrics.observe-launches", false);
 		DEFAULTS.put("gpu.shutdown.drain-timeout", "30s");
 		DEFAULTS.put("gpu.cpu.devices", 1);
+		DEFAULTS.put("gpu.unknown-properties", "fail");
+		DEFAULTS.put("gpu.problem-details.enabled", true);
+		DEFAULTS.put("gpu.problem-details.retry-after", "1s");
 	}
 
 	/** Defaults computed at start-up: no constant in the metadata, the description says what they are. */
@@ -78,14 +81,16 @@ class GpuPropertiesMetadataTests {
 		assertThat(hintValues(json, "gpu.streams.default-stream")).containsExactly("per-thread", "legacy");
 		assertThat(hintValues(json, "gpu.metrics.kernel-timing")).containsExactly("off", "sampled", "all");
 		assertThat(hintValues(json, "gpu.devices")).containsExactly("all");
+		assertThat(hintValues(json, "gpu.unknown-properties")).containsExactly("fail", "warn", "ignore");
 		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
-		assertThat(descriptions).hasSize(9).allSatisfy((description) -> assertThat(description).isNotBlank());
+		assertThat(descriptions).hasSize(12).allSatisfy((description) -> assertThat(description).isNotBlank());
 	}
 
 	@Test
 	void actuatorSwitchesAreInTheMetadata() throws IOException {
 		List<Map<String, Object>> properties = JsonPath.parse(Files.readString(METADATA)).read("$.properties[*]");
-		for (String name : List.of("management.health.gpu.enabled", "management.info.gpu.enabled")) {
+		for (String name : List.of("management.health.gpu.enabled", "management.health.gpu-streams.enabled",
+				"management.info.gpu.enabled")) {
 			assertThat(properties).as(name).anySatisfy((property) -> {
 				assertThat(property).containsEntry("name", name)
 					.containsEntry("type", "java.lang.Boolean")

@@ -23,6 +23,7 @@ import dev.gpucompute.Kernel.KernelStats;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPriority;
 
 /**
  * The {@code gpu} Actuator endpoint ({@code /actuator/gpu}): what the GPU contexts are and do now.
@@ -30,6 +31,7 @@ import dev.gpucompute.PoolStats;
  *
  * <p>With one device, {@code /actuator/gpu} is that device's report ({@link GpuDescriptor}) and
  * {@code /actuator/gpu/{part}} one part of it: {@code backend}, {@code device}, {@code streams},
+ * {@code leases} (the oldest leases held now, with the thread and the stack that acquired each),
  * {@code events}, {@code kernels} or {@code memory}. With several devices ({@code gpu.devices}),
  * {@code /actuator/gpu} is {@link DevicesDescriptor}: the primary device's ordinal and every device's
  * report keyed by ordinal, and {@code /actuator/gpu/{part}} that part of every device, keyed by
@@ -45,7 +47,11 @@ public class GpuEndpoint {
 	private static final String DEVICES = "devices";
 
 	/** The parts of a device's report. */
-	private static final Set<String> PARTS = Set.of("backend", "device", "streams", "events", "kernels", "memory");
+	private static final Set<String> PARTS = Set.of("backend", "device", "streams", "leases", "events", "kernels",
+			"memory");
+
+	/** How many of the oldest leases the report lists. */
+	static final int LEASES_SHOWN = 16;
 
 	private final List<GpuContext> contexts;
 
@@ -152,7 +158,7 @@ public class GpuEndpoint {
 	}
 
 	private static GpuDescriptor report(GpuContext context) {
-		return new GpuDescriptor(backend(context), context.device(), context.streams().stats(),
+		return new GpuDescriptor(backend(context), context.device(), context.streams().stats(), leases(context),
 				context.events().stats(), kernels(context), memory(context));
 	}
 
@@ -161,6 +167,7 @@ public class GpuEndpoint {
 			case "backend" -> backend(context);
 			case "device" -> context.device();
 			case "streams" -> context.streams().stats();
+			case "leases" -> leases(context);
 			case "events" -> context.events().stats();
 			case "kernels" -> kernels(context);
 			case "memory" -> memory(context);
@@ -172,6 +179,16 @@ public class GpuEndpoint {
 		String problem = context.healthProblem();
 		return new BackendDescriptor(context.backend(), context.backendReason(), problem == null, problem,
 				context.kernelTiming(), context.defaultStreamMode());
+	}
+
+	private static List<LeaseDescriptor> leases(GpuContext context) {
+		return context.streams()
+			.leases()
+			.stream()
+			.limit(LEASES_SHOWN)
+			.map((lease) -> new LeaseDescriptor(lease.stream(), lease.priority(), lease.held().toMillis(), lease.thread(),
+					lease.site().stream().map(StackTraceElement::toString).toList()))
+			.toList();
 	}
 
 	private static Map<String, KernelDescriptor> kernels(GpuContext context) {
@@ -208,12 +225,26 @@ public class GpuEndpoint {
 	 * @param backend the backend and the context's state
 	 * @param device the device
 	 * @param streams the stream pool, with each pooled stream's busy share
+	 * @param leases the oldest leases held now (at most 16), the oldest first
 	 * @param events the event registry
 	 * @param kernels loaded kernels by name
 	 * @param memory device memory, {@code null} once the context is closed
 	 */
-	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, PoolStats streams, EventStats events,
-			Map<String, KernelDescriptor> kernels, MemoryInfo memory) {
+	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, PoolStats streams,
+			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, MemoryInfo memory) {
+	}
+
+	/**
+	 * A stream lease held now.
+	 *
+	 * @param stream the leased stream
+	 * @param priority its priority
+	 * @param heldMillis how long it has been held, in milliseconds
+	 * @param thread the thread that acquired it
+	 * @param site where it was acquired, innermost frame first; empty when leak detection is off
+	 */
+	public record LeaseDescriptor(String stream, StreamPriority priority, long heldMillis, String thread,
+			List<String> site) {
 	}
 
 	/**

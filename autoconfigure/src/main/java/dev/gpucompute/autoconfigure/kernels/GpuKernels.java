@@ -30,6 +30,7 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelSource.CudaForm;
 import dev.gpucompute.ParamType;
+import dev.gpucompute.autoconfigure.Suggestions;
 
 /**
  * The kernels loaded at start-up: every kernel file found under {@code gpu.kernels.locations} and
@@ -413,22 +414,7 @@ public final class GpuKernels {
 
 	/** Levenshtein distance, for telling a typo from a different name. */
 	private static int editDistance(String a, String b) {
-		int[] previous = new int[b.length() + 1];
-		int[] current = new int[b.length() + 1];
-		for (int j = 0; j <= b.length(); j++) {
-			previous[j] = j;
-		}
-		for (int i = 1; i <= a.length(); i++) {
-			current[0] = i;
-			for (int j = 1; j <= b.length(); j++) {
-				int substitution = previous[j - 1] + ((a.charAt(i - 1) == b.charAt(j - 1)) ? 0 : 1);
-				current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
-			}
-			int[] swap = previous;
-			previous = current;
-			current = swap;
-		}
-		return previous[b.length()];
+		return Suggestions.distance(a, b);
 	}
 
 	private static String url(Resource resource) {

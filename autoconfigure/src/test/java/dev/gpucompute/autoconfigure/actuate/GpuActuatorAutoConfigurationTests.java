@@ -113,6 +113,17 @@ class GpuActuatorAutoConfigurationTests {
 	}
 
 	@Test
+	void streamPoolHealthContributorIsOnByDefaultAndCanBeSwitchedOffOnItsOwn() {
+		this.runner.run((context) -> assertThat(context).hasSingleBean(GpuStreamsHealthIndicator.class)
+			.hasSingleBean(GpuHealthIndicator.class));
+		this.runner.withPropertyValues("management.health.gpu-streams.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(GpuStreamsHealthIndicator.class)
+				.hasSingleBean(GpuHealthIndicator.class));
+		this.runner.withPropertyValues("management.health.gpu.enabled=false")
+			.run((context) -> assertThat(context).hasSingleBean(GpuStreamsHealthIndicator.class));
+	}
+
+	@Test
 	void infoContributorCanBeSwitchedOff() {
 		this.runner.withPropertyValues("management.info.gpu.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(GpuInfoContributor.class));

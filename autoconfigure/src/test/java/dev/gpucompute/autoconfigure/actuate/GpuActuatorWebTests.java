@@ -138,7 +138,8 @@ class GpuActuatorWebTests {
 	@Test
 	void oneDeviceKeepsTheSingleDeviceShapeAndHasTheDeviceSelectorsToo() throws Exception {
 		Map<String, Object> whole = getJson("/actuator/gpu").read("$");
-		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "events", "kernels", "memory");
+		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "leases", "events", "kernels", "memory");
+		assertThat(getJson("/actuator/gpu/leases").read("$.length()", Integer.class)).as("nothing leased").isZero();
 		Map<String, Object> devices = getJson("/actuator/gpu/devices").read("$");
 		assertThat(devices).containsOnlyKeys("0");
 		DocumentContext device = getJson("/actuator/gpu/devices/0");

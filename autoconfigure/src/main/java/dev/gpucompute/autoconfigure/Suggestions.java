@@ -1,0 +1,68 @@
+package dev.gpucompute.autoconfigure;
+
+import java.util.Collection;
+
+/**
+ * "Did you mean" for start-up reports: the known name nearest to a misspelled one. Stateless and
+ * thread-safe; used by the auto-configuration's own reports, not meant for applications.
+ */
+public final class Suggestions {
+
+	private Suggestions() {
+	}
+
+	/**
+	 * The known name nearest to {@code name}: the one fewest edits away when that is close enough
+	 * to be a typo (a fifth of the name, at least two edits), else the only known name that ends
+	 * with the same key (a key set in the wrong group), else {@code null}.
+	 */
+	public static String nearest(String name, Collection<String> known) {
+		String best = null;
+		int bestDistance = Integer.MAX_VALUE;
+		for (String candidate : known) {
+			int distance = distance(name, candidate);
+			if (distance < bestDistance) {
+				best = candidate;
+				bestDistance = distance;
+			}
+		}
+		if (best != null && bestDistance <= Math.max(2, name.length() / 5)) {
+			return best;
+		}
+		String key = name.substring(name.lastIndexOf('.') + 1);
+		String sameKey = null;
+		for (String candidate : known) {
+			if (candidate.endsWith("." + key)) {
+				if (sameKey != null) {
+					return null;
+				}
+				sameKey = candidate;
+			}
+		}
+		return sameKey;
+	}
+
+	/**
+	 * The Levenshtein distance between two strings: the fewest single-character insertions,
+	 * deletions and substitutions that turn one into the other.
+	 */
+	public static int distance(String a, String b) {
+		int[] previous = new int[b.length() + 1];
+		int[] current = new int[b.length() + 1];
+		for (int j = 0; j <= b.length(); j++) {
+			previous[j] = j;
+		}
+		for (int i = 1; i <= a.length(); i++) {
+			current[0] = i;
+			for (int j = 1; j <= b.length(); j++) {
+				int substitution = previous[j - 1] + ((a.charAt(i - 1) == b.charAt(j - 1)) ? 0 : 1);
+				current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+			}
+			int[] swap = previous;
+			previous = current;
+			current = swap;
+		}
+		return previous[b.length()];
+	}
+
+}
