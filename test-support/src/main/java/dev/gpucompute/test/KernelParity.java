@@ -215,66 +215,56 @@ public final class KernelParity {
 		long maxUlps = 0;
 		double maxAbsolute = 0;
 		for (int i = 0; i < count; i++) {
-			boolean agree;
-			double x;
-			double y;
-			long ulps = 0;
-			switch (type) {
-				case FLOAT -> {
-					float p = a.getFloat(4 * i);
-					float q = b.getFloat(4 * i);
-					agree = this.tolerance.accepts(p, q);
-					x = p;
-					y = q;
-					if (!Float.isNaN(p) && !Float.isNaN(q)) {
-						ulps = Tolerance.ulpsApart(p, q);
-					}
-				}
-				case DOUBLE -> {
-					double p = a.getDouble(8 * i);
-					double q = b.getDouble(8 * i);
-					agree = this.tolerance.accepts(p, q);
-					x = p;
-					y = q;
-					if (!Double.isNaN(p) && !Double.isNaN(q)) {
-						ulps = Tolerance.ulpsApart(p, q);
-					}
-				}
-				case INT -> {
-					int p = a.getInt(4 * i);
-					int q = b.getInt(4 * i);
-					agree = this.tolerance.accepts(p, q);
-					x = p;
-					y = q;
-				}
-				case LONG -> {
-					long p = a.getLong(8 * i);
-					long q = b.getLong(8 * i);
-					agree = this.tolerance.accepts(p, q);
-					x = p;
-					y = q;
-				}
-				default -> {
-					byte p = a.get(i);
-					byte q = b.get(i);
-					agree = this.tolerance.accepts(p, q);
-					x = p;
-					y = q;
-				}
-			}
-			double absolute = (Double.isNaN(x) != Double.isNaN(y)) ? Double.POSITIVE_INFINITY
-					: (Double.isNaN(x) ? 0 : Math.abs(x - y));
-			maxUlps = Math.max(maxUlps, ulps);
-			maxAbsolute = Math.max(maxAbsolute, absolute);
-			if (!agree) {
+			Element element = element(type, a, b, i);
+			maxUlps = Math.max(maxUlps, element.ulps());
+			maxAbsolute = Math.max(maxAbsolute, element.absoluteDifference());
+			if (!element.agree()) {
 				if (mismatches == 0) {
 					first = i;
-					firstValues = valueText(type, x) + " vs " + valueText(type, y);
+					firstValues = valueText(type, element.first()) + " vs " + valueText(type, element.second());
 				}
 				mismatches++;
 			}
 		}
 		return new ParityReport.Comparison(argument, type, count, mismatches, first, firstValues, maxUlps, maxAbsolute);
+	}
+
+	/** Element {@code i} of both sides, compared. */
+	private Element element(ElementType type, ByteBuffer a, ByteBuffer b, int i) {
+		return switch (type) {
+			case FLOAT -> {
+				float p = a.getFloat(4 * i);
+				float q = b.getFloat(4 * i);
+				yield new Element(p, q, this.tolerance.accepts(p, q),
+						(Float.isNaN(p) || Float.isNaN(q)) ? 0 : Tolerance.ulpsApart(p, q));
+			}
+			case DOUBLE -> {
+				double p = a.getDouble(8 * i);
+				double q = b.getDouble(8 * i);
+				yield new Element(p, q, this.tolerance.accepts(p, q),
+						(Double.isNaN(p) || Double.isNaN(q)) ? 0 : Tolerance.ulpsApart(p, q));
+			}
+			case INT -> integers(a.getInt(4 * i), b.getInt(4 * i));
+			case LONG -> integers(a.getLong(8 * i), b.getLong(8 * i));
+			case BYTE -> integers(a.get(i), b.get(i));
+		};
+	}
+
+	private Element integers(long p, long q) {
+		return new Element(p, q, this.tolerance.accepts(p, q), 0);
+	}
+
+	/** Both sides' values of one element (as doubles, for the report), whether they agree, and their distance in ulps. */
+	private record Element(double first, double second, boolean agree, long ulps) {
+
+		/** NaN against a number is infinitely far; NaN against NaN not at all. */
+		double absoluteDifference() {
+			if (Double.isNaN(this.first) || Double.isNaN(this.second)) {
+				return (Double.isNaN(this.first) == Double.isNaN(this.second)) ? 0 : Double.POSITIVE_INFINITY;
+			}
+			return Math.abs(this.first - this.second);
+		}
+
 	}
 
 	private static String valueText(ElementType type, double value) {

@@ -44,6 +44,15 @@ final class GuideExamples {
 		return out;
 	}
 
+	/** What the brighten kernel computes, by its definition. */
+	static float[] brightened(float[] pixels, float gain) {
+		float[] expected = new float[pixels.length];
+		for (int i = 0; i < pixels.length; i++) {
+			expected[i] = Math.min(pixels[i] * gain, 1.0f);
+		}
+		return expected;
+	}
+
 	static double sum(float[] values) {
 		double sum = 0;
 		for (float value : values) {

@@ -158,11 +158,8 @@ class GuideTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				float[] pixels = GuideExamples.image(1000, 1, 3);
-				float[] expected = new float[pixels.length];
-				for (int i = 0; i < pixels.length; i++) {
-					expected[i] = Math.min(pixels[i] * 1.7f, 1.0f);
-				}
-				assertThat(context.getBean(BrightenService.class).brighten(pixels, 1.7f)).containsExactly(expected);
+				assertThat(context.getBean(BrightenService.class).brighten(pixels, 1.7f))
+					.containsExactly(GuideExamples.brightened(pixels, 1.7f));
 			});
 	}
 
