@@ -449,7 +449,8 @@ public final class DeviceBuffer implements AutoCloseable {
 	 * The use is ordered like the runtime's own: the first use on a stream other than the owning one
 	 * waits (on the device) for the owning stream's work so far, which includes the allocation, and
 	 * {@link #close()} frees the memory only after the work enqueued on {@code stream} so far. So ask
-	 * for the handle with the stream you will enqueue on, just before enqueueing there.
+	 * for the handle with the stream you will enqueue on, just before enqueueing there. Asking also makes
+	 * the device's context current on the calling thread (CUDA), for the driver calls that follow.
 	 *
 	 * <p>The runtime still owns the memory: never free it through the handle. The handle is valid until
 	 * this buffer is closed (or its context closes); work enqueued after that, or on a stream other than

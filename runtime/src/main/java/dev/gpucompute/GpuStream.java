@@ -152,7 +152,8 @@ public final class GpuStream {
 	 * so use it only on this stream's own thread, as this method checks);
 	 * <li>CPU backend: none, so always empty.
 	 * </ul>
-	 * The runtime still owns the stream: never destroy or synchronise it through the handle in a way
+	 * Asking makes the device's context current on the calling thread (CUDA), for the driver calls that
+	 * follow. The runtime still owns the stream: never destroy or synchronise it through the handle in a way
 	 * the runtime does not see (its {@link #synchronize()} is the way to wait). The handle is valid while
 	 * this stream is: for a pooled stream until its lease is closed, after which the pool hands the
 	 * stream to the next holder and work enqueued through an old handle is the caller's fault. A

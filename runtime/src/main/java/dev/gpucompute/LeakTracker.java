@@ -122,6 +122,27 @@ public final class LeakTracker implements AutoCloseable {
 		return pending;
 	}
 
+	/**
+	 * {@link #pendingWork()}, after waiting up to {@code grace} (polling, every few milliseconds) for
+	 * the work in flight to finish: what is still running then. Closing a buffer enqueues its free on
+	 * its stream, so a stream is briefly busy after correct code too; a grace of some hundred
+	 * milliseconds tells that apart from work nobody waited for.
+	 * @throws IllegalArgumentException when {@code grace} is negative
+	 */
+	public List<String> pendingWork(java.time.Duration grace) {
+		long deadline = System.nanoTime() + Checks.nanos(grace, "grace");
+		List<String> pending = pendingWork();
+		while (!pending.isEmpty() && System.nanoTime() - deadline < 0) {
+			java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+			if (Thread.interrupted()) {
+				Thread.currentThread().interrupt();
+				break;
+			}
+			pending = pendingWork();
+		}
+		return pending;
+	}
+
 	private static String workInFlight(GpuContext context) {
 		List<String> parts = new ArrayList<>();
 		try {

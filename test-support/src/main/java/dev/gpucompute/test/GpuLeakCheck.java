@@ -31,11 +31,10 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * still open, or that was still open when the test closed its context (the context released it, not
  * its holder). What was acquired before the test, such as an application's long-lived buffers, is not
  * counted;
- * <li>with {@link #pendingWork()} (the default), work still in flight at the end on an open context:
- * a pooled stream not idle, the test thread's default stream not idle, or a future of a copy or
- * {@code completion()} not complete. This is a query when the test ends, so it catches work that is
- * still running then, which for work nobody waited for is the usual case, but not work that happened
- * to finish in time.
+ * <li>with {@link #pendingWork()} (the default), work still in flight on an open context when the test
+ * ends and {@link #pendingWorkGraceMillis()} (1 s) later: a pooled stream not idle, the test thread's
+ * default stream not idle, or a future of a copy or {@code completion()} not complete. It catches work
+ * nobody waited for that runs past the grace, not work that happened to finish within it.
  * </ul>
  * The failure lists each resource with the first line outside the runtime that acquired it, and carries
  * the full acquisition stacks as suppressed exceptions. Built on {@code dev.gpucompute.LeakTracker},
@@ -56,7 +55,13 @@ public @interface GpuLeakCheck {
 	/** The {@link ResourceLock} that leak-checked tests hold. */
 	String RESOURCE = "dev.gpucompute.test.GpuLeakCheck";
 
-	/** Whether work still in flight when the test ends fails it too. */
+	/** Whether work still in flight when the test ends (after {@link #pendingWorkGraceMillis()}) fails it too. */
 	boolean pendingWork() default true;
+
+	/**
+	 * How long work in flight at the end of the test may take to finish before it counts (a closed
+	 * buffer's free is enqueued on its stream, so correct code leaves a stream busy for a moment).
+	 */
+	long pendingWorkGraceMillis() default 1000;
 
 }

@@ -1,5 +1,6 @@
 package dev.gpucompute.test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -13,7 +14,7 @@ import dev.gpucompute.LeakTracker;
 
 /**
  * The JUnit Jupiter extension behind {@link GpuLeakCheck}; register it with the annotation, or with
- * {@code @ExtendWith(GpuLeakCheckExtension.class)} (pending work then checked). Stateless: the tracker of
+ * {@code @ExtendWith(GpuLeakCheckExtension.class)} (pending work then checked, with a grace of 1 s). Stateless: the tracker of
  * a test lives in that test's extension store.
  */
 public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallback {
@@ -37,7 +38,10 @@ public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallb
 		}
 		try {
 			List<LeakTracker.OpenResource> open = tracker.openResources();
-			List<String> pending = checksPendingWork(context) ? tracker.pendingWork() : List.of();
+			GpuLeakCheck settings = settings(context);
+			List<String> pending = (settings == null || settings.pendingWork())
+					? tracker.pendingWork(Duration.ofMillis((settings != null) ? settings.pendingWorkGraceMillis() : 1000))
+					: List.of();
 			if (!open.isEmpty() || !pending.isEmpty()) {
 				throw failure(open, pending);
 			}
@@ -47,14 +51,15 @@ public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallb
 		}
 	}
 
-	private static boolean checksPendingWork(ExtensionContext context) {
+	/** The nearest {@link GpuLeakCheck}: the method's, else its class's or an enclosing class's; {@code null} for none. */
+	private static GpuLeakCheck settings(ExtensionContext context) {
 		Optional<GpuLeakCheck> settings = AnnotationSupport.findAnnotation(context.getTestMethod(), GpuLeakCheck.class);
 		Optional<ExtensionContext> current = Optional.of(context);
 		while (settings.isEmpty() && current.isPresent()) {
 			settings = AnnotationSupport.findAnnotation(current.get().getTestClass(), GpuLeakCheck.class);
 			current = current.get().getParent();
 		}
-		return settings.map(GpuLeakCheck::pendingWork).orElse(true);
+		return settings.orElse(null);
 	}
 
 	private static AssertionFailedError failure(List<LeakTracker.OpenResource> open, List<String> pending) {
