@@ -185,8 +185,16 @@ final class ContextLauncher implements GpuLauncher {
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
 		if (config.isEmpty()) {
-			// Nothing runs, so nothing to order or time; still refused where the backend has no body for it.
-			this.backend.checkLaunchable(kernel.handle());
+			// Nothing runs, so nothing to order or time; still refused, and counted so, where the backend
+			// has no body for the kernel, as a launch that reaches it is.
+			try {
+				this.backend.checkLaunchable(kernel.handle());
+			}
+			catch (RuntimeException ex) {
+				kernel.errors.increment();
+				this.listener.kernelLaunched(source.name(), false);
+				throw ex;
+			}
 			kernel.launches.increment();
 			this.listener.kernelLaunched(source.name(), true);
 			return;

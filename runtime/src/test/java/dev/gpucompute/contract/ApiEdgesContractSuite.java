@@ -213,10 +213,13 @@ public abstract class ApiEdgesContractSuite {
 				assertThatThrownBy(() -> this.launcher.launch(loaded, empty, 0))
 					.isInstanceOf(UnsupportedBackendOperationException.class)
 					.hasMessageContaining("no CPU implementation");
+				// Counted as the same launch with a grid would be: refused by the backend.
+				assertThat(loaded.stats().errors()).isEqualTo(1);
+				assertThat(this.launches).containsExactly("cuda_only:false");
 			}
 		}
 		assertThat(saxpy.stats().launches()).isZero();
-		assertThat(this.launches).isEmpty();
+		assertThat(this.launches).noneMatch((launch) -> launch.startsWith("saxpy"));
 		assertNothingLeaked();
 	}
 
