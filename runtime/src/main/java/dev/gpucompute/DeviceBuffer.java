@@ -673,7 +673,7 @@ public final class DeviceBuffer implements AutoCloseable {
 		}
 
 		@Override
-		public Throwable site() {
+		public Throwable acquisitionSite() {
 			return this.site;
 		}
 

@@ -163,7 +163,7 @@ public final class GpuEvent implements AutoCloseable {
 		}
 
 		@Override
-		public Throwable site() {
+		public Throwable acquisitionSite() {
 			return this.site;
 		}
 

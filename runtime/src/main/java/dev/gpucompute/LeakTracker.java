@@ -233,7 +233,7 @@ public final class LeakTracker implements AutoCloseable {
 		}
 
 		OpenResource report(boolean closedWithContext) {
-			Throwable site = this.resource.site();
+			Throwable site = this.resource.acquisitionSite();
 			return new OpenResource(this.resource.kind(), this.resource.describe(), this.resource.context(), this.thread,
 					(site != null) ? site : new Throwable("acquisition site not recorded"), closedWithContext);
 		}

@@ -167,7 +167,7 @@ public final class StreamLease implements AutoCloseable {
 		}
 
 		@Override
-		public Throwable site() {
+		public Throwable acquisitionSite() {
 			return this.site;
 		}
 

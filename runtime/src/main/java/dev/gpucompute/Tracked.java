@@ -18,6 +18,6 @@ interface Tracked {
 	String describe();
 
 	/** Where it was acquired ({@link Leaks#site}), or {@code null} when that was not recorded. */
-	Throwable site();
+	Throwable acquisitionSite();
 
 }
