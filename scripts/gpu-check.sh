@@ -3,7 +3,7 @@
 # Java or network needs into .gpu-check/ (a Java runtime, every module's gpu-tagged tests with their
 # class paths, the sample app, the benchmarks, the CuPy peer; at most 60 MiB), and says how to run
 # it there. On the GPU machine, .gpu-check/run.sh runs, in under 9 minutes:
-#   1. every module's GPU tests with GPU_REQUIRED=1 CUDA_COMPILER_REQUIRED=1 (plus the NVRTC binding's
+#   1. every module's GPU tests (test support's KernelParity checks and the guide's examples included) with GPU_REQUIRED=1 CUDA_COMPILER_REQUIRED=1 (plus the NVRTC binding's
 #      tests with NVRTC_REQUIRED=1 and the native-load tests), through the JUnit console launcher;
 #   2. kernel load times by route (prebuilt fatbin, NVRTC, disk cache) for the sample app's kernels;
 #   3. the sample app with gpu.backend=cuda, a collection searched over HTTP and checked against a
@@ -24,7 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out="$root/.gpu-check"
 start=$(date +%s)
-modules=(runtime autoconfigure sample-app benchmarks)
+modules=(runtime autoconfigure test-support sample-app benchmarks)
 
 rm -rf "$out" "${modules[@]/%//target/gpu-check-lib}"
 mkdir -p "$out/lib"
@@ -59,9 +59,10 @@ for module in "${modules[@]}"; do
 		echo "lib/$name" >> "$out/$module/classpath"
 	done
 done
-# Sibling modules as directories: autoconfigure needs runtime's classes, the sample app and the
-# benchmarks need runtime's and autoconfigure's.
+# Sibling modules as directories: autoconfigure needs runtime's classes, test support, the sample app
+# and the benchmarks need runtime's and autoconfigure's.
 printf 'runtime/classes\n' > "$out/autoconfigure/siblings"
+printf 'runtime/classes\nautoconfigure/classes\n' > "$out/test-support/siblings"
 printf 'runtime/classes\nautoconfigure/classes\n' > "$out/sample-app/siblings"
 printf 'runtime/classes\n' > "$out/benchmarks/siblings"
 : > "$out/runtime/siblings"

@@ -46,7 +46,7 @@ status=0
 if [[ " $phases " == *" tests "* ]]; then
 	# runtime-cuda: the CUDA backend's tests that need no device (NVRTC binding, native loading, child
 	# JVMs, allocator and completion bookkeeping) run here too, on the machine they are about.
-	for run in runtime autoconfigure sample-app runtime-cuda; do
+	for run in runtime autoconfigure test-support sample-app runtime-cuda; do
 		module=${run%-cuda}
 		if [ "$run" = runtime-cuda ]; then
 			select=(--select-package dev.gpucompute.cuda --exclude-tag gpu)

@@ -1,6 +1,5 @@
 package dev.gpucompute;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -185,6 +184,21 @@ final class ContextLauncher implements GpuLauncher {
 		KernelSource source = kernel.source();
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
+		if (config.isEmpty()) {
+			// Nothing runs, so nothing to order or time; still refused, and counted so, where the backend
+			// has no body for the kernel, as a launch that reaches it is.
+			try {
+				this.backend.checkLaunchable(kernel.handle());
+			}
+			catch (RuntimeException ex) {
+				kernel.errors.increment();
+				this.listener.kernelLaunched(source.name(), false);
+				throw ex;
+			}
+			kernel.launches.increment();
+			this.listener.kernelLaunched(source.name(), true);
+			return;
+		}
 		if (view.buffers) {
 			// Before the launch: a first use on this stream must wait for the buffer's allocation.
 			for (int i = 0; i < args.length; i++) {
@@ -273,23 +287,23 @@ final class ContextLauncher implements GpuLauncher {
 
 	private Args checkArguments(KernelSource source, Object[] args) {
 		if (args == null) {
-			throw new InvalidLaunchConfigException("Kernel '" + source.name() + "' takes " + source.paramCount()
-					+ " arguments " + source.params() + ", got a null argument array");
+			throw new InvalidKernelArgumentException(source.name(), -1, "Kernel '" + source.name() + "' takes "
+					+ source.paramCount() + " arguments " + source.params() + ", got a null argument array");
 		}
 		if (args.length != source.paramCount()) {
-			throw new InvalidLaunchConfigException("Kernel '" + source.name() + "' takes " + source.paramCount()
-					+ " arguments " + source.params() + ", got " + args.length);
+			throw new InvalidKernelArgumentException(source.name(), -1, "Kernel '" + source.name() + "' takes "
+					+ source.paramCount() + " arguments " + source.params() + ", got " + args.length);
 		}
 		boolean buffers = false;
 		for (int i = 0; i < args.length; i++) {
 			Object arg = args[i];
 			ParamType type = source.param(i);
 			if (arg == null) {
-				throw new InvalidLaunchConfigException(
+				throw new InvalidKernelArgumentException(source.name(), i,
 						"Argument " + i + " of kernel '" + source.name() + "' (" + type + ") is null");
 			}
 			if (!type.javaType().isInstance(arg)) {
-				throw new InvalidLaunchConfigException("Argument " + i + " of kernel '" + source.name() + "' must be "
+				throw new InvalidKernelArgumentException(source.name(), i, "Argument " + i + " of kernel '" + source.name() + "' must be "
 						+ type + " (" + type.javaType().getSimpleName() + "), got " + arg.getClass().getSimpleName()
 						+ " " + arg);
 			}
@@ -546,41 +560,17 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	@Override
+	@Deprecated
 	public DeviceBuffer allocate(long bytes) {
 		this.context.ensureOpen();
 		return DeviceBuffer.allocate(this.context, bytes, currentStream());
 	}
 
 	@Override
-	public DeviceBuffer upload(float[] data) {
-		Objects.requireNonNull(data, "data");
-		DeviceBuffer buffer = allocate((long) Float.BYTES * Math.max(1, data.length));
-		return uploadInto(buffer, () -> buffer.upload(data, buffer.stream()));
-	}
-
-	@Override
-	public DeviceBuffer upload(int[] data) {
-		Objects.requireNonNull(data, "data");
-		DeviceBuffer buffer = allocate((long) Integer.BYTES * Math.max(1, data.length));
-		return uploadInto(buffer, () -> buffer.upload(data, buffer.stream()));
-	}
-
-	@Override
-	public DeviceBuffer upload(ByteBuffer data) {
-		Objects.requireNonNull(data, "data");
-		DeviceBuffer buffer = allocate(Math.max(1, data.remaining()));
-		return uploadInto(buffer, () -> buffer.upload(data, 0, buffer.stream()));
-	}
-
-	private static DeviceBuffer uploadInto(DeviceBuffer buffer, Runnable copy) {
-		try {
-			copy.run();
-			return buffer;
-		}
-		catch (RuntimeException ex) {
-			buffer.close();
-			throw ex;
-		}
+	public DeviceBuffer allocate(long count, ElementType type) {
+		Objects.requireNonNull(type, "type");
+		this.context.ensureOpen();
+		return DeviceBuffer.allocate(this.context, type.byteSize(count), currentStream());
 	}
 
 }

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -27,6 +28,15 @@ import dev.gpucompute.spi.NativeStream;
  * host array when the copy has run, so read it only after the future completed. Host data goes
  * through staging memory (page-locked on CUDA).
  *
+ * <p>Every copy has a form without a stream, which uses the calling thread's current stream of the
+ * buffer's context ({@link GpuLauncher#currentStream()}): the stream of an open {@link StreamScope},
+ * else the thread's default stream, as for launches. Array copies may start at an element offset
+ * ({@code upload(src, elementOffset, stream)}); byte buffers at a byte offset. A buffer may have 0
+ * bytes; copies of 0 bytes complete at once, and launches accept it.
+ *
+ * <p>{@link #nativeHandle(Class, GpuStream)} hands the memory to another library (JCuda's
+ * {@code CUdeviceptr} on CUDA).
+ *
  * <p>The code that allocated the buffer owns it and closes it (try-with-resources). Thread-safe.
  * After its context closed, every use raises {@link ContextClosedException} and close is a no-op.
  */
@@ -42,8 +52,8 @@ public final class DeviceBuffer implements AutoCloseable {
 	}
 
 	static DeviceBuffer allocate(GpuContext context, long bytes, GpuStream stream) {
-		if (bytes < 1) {
-			throw new InvalidBufferRangeException("A device buffer needs at least 1 byte, got " + bytes);
+		if (bytes < 0) {
+			throw new InvalidBufferRangeException("A device buffer's size must not be negative, got " + bytes + " bytes");
 		}
 		NativeStream target = stream.use();
 		context.ensureSame(stream.context(), "Stream ", stream.name());
@@ -67,7 +77,86 @@ public final class DeviceBuffer implements AutoCloseable {
 		return this.state.closed.get();
 	}
 
+	/** The calling thread's current stream of this buffer's context, for the copies that name none. */
+	private GpuStream current() {
+		return this.state.context.launcherImpl().currentStream();
+	}
+
 	// ---- host → device ------------------------------------------------------------------------
+
+	/** Copies {@code src} to the start of this buffer on the current stream (see the class comment). */
+	public CompletableFuture<Void> upload(float[] src) {
+		return upload(src, current());
+	}
+
+	/** Copies {@code src} to the start of this buffer on the current stream. */
+	public CompletableFuture<Void> upload(int[] src) {
+		return upload(src, current());
+	}
+
+	/** Copies {@code src} to the start of this buffer on the current stream. */
+	public CompletableFuture<Void> upload(long[] src) {
+		return upload(src, current());
+	}
+
+	/** Copies {@code src} to the start of this buffer on the current stream. */
+	public CompletableFuture<Void> upload(double[] src) {
+		return upload(src, current());
+	}
+
+	/** Copies {@code src} to the start of this buffer on the current stream. */
+	public CompletableFuture<Void> upload(byte[] src) {
+		return upload(src, current());
+	}
+
+	/** Copies the remaining bytes of {@code src} to the start of this buffer on the current stream. */
+	public CompletableFuture<Void> upload(ByteBuffer src) {
+		return upload(src, 0, current());
+	}
+
+	/** Copies {@code src} to the start of this buffer on {@code stream}. */
+	public CompletableFuture<Void> upload(byte[] src, GpuStream stream) {
+		return upload(src, 0, stream);
+	}
+
+	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
+	public CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return uploadElements(ElementType.INT, src.length, elementOffset, stream, (staging) -> staging.asIntBuffer().put(src));
+	}
+
+	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
+	public CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, (staging) -> staging.asLongBuffer().put(src));
+	}
+
+	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
+	public CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return uploadElements(ElementType.DOUBLE, src.length, elementOffset, stream,
+				(staging) -> staging.asDoubleBuffer().put(src));
+	}
+
+	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
+	public CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return uploadElements(ElementType.BYTE, src.length, elementOffset, stream, (staging) -> staging.put(src));
+	}
+
+	private CompletableFuture<Void> uploadElements(ElementType type, int length, long elementOffset, GpuStream stream,
+			Consumer<ByteBuffer> fill) {
+		return toDevice(byteOffset(type, length, elementOffset, "upload"), (long) type.bytes() * length, stream, fill);
+	}
+
+	/** The byte offset of element {@code elementOffset}, refused when it does not fit a long. */
+	private long byteOffset(ElementType type, int length, long elementOffset, String what) {
+		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / type.bytes()) {
+			throw new InvalidBufferRangeException("The " + what + " of " + length + " " + type + " elements at element "
+					+ elementOffset + " does not fit a device buffer of " + byteSize() + " bytes");
+		}
+		return elementOffset * type.bytes();
+	}
 
 	/** Copies {@code src} to the start of this buffer on {@code stream}. */
 	public CompletableFuture<Void> upload(float[] src, GpuStream stream) {
@@ -135,6 +224,82 @@ public final class DeviceBuffer implements AutoCloseable {
 	}
 
 	// ---- device → host ------------------------------------------------------------------------
+
+	/**
+	 * Copies the start of this buffer into {@code dst} on the current stream (see the class comment);
+	 * {@code dst} is written when the future completes.
+	 */
+	public CompletableFuture<Void> download(float[] dst) {
+		return download(dst, current());
+	}
+
+	/** Like {@link #download(float[])} for {@code int}s. */
+	public CompletableFuture<Void> download(int[] dst) {
+		return download(dst, current());
+	}
+
+	/** Like {@link #download(float[])} for {@code long}s. */
+	public CompletableFuture<Void> download(long[] dst) {
+		return download(dst, current());
+	}
+
+	/** Like {@link #download(float[])} for {@code double}s. */
+	public CompletableFuture<Void> download(double[] dst) {
+		return download(dst, current());
+	}
+
+	/** Like {@link #download(float[])} for bytes. */
+	public CompletableFuture<Void> download(byte[] dst) {
+		return download(dst, current());
+	}
+
+	/** Copies {@code dst.remaining()} bytes from the start of this buffer into {@code dst}, on the current stream. */
+	public CompletableFuture<Void> download(ByteBuffer dst) {
+		return download(dst, 0, current());
+	}
+
+	/** Copies the start of this buffer into {@code dst} on {@code stream}. */
+	public CompletableFuture<Void> download(byte[] dst, GpuStream stream) {
+		return download(dst, 0, stream);
+	}
+
+	/** Copies {@code dst.length} floats from float element {@code elementOffset} of this buffer into {@code dst}. */
+	public CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return downloadElements(ElementType.FLOAT, dst.length, elementOffset, stream,
+				(staging) -> staging.asFloatBuffer().get(dst));
+	}
+
+	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
+	public CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, (staging) -> staging.asIntBuffer().get(dst));
+	}
+
+	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
+	public CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return downloadElements(ElementType.LONG, dst.length, elementOffset, stream,
+				(staging) -> staging.asLongBuffer().get(dst));
+	}
+
+	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
+	public CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return downloadElements(ElementType.DOUBLE, dst.length, elementOffset, stream,
+				(staging) -> staging.asDoubleBuffer().get(dst));
+	}
+
+	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
+	public CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return downloadElements(ElementType.BYTE, dst.length, elementOffset, stream, (staging) -> staging.get(dst));
+	}
+
+	private CompletableFuture<Void> downloadElements(ElementType type, int length, long elementOffset, GpuStream stream,
+			Consumer<ByteBuffer> drain) {
+		return toHost(byteOffset(type, length, elementOffset, "download"), (long) type.bytes() * length, stream, drain);
+	}
 
 	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
 	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
@@ -208,6 +373,16 @@ public final class DeviceBuffer implements AutoCloseable {
 
 	// ---- device → device ----------------------------------------------------------------------
 
+	/** Sets every byte to {@code value} on the current stream (see the class comment). */
+	public void fill(byte value) {
+		fill(value, current());
+	}
+
+	/** {@link #copyFrom(DeviceBuffer, long, long, long, GpuStream)} on the current stream. */
+	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes) {
+		copyFrom(src, srcOffset, dstOffset, bytes, current());
+	}
+
 	/** Sets every byte to {@code value} on {@code stream}. */
 	public void fill(byte value, GpuStream stream) {
 		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
@@ -254,6 +429,41 @@ public final class DeviceBuffer implements AutoCloseable {
 		src.state.usedOn(stream);
 		this.state.context.backendHandle().copyFromPeer(src.state.context.backendHandle(), src.state.memory, srcOffset,
 				this.state.memory, dstOffset, bytes, target);
+	}
+
+	// ---- interop ------------------------------------------------------------------------------
+
+	/** {@link #nativeHandle(Class, GpuStream)} for work enqueued on the current stream. */
+	public <T> Optional<T> nativeHandle(Class<T> type) {
+		return nativeHandle(type, current());
+	}
+
+	/**
+	 * This buffer's memory as a handle of the backend's own API, for work that code outside the
+	 * runtime enqueues on {@code stream} (JCuda calls, cuBLAS through JCublas, another CUDA library):
+	 * <ul>
+	 * <li>CUDA: {@code jcuda.driver.CUdeviceptr} (a new pointer object each call) and {@link Long} (the
+	 * device address);
+	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link KernelArgs}).
+	 * </ul>
+	 * The use is ordered like the runtime's own: the first use on a stream other than the owning one
+	 * waits (on the device) for the owning stream's work so far, which includes the allocation, and
+	 * {@link #close()} frees the memory only after the work enqueued on {@code stream} so far. So ask
+	 * for the handle with the stream you will enqueue on, just before enqueueing there. Asking also makes
+	 * the device's context current on the calling thread (CUDA), for the driver calls that follow.
+	 *
+	 * <p>The runtime still owns the memory: never free it through the handle. The handle is valid until
+	 * this buffer is closed (or its context closes); work enqueued after that, or on a stream other than
+	 * one the handle was asked for, is the caller's fault and may read or write memory reused by
+	 * another buffer.
+	 * @return the handle, or empty when the backend has none of that type
+	 * @throws GpuException when the buffer or its context is closed, or {@code stream} cannot be used
+	 */
+	public <T> Optional<T> nativeHandle(Class<T> type, GpuStream stream) {
+		Objects.requireNonNull(type, "type");
+		checkCopy(0, 0, stream, "native use");
+		this.state.usedOn(stream);
+		return Optional.ofNullable(this.state.memory.nativeHandle(type));
 	}
 
 	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
@@ -320,7 +530,7 @@ public final class DeviceBuffer implements AutoCloseable {
 	}
 
 	/** What the free needs; shared with the leak cleaner and the context, so it must not refer to the buffer. */
-	static final class State implements Runnable {
+	static final class State implements Runnable, Tracked {
 
 		private final GpuContext context;
 
@@ -440,6 +650,31 @@ public final class DeviceBuffer implements AutoCloseable {
 				}
 			}
 			backend.free(this.memory, freeOn);
+		}
+
+		@Override
+		public GpuContext context() {
+			return this.context;
+		}
+
+		@Override
+		public LeakTracker.Kind kind() {
+			return LeakTracker.Kind.DEVICE_BUFFER;
+		}
+
+		@Override
+		public boolean isOpen() {
+			return !this.closed.get();
+		}
+
+		@Override
+		public String describe() {
+			return "Device buffer of " + this.memory.byteSize() + " bytes on " + this.owner.name();
+		}
+
+		@Override
+		public Throwable acquisitionSite() {
+			return this.site;
 		}
 
 		/**

@@ -68,7 +68,7 @@ public final class EventRegistry {
 		this.context.ensureOpen();
 		NativeEvent event = take(false);
 		this.inUse.incrementAndGet();
-		return new GpuEvent(this, event, Leaks.site(this.recordSites, "Event"));
+		return new GpuEvent(this, event, Leaks.site(this.recordSites || LeakTracker.active(), "Event"));
 	}
 
 	/** A new event with timing, for {@link GpuEvent#elapsedSince(GpuEvent)}. The caller closes it. */
@@ -76,7 +76,7 @@ public final class EventRegistry {
 		this.context.ensureOpen();
 		NativeEvent event = take(true);
 		this.inUse.incrementAndGet();
-		return new GpuEvent(this, event, Leaks.site(this.recordSites, "Timing event"));
+		return new GpuEvent(this, event, Leaks.site(this.recordSites || LeakTracker.active(), "Timing event"));
 	}
 
 	GpuContext context() {

@@ -484,7 +484,7 @@ public final class GpuContext implements AutoCloseable {
 
 	/** Whether acquisition sites are recorded for the leak report (leak detection is on). */
 	boolean recordsLeakSites() {
-		return this.recordLeakSites;
+		return this.recordLeakSites || LeakTracker.active();
 	}
 
 	StagingPool staging() {
@@ -493,6 +493,7 @@ public final class GpuContext implements AutoCloseable {
 
 	void track(DeviceBuffer.State buffer) {
 		this.buffers.add(buffer);
+		LeakTracker.acquired(buffer);
 	}
 
 	void untrack(DeviceBuffer.State buffer) {
@@ -522,6 +523,7 @@ public final class GpuContext implements AutoCloseable {
 			}
 			this.state = State.CLOSING;
 		}
+		LeakTracker.closing(this);
 		long started = System.nanoTime();
 		boolean drained = true;
 		int abandoned = 0;
@@ -954,6 +956,7 @@ public final class GpuContext implements AutoCloseable {
 				}
 				throw ex;
 			}
+			LeakTracker.opened(context);
 			if (selection.warning()) {
 				log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
 						selection.reason());

@@ -34,6 +34,7 @@ public final class GpuEvent implements AutoCloseable {
 		this.handle = new Handle(registry, event, site);
 		// The safety net costs more than the event; it is paid only with leak detection on.
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.handle) : null;
+		LeakTracker.acquired(this.handle);
 	}
 
 	/** Whether this event measures time ({@link EventRegistry#createTiming()}). */
@@ -123,7 +124,7 @@ public final class GpuEvent implements AutoCloseable {
 	}
 
 	/** The state the leak cleaner needs; must not refer to the event object. */
-	private static final class Handle implements Runnable {
+	private static final class Handle implements Runnable, Tracked {
 
 		private final EventRegistry registry;
 
@@ -139,6 +140,31 @@ public final class GpuEvent implements AutoCloseable {
 			this.registry = registry;
 			this.event = event;
 			this.site = site;
+		}
+
+		@Override
+		public GpuContext context() {
+			return this.registry.context();
+		}
+
+		@Override
+		public LeakTracker.Kind kind() {
+			return LeakTracker.Kind.EVENT;
+		}
+
+		@Override
+		public boolean isOpen() {
+			return !this.closed.get();
+		}
+
+		@Override
+		public String describe() {
+			return this.event.timing() ? "Timing event" : "Event";
+		}
+
+		@Override
+		public Throwable acquisitionSite() {
+			return this.site;
 		}
 
 		@Override

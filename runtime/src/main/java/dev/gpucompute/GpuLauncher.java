@@ -18,9 +18,17 @@ import java.util.function.Supplier;
  *
  * <p><b>Launches</b> are asynchronous: they enqueue work and return. Every launch is checked first
  * (argument count and types against the kernel's declared parameters, grid and block against the
- * device's limits), so a bad launch fails with {@link InvalidLaunchConfigException} before it
- * reaches a driver. A failure while the kernel runs surfaces as {@link KernelLaunchException} at the
+ * device's limits), so a bad launch fails before it reaches a driver: with
+ * {@link InvalidKernelArgumentException} for arguments, {@link InvalidLaunchConfigException} (its
+ * supertype) for the configuration. An empty launch (a grid with 0 blocks, e.g.
+ * {@code LaunchConfig.linear(0, 256)}) is checked the same way and then does nothing; see
+ * {@link LaunchConfig}. A failure while the kernel runs surfaces as {@link KernelLaunchException} at the
  * next synchronisation of its stream (or through {@link #completion()}).
+ *
+ * <p><b>Copies without a stream</b> ({@code buffer.download(array)}, {@code buffer.upload(array)},
+ * {@code buffer.fill(value)}) go to the calling thread's current stream of the buffer's context, like
+ * launches without a stream: the scope's stream inside a {@link StreamScope}, else the thread's
+ * default stream.
  *
  * <p>Thread-safe. Kernels belong to the context; buffers belong to the caller, who closes them.
  */
@@ -95,16 +103,83 @@ public interface GpuLauncher {
 	/** Blocks until the current stream's work is done. */
 	void synchronize();
 
-	/** Allocates device memory on the current stream. The caller closes it. */
+	/**
+	 * Allocates {@code bytes} bytes of device memory on the current stream. The caller closes it.
+	 * @deprecated the size is in bytes, which reads like an element count at the call site
+	 * ({@code allocate(n)} for {@code n} floats is a quarter of what is meant); use
+	 * {@link #allocate(long, ElementType)}, e.g. {@code allocate(n, ElementType.FLOAT)}, or
+	 * {@code allocate(bytes, ElementType.BYTE)}
+	 */
+	@Deprecated(since = "0.1.0")
 	DeviceBuffer allocate(long bytes);
 
-	/** Allocates a buffer on the current stream and enqueues a copy of {@code data} into it. */
-	DeviceBuffer upload(float[] data);
+	/**
+	 * Allocates {@code count} elements of {@code type} on the current stream, which becomes the
+	 * buffer's owning stream. The contents are undefined until written (zero on the CPU backend, not
+	 * on CUDA): fill or upload before reading. A count of 0 gives a buffer of 0 bytes, which copies of
+	 * 0 bytes and launches accept. The caller closes it.
+	 * @throws InvalidBufferRangeException when {@code count} is negative or its bytes overflow
+	 * @throws GpuOutOfMemoryException when the device has no room
+	 */
+	@SuppressWarnings("deprecation")
+	default DeviceBuffer allocate(long count, ElementType type) {
+		java.util.Objects.requireNonNull(type, "type");
+		return allocate(type.byteSize(count));
+	}
 
-	/** Allocates a buffer on the current stream and enqueues a copy of {@code data} into it. */
-	DeviceBuffer upload(int[] data);
+	/**
+	 * Allocates a buffer of exactly {@code data}'s size on the current stream and enqueues a copy of
+	 * {@code data} into it; an empty array gives a buffer of 0 bytes. The array may be reused at once.
+	 * The caller closes the buffer.
+	 */
+	default DeviceBuffer upload(float[] data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.length, ElementType.FLOAT), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
 
-	/** Allocates a buffer on the current stream and enqueues a copy of {@code data}'s remaining bytes. */
-	DeviceBuffer upload(ByteBuffer data);
+	/** Like {@link #upload(float[])} for {@code int}s. */
+	default DeviceBuffer upload(int[] data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.length, ElementType.INT), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
+
+	/** Like {@link #upload(float[])} for {@code long}s. */
+	default DeviceBuffer upload(long[] data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.length, ElementType.LONG), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
+
+	/** Like {@link #upload(float[])} for {@code double}s. */
+	default DeviceBuffer upload(double[] data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.length, ElementType.DOUBLE), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
+
+	/** Like {@link #upload(float[])} for bytes. */
+	default DeviceBuffer upload(byte[] data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.length, ElementType.BYTE), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
+
+	/**
+	 * Like {@link #upload(float[])} for {@code data}'s remaining bytes (its byte order kept as is;
+	 * its position unchanged).
+	 */
+	default DeviceBuffer upload(ByteBuffer data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.remaining(), ElementType.BYTE), (buffer) -> buffer.upload(data, 0, buffer.stream()));
+	}
+
+	/** Runs the copy into a new buffer, closing the buffer when the copy cannot be enqueued. */
+	private static DeviceBuffer uploaded(DeviceBuffer buffer, Consumer<DeviceBuffer> copy) {
+		try {
+			copy.accept(buffer);
+			return buffer;
+		}
+		catch (RuntimeException | Error ex) {
+			buffer.close();
+			throw ex;
+		}
+	}
 
 }

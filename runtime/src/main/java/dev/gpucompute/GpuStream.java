@@ -142,6 +142,31 @@ public final class GpuStream {
 		return done;
 	}
 
+	/**
+	 * This stream as a handle of the backend's own API, for work that code outside the runtime
+	 * enqueues on it (a JCuda call, cuBLAS through JCublas, another CUDA library), so that it runs in
+	 * order with the runtime's work on this stream:
+	 * <ul>
+	 * <li>CUDA: {@code jcuda.driver.CUstream} (for a default stream, JCuda's {@code CU_STREAM_PER_THREAD}
+	 * or {@code CU_STREAM_LEGACY} handle: a per-thread one means the stream of the thread that enqueues,
+	 * so use it only on this stream's own thread, as this method checks);
+	 * <li>CPU backend: none, so always empty.
+	 * </ul>
+	 * Asking makes the device's context current on the calling thread (CUDA), for the driver calls that
+	 * follow. The runtime still owns the stream: never destroy or synchronise it through the handle in a way
+	 * the runtime does not see (its {@link #synchronize()} is the way to wait). The handle is valid while
+	 * this stream is: for a pooled stream until its lease is closed, after which the pool hands the
+	 * stream to the next holder and work enqueued through an old handle is the caller's fault. A
+	 * failure of such work is not attributed to a kernel of the runtime.
+	 * @return the handle, or empty when the backend has none of that type
+	 * @throws GpuException when this stream cannot be used (lease closed, context closed, another
+	 * thread's per-thread default stream)
+	 */
+	public <T> java.util.Optional<T> nativeHandle(Class<T> type) {
+		Objects.requireNonNull(type, "type");
+		return java.util.Optional.ofNullable(use().nativeHandle(type));
+	}
+
 	/** The backend stream, after checking this handle may be used by the calling thread. */
 	NativeStream use() {
 		this.context.ensureOpen();

@@ -34,9 +34,13 @@ public final class StreamLease implements AutoCloseable {
 	private final Cleaner.Cleanable cleanable;
 
 	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
+		if (site == null) {
+			site = Leaks.site(LeakTracker.active(), "Stream lease");
+		}
 		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
 		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this.release, null);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
+		LeakTracker.acquired(this.release);
 	}
 
 	/** The leased stream; valid until this lease is closed. */
@@ -84,7 +88,7 @@ public final class StreamLease implements AutoCloseable {
 	 * Its closed flag is decided under the pool's lock (see {@link StreamPool#release}), which the
 	 * return takes anyway: a separate compare-and-set would add a second fence to every close.
 	 */
-	static final class Release implements Runnable {
+	static final class Release implements Runnable, Tracked {
 
 		private static final VarHandle CLOSED;
 
@@ -159,6 +163,31 @@ public final class StreamLease implements AutoCloseable {
 				task.cancel(false);
 			}
 			return true;
+		}
+
+		@Override
+		public GpuContext context() {
+			return this.pool.context();
+		}
+
+		@Override
+		public LeakTracker.Kind kind() {
+			return LeakTracker.Kind.STREAM_LEASE;
+		}
+
+		@Override
+		public boolean isOpen() {
+			return !isClosed();
+		}
+
+		@Override
+		public String describe() {
+			return "Stream lease of " + this.slot.stream.name();
+		}
+
+		@Override
+		public Throwable acquisitionSite() {
+			return this.site;
 		}
 
 		/** Called by the cleaner when the lease became unreachable without being closed. */

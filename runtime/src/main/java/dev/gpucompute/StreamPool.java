@@ -266,14 +266,34 @@ public final class StreamPool {
 	}
 
 	/**
+	 * Leases {@code count} normal-priority streams as one unit, waiting up to the pool's acquire
+	 * timeout; close the group to return them all (try-with-resources). See
+	 * {@link #acquireAll(StreamPriority, int, Duration)}.
+	 */
+	public StreamLeases acquireAll(int count) {
+		return acquireAll(StreamPriority.NORMAL, count, this.acquireTimeout);
+	}
+
+	/** {@link #acquireAll(int)}, waiting up to {@code timeout}. */
+	public StreamLeases acquireAll(int count, Duration timeout) {
+		return acquireAll(StreamPriority.NORMAL, count, timeout);
+	}
+
+	/** {@link #acquireAll(int)} for streams of the given priority. */
+	public StreamLeases acquireAll(StreamPriority priority, int count) {
+		return acquireAll(priority, count, this.acquireTimeout);
+	}
+
+	/**
 	 * Leases {@code count} streams of the given priority as one unit: either all of them or, after
 	 * {@code timeout}, none. Callers that need several streams at once (stream-parallel groups) use
 	 * this instead of acquiring one by one, which could leave two callers each holding part of the
-	 * pool and waiting for the other's part until both time out.
+	 * pool and waiting for the other's part until both time out. The group is a {@code List} of the
+	 * leases that closes them all ({@link StreamLeases#close()}).
 	 * @throws IllegalArgumentException when {@code count} is not within 1..maxSize
 	 * @throws PoolExhaustedException when the streams did not become free in time
 	 */
-	public List<StreamLease> acquireAll(StreamPriority priority, int count, Duration timeout) {
+	public StreamLeases acquireAll(StreamPriority priority, int count, Duration timeout) {
 		checkArguments(priority, timeout);
 		if (count < 1 || count > this.maxSize) {
 			throw new IllegalArgumentException("Can lease 1 to " + this.maxSize + " streams at once (the pool's "
@@ -348,7 +368,7 @@ public final class StreamPool {
 		for (Slot slot : taken) {
 			leases.add(lease(slot, start));
 		}
-		return leases;
+		return new StreamLeases(leases);
 	}
 
 	/** Undoes a group acquisition whose stream creation failed. */

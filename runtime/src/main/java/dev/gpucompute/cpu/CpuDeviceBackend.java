@@ -184,16 +184,22 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public void launch(NativeKernel kernel, LaunchConfig config, LaunchArgs args, NativeStream stream) {
+		checkLaunchable(kernel);
 		KernelSource source = ((CpuKernelHandle) kernel).source();
 		CpuKernel implementation = source.cpu();
 		CpuStream cpuStream = (CpuStream) stream;
-		if (implementation == null) {
+		CpuArgs captured = new CpuArgs(args);
+		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
+	}
+
+	@Override
+	public void checkLaunchable(NativeKernel kernel) {
+		KernelSource source = ((CpuKernelHandle) kernel).source();
+		if (source.cpu() == null) {
 			throw new UnsupportedBackendOperationException("Kernel '" + source.name()
 					+ "' has no CPU implementation, so it cannot run on the CPU backend; add one with "
 					+ "KernelSource.cpu(...) or run on CUDA");
 		}
-		CpuArgs captured = new CpuArgs(args);
-		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
 	}
 
 	/**
@@ -288,8 +294,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public NativeMemory allocate(long bytes, NativeStream stream) {
-		if (bytes < 1) {
-			throw new IllegalArgumentException("Allocation size must be positive, got " + bytes);
+		if (bytes < 0) {
+			throw new IllegalArgumentException("Allocation size must not be negative, got " + bytes);
 		}
 		long before;
 		do {

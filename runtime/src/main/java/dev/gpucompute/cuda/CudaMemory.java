@@ -35,6 +35,23 @@ final class CudaMemory implements NativeMemory {
 		return this.byteSize;
 	}
 
+	/**
+	 * {@link CUdeviceptr}: a new pointer object to this allocation (the runtime's own is never handed
+	 * out, so a JCuda call that writes into its argument cannot change the runtime's); {@link Long}:
+	 * the device address. Makes the context current on the calling thread, for the driver calls that follow.
+	 */
+	@Override
+	public <T> T nativeHandle(Class<T> type) {
+		this.backend.enter();
+		if (type == CUdeviceptr.class) {
+			return type.cast(this.pointer.withByteOffset(0));
+		}
+		if (type == Long.class) {
+			return type.cast(this.address);
+		}
+		return null;
+	}
+
 	/** The device pointer {@code offset} bytes in. */
 	CUdeviceptr at(long offset) {
 		return (offset == 0) ? this.pointer : this.pointer.withByteOffset(offset);

@@ -68,6 +68,17 @@ final class CudaStream implements NativeStream {
 		return this.name;
 	}
 
+	/**
+	 * {@link CUstream}: the handle work is enqueued with (for the default streams JCuda's
+	 * {@code CU_STREAM_LEGACY} / {@code CU_STREAM_PER_THREAD} handles). Makes the context current on the
+	 * calling thread, for the driver calls that follow.
+	 */
+	@Override
+	public <T> T nativeHandle(Class<T> type) {
+		this.backend.enter();
+		return (type == CUstream.class) ? type.cast(this.handle) : null;
+	}
+
 	@Override
 	public void synchronize() {
 		checkUsable();

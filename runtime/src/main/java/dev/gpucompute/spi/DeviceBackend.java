@@ -46,7 +46,15 @@ public interface DeviceBackend extends AutoCloseable {
 	 */
 	void launch(NativeKernel kernel, LaunchConfig config, LaunchArgs args, NativeStream stream);
 
-	/** Allocates device memory, stream-ordered on {@code stream}. */
+	/**
+	 * Refuses a kernel that this backend cannot run, as {@link #launch} would; for launches that never
+	 * reach {@link #launch} (an empty grid). Nothing is enqueued.
+	 * @throws dev.gpucompute.UnsupportedBackendOperationException when the kernel has no body for this backend
+	 */
+	default void checkLaunchable(NativeKernel kernel) {
+	}
+
+	/** Allocates device memory, stream-ordered on {@code stream}; 0 bytes gives an allocation of size 0. */
 	NativeMemory allocate(long bytes, NativeStream stream);
 
 	/** Frees device memory, stream-ordered on {@code stream}: after all work enqueued there so far. */

@@ -52,6 +52,15 @@ public interface NativeStream {
 		return true;
 	}
 
+	/**
+	 * This stream as a handle of the backend's own API, for code that enqueues work on it directly
+	 * ({@code GpuStream.nativeHandle}), or {@code null} when the backend has none of that type. The
+	 * stream still belongs to the runtime.
+	 */
+	default <T> T nativeHandle(Class<T> type) {
+		return null;
+	}
+
 	/** Destroys a stream created by {@link DeviceBackend#createStream}; its work must be done. */
 	void destroy();
 

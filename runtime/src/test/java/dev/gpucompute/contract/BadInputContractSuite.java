@@ -24,6 +24,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
@@ -32,6 +33,7 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelCompilationException;
@@ -178,6 +180,10 @@ public abstract class BadInputContractSuite {
 		return new Case(name, NullPointerException.class, message, action);
 	}
 
+	private static Case argument(String name, String message, Action action) {
+		return new Case(name, InvalidKernelArgumentException.class, message, action);
+	}
+
 	private static Case config(String name, String message, Action action) {
 		return new Case(name, InvalidLaunchConfigException.class, message, action);
 	}
@@ -240,9 +246,16 @@ public abstract class BadInputContractSuite {
 		cases.add(iae("drain with an endless timeout", "timeout must be at most", (f) -> f.context.drain(HUGE)));
 		cases.add(iae("drain with a negative timeout", "timeout must not be negative", (f) -> f.context.drain(Duration.ofMillis(-1))));
 		// ---- launch configurations
-		cases.add(config("zero-sized grid", "at least 1 in every axis", (f) -> Dim3.of(0)));
-		cases.add(config("negative block axis", "at least 1 in every axis", (f) -> Dim3.of(1, -1)));
-		cases.add(config("linear launch of nothing", "at least 1 element", (f) -> LaunchConfig.linear(0, 256)));
+		cases.add(config("zero-sized block", "at least 1 thread in every axis", (f) -> LaunchConfig.of(Dim3.of(1), Dim3.of(0))));
+		cases.add(config("block with an empty y axis", "at least 1 thread in every axis",
+				(f) -> LaunchConfig.covering(4, 4, Dim3.of(16, 0))));
+		cases.add(config("negative block axis", "must not be negative in any axis", (f) -> Dim3.of(1, -1)));
+		cases.add(config("negative grid axis", "must not be negative in any axis", (f) -> Dim3.of(-1)));
+		cases.add(config("linear launch of -1 elements", "0 or more elements", (f) -> LaunchConfig.linear(-1, 256)));
+		cases.add(config("2D launch of a negative width", "0 or more elements in each axis",
+				(f) -> LaunchConfig.covering(-1, 4, Dim3.of(16, 16))));
+		cases.add(config("2D launch too wide for a grid axis", "more than a grid axis holds (x)",
+				(f) -> LaunchConfig.covering(Long.MAX_VALUE, 1, Dim3.of(1, 1))));
 		cases.add(config("linear launch of Long.MAX_VALUE elements", "more than a grid axis holds",
 				(f) -> LaunchConfig.linear(Long.MAX_VALUE, 1024)));
 		cases.add(config("linear launch with empty blocks", "Block size must be at least 1", (f) -> LaunchConfig.linear(10, 0)));
@@ -279,16 +292,28 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("launch on a null stream", "stream", (f) -> f.launcher.launch(null, f.saxpy, ONE, 1, 1f, f.buffer, f.buffer)));
 		cases.add(config("launch without a configuration", "needs a launch configuration",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, null, 1, 1f, f.buffer, f.buffer)));
-		cases.add(config("launch with a null argument array", "got a null argument array",
+		cases.add(argument("launch with a null argument array", "got a null argument array",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, (Object[]) null)));
-		cases.add(config("too few arguments", "takes 4 arguments", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f)));
-		cases.add(config("too many arguments", "takes 4 arguments",
+		cases.add(argument("too few arguments", "takes 4 arguments", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f)));
+		cases.add(argument("too many arguments", "takes 4 arguments",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, f.buffer, f.buffer, 5)));
-		cases.add(config("an int where a float goes", "must be FLOAT",
+		cases.add(argument("an int where a float goes", "must be FLOAT",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1, f.buffer, f.buffer)));
-		cases.add(config("an array where a buffer goes", "must be BUFFER",
+		cases.add(argument("an array where a buffer goes", "must be BUFFER",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, new float[4], f.buffer)));
-		cases.add(config("a null argument", "is null", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, null, f.buffer)));
+		cases.add(argument("a null argument", "is null", (f) -> f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, null, f.buffer)));
+		cases.add(argument("wrong arguments to an empty launch", "must be FLOAT",
+				(f) -> f.launcher.launch(f.stream, f.saxpy, LaunchConfig.linear(0, 256), 0, 0, f.buffer, f.buffer)));
+		cases.add(gpu("empty launch with a closed buffer", "used after it was closed", (f) -> {
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(0, ElementType.FLOAT));
+			closed.close();
+			f.launcher.launch(f.stream, f.saxpy, LaunchConfig.linear(0, 256), 0, 1f, closed, f.buffer);
+		}));
+		cases.add(gpu("empty launch on the stream of a closed lease", "after its lease was closed", (f) -> {
+			StreamLease lease = f.context.streams().acquire();
+			lease.close();
+			f.launcher.launch(lease.stream(), f.saxpy, LaunchConfig.linear(0, 256), 0, 1f, f.buffer, f.buffer);
+		}));
 		cases.add(config("2048 threads per block", "threads per block",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, LaunchConfig.of(Dim3.of(1), Dim3.of(2048)), 1, 1f, f.buffer, f.buffer)));
 		cases.add(config("block z of 128", "block limits",
@@ -323,17 +348,31 @@ public abstract class BadInputContractSuite {
 		}))));
 		cases.add(npe("useStream(null)", "stream", (f) -> f.launcher.useStream(null)));
 		cases.add(npe("withStream without an action", "action", (f) -> f.launcher.withStream(f.stream, null)));
-		cases.add(range("allocate 0 bytes", "at least 1 byte", (f) -> f.launcher.allocate(0)));
-		cases.add(range("allocate -1 bytes", "at least 1 byte", (f) -> f.launcher.allocate(-1)));
+		cases.add(range("allocate -1 bytes", "must not be negative", (f) -> f.launcher.allocate(-1)));
+		cases.add(range("allocate -1 floats", "must not be negative", (f) -> f.launcher.allocate(-1, ElementType.FLOAT)));
+		cases.add(range("allocate more doubles than a long of bytes holds", "do not fit in a long",
+				(f) -> f.launcher.allocate(Long.MAX_VALUE / 4, ElementType.DOUBLE)));
+		cases.add(npe("allocate elements of no type", "type", (f) -> f.launcher.allocate(1, null)));
 		cases.add(new Case("allocate Long.MAX_VALUE bytes", GpuOutOfMemoryException.class, String.valueOf(Long.MAX_VALUE),
 				(f) -> f.launcher.allocate(Long.MAX_VALUE)));
 		cases.add(npe("upload a null array", "data", (f) -> f.launcher.upload((float[]) null)));
+		cases.add(npe("upload a null array of doubles", "data", (f) -> f.launcher.upload((double[]) null)));
 		// ---- buffers
 		cases.add(range("upload at element 2^62 + 1", "does not fit", (f) -> f.buffer.upload(new float[1], (1L << 62) + 1, f.stream)));
 		cases.add(range("upload at element Long.MAX_VALUE", "does not fit",
 				(f) -> f.buffer.upload(new float[1], Long.MAX_VALUE, f.stream)));
 		cases.add(range("upload at a negative element", "does not fit", (f) -> f.buffer.upload(new float[1], -1, f.stream)));
 		cases.add(range("upload more than the buffer holds", "does not fit", (f) -> f.buffer.upload(new float[17], f.stream)));
+		cases.add(range("upload more than the buffer holds on the scope's stream", "does not fit",
+				(f) -> f.launcher.withStream(f.stream, () -> f.buffer.upload(new float[17]))));
+		cases.add(range("upload ints at a negative element", "does not fit", (f) -> f.buffer.upload(new int[1], -1, f.stream)));
+		cases.add(range("upload longs at element Long.MAX_VALUE", "does not fit",
+				(f) -> f.buffer.upload(new long[1], Long.MAX_VALUE, f.stream)));
+		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(new byte[2], 63, f.stream)));
+		cases.add(range("download doubles from past the end", "does not fit",
+				(f) -> f.buffer.download(new double[1], 8, f.stream)));
+		cases.add(range("download floats at a negative element", "does not fit",
+				(f) -> f.buffer.download(new float[1], -1, f.stream)));
 		cases.add(range("upload bytes at a negative offset", "does not fit",
 				(f) -> f.buffer.upload(ByteBuffer.allocate(4), -1, f.stream)));
 		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(ByteBuffer.allocate(8), 60, f.stream)));
@@ -362,6 +401,13 @@ public abstract class BadInputContractSuite {
 			}
 		}));
 		cases.add(range("copy within a buffer onto itself", "overlaps itself", (f) -> f.buffer.copyFrom(f.buffer, 0, 8, 16, f.stream)));
+		cases.add(npe("native handle of no type", "type", (f) -> f.buffer.nativeHandle(null, f.stream)));
+		cases.add(npe("native handle for a null stream", "stream", (f) -> f.buffer.nativeHandle(Long.class, null)));
+		cases.add(gpu("native handle of a closed buffer", "used after it was closed", (f) -> {
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE));
+			closed.close();
+			closed.nativeHandle(Long.class, f.stream);
+		}));
 		cases.add(gpu("download from a closed buffer", "used after it was closed", (f) -> {
 			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16));
 			closed.close();
@@ -372,6 +418,12 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("record a null event", "event", (f) -> f.stream.record(null)));
 		cases.add(npe("wait for a null event", "event", (f) -> f.stream.waitFor((GpuEvent) null)));
 		cases.add(npe("wait for a null stream", "other", (f) -> f.stream.waitFor((GpuStream) null)));
+		cases.add(npe("native handle of a stream, of no type", "type", (f) -> f.stream.nativeHandle(null)));
+		cases.add(gpu("native handle of a closed lease's stream", "after its lease was closed", (f) -> {
+			StreamLease lease = f.context.streams().acquire();
+			lease.close();
+			lease.stream().nativeHandle(Object.class);
+		}));
 		cases.add(npe("elapsed since null", "start", (f) -> f.event.elapsedSince(null)));
 		cases.add(gpu("elapsed time of events without timing", "two timing events", (f) -> f.event.elapsedSince(f.event)));
 		cases.add(gpu("elapsed time of unrecorded events", "never recorded", (f) -> {
@@ -407,6 +459,11 @@ public abstract class BadInputContractSuite {
 				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 0, Duration.ofSeconds(1))));
 		cases.add(iae("acquire more streams at once than the pool holds", "Can lease 1 to 4 streams",
 				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 5, Duration.ofSeconds(1))));
+		cases.add(iae("acquire a group of no streams", "Can lease 1 to 4 streams", (f) -> f.context.streams().acquireAll(0)));
+		cases.add(iae("acquire a group with a negative timeout", "must not be negative",
+				(f) -> f.context.streams().acquireAll(2, Duration.ofMillis(-1))));
+		cases.add(npe("acquire a group of a null priority", "priority",
+				(f) -> f.context.streams().acquireAll((StreamPriority) null, 2)));
 		cases.add(new Case("acquire from an exhausted pool without waiting", PoolExhaustedException.class, "exhausted", (f) -> {
 			List<StreamLease> all = f.context.streams().acquireAll(StreamPriority.NORMAL, 3, Duration.ofSeconds(5));
 			try {

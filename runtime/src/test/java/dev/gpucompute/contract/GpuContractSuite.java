@@ -768,11 +768,11 @@ public abstract class GpuContractSuite {
 
 	@Test
 	void zeroOrNegativeDimensionsAreRejected() {
-		assertThatThrownBy(() -> Dim3.of(0)).isInstanceOf(InvalidLaunchConfigException.class)
-			.hasMessageContaining("at least 1");
+		assertThatThrownBy(() -> LaunchConfig.of(Dim3.of(1), Dim3.of(0))).isInstanceOf(InvalidLaunchConfigException.class)
+			.hasMessageContaining("at least 1 thread");
 		assertThatThrownBy(() -> Dim3.of(4, -1)).isInstanceOf(InvalidLaunchConfigException.class)
 			.hasMessageContaining("4x-1x1");
-		assertThatThrownBy(() -> LaunchConfig.linear(0, 256)).isInstanceOf(InvalidLaunchConfigException.class);
+		assertThatThrownBy(() -> LaunchConfig.linear(-1, 256)).isInstanceOf(InvalidLaunchConfigException.class);
 		assertThatThrownBy(() -> LaunchConfig.linear(100, 0)).isInstanceOf(InvalidLaunchConfigException.class);
 		assertThatThrownBy(() -> ONE.withSharedMemory(-1)).isInstanceOf(InvalidLaunchConfigException.class);
 		assertNothingLeaked();
@@ -858,7 +858,7 @@ public abstract class GpuContractSuite {
 			assertThatThrownBy(() -> small.upload(new float[2], 3, stream))
 				.isInstanceOf(InvalidBufferRangeException.class);
 			assertThatThrownBy(() -> small.upload((float[]) null, stream)).isInstanceOf(NullPointerException.class);
-			assertThatThrownBy(() -> this.launcher.allocate(0)).isInstanceOf(InvalidBufferRangeException.class);
+			assertThatThrownBy(() -> this.launcher.allocate(-1)).isInstanceOf(InvalidBufferRangeException.class);
 		}
 		assertNothingLeaked();
 	}

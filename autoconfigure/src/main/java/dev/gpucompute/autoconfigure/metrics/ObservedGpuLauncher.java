@@ -11,6 +11,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
@@ -154,8 +155,14 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 	}
 
 	@Override
+	@Deprecated
 	public DeviceBuffer allocate(long bytes) {
 		return this.delegate.allocate(bytes);
+	}
+
+	@Override
+	public DeviceBuffer allocate(long count, ElementType type) {
+		return this.delegate.allocate(count, type);
 	}
 
 	@Override
@@ -170,6 +177,21 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 
 	@Override
 	public DeviceBuffer upload(ByteBuffer data) {
+		return this.delegate.upload(data);
+	}
+
+	@Override
+	public DeviceBuffer upload(long[] data) {
+		return this.delegate.upload(data);
+	}
+
+	@Override
+	public DeviceBuffer upload(double[] data) {
+		return this.delegate.upload(data);
+	}
+
+	@Override
+	public DeviceBuffer upload(byte[] data) {
 		return this.delegate.upload(data);
 	}
 

@@ -1,0 +1,23 @@
+package dev.gpucompute;
+
+/**
+ * What {@link LeakTracker} needs of a lease, buffer or event: the cleaner-side state of each, which
+ * never refers to the object the caller holds (so tracking keeps nothing reachable that the leak
+ * safety net should see dropped).
+ */
+interface Tracked {
+
+	GpuContext context();
+
+	LeakTracker.Kind kind();
+
+	/** Whether the caller has not closed it yet. */
+	boolean isOpen();
+
+	/** What it is, for the report: "Device buffer of 64 bytes on pool-2". */
+	String describe();
+
+	/** Where it was acquired ({@link Leaks#site}), or {@code null} when that was not recorded. */
+	Throwable acquisitionSite();
+
+}

@@ -1,0 +1,14 @@
+package dev.gpucompute.contract;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+
+/** The API-edge contract on the CPU backend, which runs on every machine. */
+class CpuApiEdgesContractTest extends ApiEdgesContractSuite {
+
+	@Override
+	protected GpuContext.Builder builder() {
+		return GpuContext.builder().backend(Backend.CPU).cpuThreads(2);
+	}
+
+}
