@@ -287,7 +287,8 @@ step_sample() { # seconds
 	append_log "sample check, rc=$rc" "$out"
 	append_log "sample app (gpu.backend=$sample_backend), exit $app_rc" "$app_log"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		note "sample (gpu.backend=$sample_backend): CUT after $(($1 - 25)) s; $(grep -c '^OK' "$out") parts passed"
+		note "sample (gpu.backend=$sample_backend): CUT after $(($1 - 25)) s; passed so far:"
+		grep -E '^OK' "$out" | sed 's/^/    /' | tee -a "$summary"
 		return 3
 	fi
 	note "sample (gpu.backend=$sample_backend): rc=$rc, the app exited with $app_rc after SIGTERM"
