@@ -48,7 +48,8 @@ else
 fi
 # clean: nothing left in target/ from an earlier build (a test class since deleted) goes into the bundle.
 # shellcheck disable=SC2086 # MAVEN_ARGS: words for Maven
-mvn -B -ntp -q -DskipTests "$profiles" ${MAVEN_ARGS:-} clean package
+# No sources or Javadoc jars: nothing on the GPU machine reads them.
+mvn -B -ntp -q -DskipTests -Dmaven.source.skip=true -Dmaven.javadoc.skip=true "$profiles" ${MAVEN_ARGS:-} clean package
 built=$(date +%s)
 
 # A jar as it goes into the payload: its entries in their order, stored rather than deflated, so that the
