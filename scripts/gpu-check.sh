@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# The whole GPU check in one command. Builds the project here, packs what a GPU machine without
-# Java or network needs into .gpu-check/ (a Java runtime, every module's gpu-tagged tests with their
-# class paths, the sample app, the benchmarks, the CuPy peer; at most 60 MiB), and says how to run
-# it there. On the GPU machine, .gpu-check/run.sh runs, in under 9 minutes:
-#   1. every module's GPU tests (test support's KernelParity checks and the guide's examples included) with GPU_REQUIRED=1 CUDA_COMPILER_REQUIRED=1 (plus the NVRTC binding's
-#      tests with NVRTC_REQUIRED=1 and the native-load tests), through the JUnit console launcher;
-#   2. kernel load times by route (prebuilt fatbin, NVRTC, disk cache) for the sample app's kernels;
-#   3. the sample app with gpu.backend=cuda, a collection searched over HTTP and checked against a
-#      brute-force ranking (numpy);
-#   4. the CUDA benchmarks (JMH) with their raw JCuda baselines, and the CuPy peer;
-# and leaves the reports in one folder: $OUT when set (the device tool), else .gpu-check/report.
+# Builds the GPU check's bundle, .gpu-check/ (at most 40 MiB: it travels with the working tree of a
+# device call, 64 MiB in all), for a GPU machine without Java or network:
+#   .gpu-check/run.sh       the steps (tests, kernels, sample, bench, search, all); see its header
+#   .gpu-check/payload.deb  everything they load, as one Debian package that nothing installs: a Java
+#                           runtime (jlink), every module's classes and test classes with their jars,
+#                           the JUnit console launcher, the sample check, the CuPy peer and, when the tree
+#                           has it, benchmarks/peers/gpu_search_bench.py
+# Its data is compressed with xz (the class files of uncompressed jars compress about twice as well as
+# gzip'd ones), and dpkg-deb unpacks it with its built-in decoder: the machines need neither xz nor Java
+# (python3 unpacks it where dpkg-deb is missing).
 #
 # Usage:
-#   scripts/gpu-check.sh                 # build and pack (nvcc here: the sample app's kernels are prebuilt)
-#   scripts/gpu-check.sh --run-here      # then run the GPU part on this machine too (a rehearsal
-#                                        # without a GPU: GPU_REQUIRED=0 SAMPLE_BACKEND=cpu)
-# Then on the GPU machine, with .gpu-check copied or carried along:
-#   bash .gpu-check/run.sh
-# Never runs mvn install: the reactor builds and copies what each module needs.
+#   scripts/gpu-check.sh                       # build and pack (with nvcc here the sample's kernels ship as fatbins)
+#   scripts/gpu-check.sh --run-here [step ...] # then rehearse the steps on this machine (default all), without
+#                                              # a GPU: GPU_REQUIRED=0 SAMPLE_BACKEND=cpu
+#   scripts/gpu-check/rehearse-bare.sh         # or rehearse them on a bare Debian root (no Java, no xz, no network)
+# On the GPU machine, one device call per group of steps, .gpu-check carried along:
+#   bash .gpu-check/run.sh tests sample        # reports in $OUT (the device tool's), else .gpu-check/report
+#
+# The Maven build runs with the gpu-check profile (the modules' test class paths and the console launcher
+# copied under target/); every plugin version is pinned, so MAVEN_ARGS="-Dmaven.repo.local=/tmp/empty-repo"
+# builds it from an empty local repository with only the package registry reachable. Never runs mvn install.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,84 +28,117 @@ cd "$root"
 out="$root/.gpu-check"
 start=$(date +%s)
 modules=(runtime autoconfigure test-support sample-app benchmarks)
+limit_mib=40
 
+for tool in mvn dpkg-deb zip unzip; do
+	command -v "$tool" > /dev/null || { echo "gpu-check: $tool not found" >&2; exit 2; }
+done
+stage=$(mktemp -d /tmp/gpu-check-stage.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+payload="$stage/gpu-check"
+mkdir -p "$payload/lib"
 rm -rf "$out" "${modules[@]/%//target/gpu-check-lib}"
-mkdir -p "$out/lib"
 
-profile=()
+profiles=-Pgpu-check
 if command -v nvcc > /dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
-	profile=(-Pcuda-aot)
+	profiles=-Pgpu-check,cuda-aot
 	echo "gpu-check: building with -Pcuda-aot (nvcc found: the sample app's kernels ship as fatbins)"
 else
 	echo "gpu-check: building without nvcc (the sample app's kernels compile with NVRTC on the GPU machine)"
 fi
-# One reactor run: package every module (tests skipped here; they run on the GPU machine) and copy each
-# module's test-scope dependencies, siblings included as the jars just built. Left out: JUnit (the
-# console launcher brings it) and what only the non-GPU tests use (Testcontainers, Mockito).
-mvn -B -ntp -q -DskipTests "${profile[@]}" package dependency:copy-dependencies -DincludeScope=test \
-	-DexcludeGroupIds=org.junit.platform,org.junit.jupiter,org.opentest4j,org.apiguardian,org.testcontainers,com.github.docker-java,org.mockito,net.bytebuddy,org.rnorth.duct-tape \
-	-DexcludeArtifactIds=commons-compress \
-	-DoutputDirectory='${project.build.directory}/gpu-check-lib' -Dmdep.overWriteIfNewer=true
+# clean: nothing left in target/ from an earlier build (a test class since deleted) goes into the bundle.
+# shellcheck disable=SC2086 # MAVEN_ARGS: words for Maven
+# No sources or Javadoc jars: nothing on the GPU machine reads them.
+mvn -B -ntp -q -DskipTests -Dmaven.source.skip=true -Dmaven.javadoc.skip=true "$profiles" ${MAVEN_ARGS:-} clean package
+built=$(date +%s)
+
+# A jar as it goes into the payload: its entries in their order, stored rather than deflated, so that the
+# payload's xz sees the class files themselves.
+repack() { # jar target [entries to leave out...]
+	local jar=$1 target=$2 tmp
+	shift 2
+	tmp=$(mktemp -d "$stage/jar.XXXXXX")
+	# shellcheck disable=SC2068 # the patterns are globs in the unpacked jar
+	(cd "$tmp" && unzip -q "$jar" && for pattern in "$@"; do rm -rf -- $pattern; done \
+		&& unzip -Z1 "$jar" | while read -r entry; do if [ -e "$entry" ]; then printf '%s\n' "$entry"; fi; done \
+		| zip -q -0 -X -@ "$target")
+	rm -rf "$tmp"
+}
 
 for module in "${modules[@]}"; do
-	mkdir -p "$out/$module"
-	cp -r "$module/target/classes" "$out/$module/classes"
-	if [ -d "$module/target/test-classes" ]; then
-		cp -r "$module/target/test-classes" "$out/$module/test-classes"
-	fi
+	mkdir -p "$payload/$module"
+	cp -r "$module/target/classes" "$payload/$module/classes"
+	[ -d "$module/target/test-classes" ] && cp -r "$module/target/test-classes" "$payload/$module/test-classes"
 	# Each module's class path: its own classes first, then its dependencies, one shared lib/ for all.
-	: > "$out/$module/classpath"
+	: > "$payload/$module/classpath"
 	for jar in "$module"/target/gpu-check-lib/*.jar; do
 		name=$(basename "$jar")
 		case "$name" in gpu-compute-*) continue ;; esac # sibling modules: their classes directories instead
-		[ -f "$out/lib/$name" ] || cp "$jar" "$out/lib/$name"
-		echo "lib/$name" >> "$out/$module/classpath"
+		if [ ! -f "$payload/lib/$name" ]; then
+			case "$name" in
+			# JCuda's natives: the driver and NVRTC bindings; nothing here loads nvPTXCompiler or the runtime API.
+			jcuda-natives-*) repack "$root/$jar" "$payload/lib/$name" 'lib/libJNvPTXCompiler-*' 'lib/libJCudaRuntime-*' ;;
+			# JNA: the natives of linux-x86-64 only, the machines' platform.
+			jna-[0-9]*) repack "$root/$jar" "$payload/lib/$name" $(unzip -Z1 "$jar" \
+				| grep -E '^com/sun/jna/[^/]+/(lib)?jnidispatch' | grep -v '^com/sun/jna/linux-x86-64/') ;;
+			*) repack "$root/$jar" "$payload/lib/$name" ;;
+			esac
+		fi
+		echo "lib/$name" >> "$payload/$module/classpath"
 	done
 done
-# Sibling modules as directories: autoconfigure needs runtime's classes, test support, the sample app
-# and the benchmarks need runtime's and autoconfigure's.
-printf 'runtime/classes\n' > "$out/autoconfigure/siblings"
-printf 'runtime/classes\nautoconfigure/classes\n' > "$out/test-support/siblings"
-printf 'runtime/classes\nautoconfigure/classes\n' > "$out/sample-app/siblings"
-printf 'runtime/classes\n' > "$out/benchmarks/siblings"
-: > "$out/runtime/siblings"
+# Sibling modules as directories: autoconfigure needs runtime's classes, test support and the sample
+# app need runtime's and autoconfigure's, the benchmarks runtime's.
+printf 'runtime/classes\n' > "$payload/autoconfigure/siblings"
+printf 'runtime/classes\nautoconfigure/classes\n' > "$payload/test-support/siblings"
+printf 'runtime/classes\nautoconfigure/classes\n' > "$payload/sample-app/siblings"
+printf 'runtime/classes\n' > "$payload/benchmarks/siblings"
+: > "$payload/runtime/siblings"
+repack "$root/benchmarks/target/gpu-check-junit/junit-platform-console-standalone.jar" "$payload/junit-console.jar"
 
-# JCuda's natives jar carries the nvPTXCompiler and runtime bindings (25 MB) that nothing here
-# loads: a copy with the driver and NVRTC bindings only keeps the bundle small.
-natives=$(ls "$out"/lib/jcuda-natives-*.jar)
-slim=$(mktemp -d)
-(cd "$slim" && unzip -q "$natives" && rm -f lib/libJNvPTXCompiler-* lib/libJCudaRuntime-* && rm "$natives" \
-	&& zip -q -r -9 "$natives" .)
-rm -rf "$slim"
-
-junit=$(ls ~/.m2/repository/org/junit/platform/junit-platform-console-standalone/*/junit-platform-console-standalone-*.jar \
-	2> /dev/null | sort -V | tail -1 || true)
-if [ -z "$junit" ]; then
-	version=$(ls ~/.m2/repository/org/junit/platform/junit-platform-launcher/ | sort -V | tail -1)
-	mvn -B -ntp -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$version" \
-		-DoutputDirectory="$out" -Dmdep.stripVersion=true
-	junit="$out/junit-platform-console-standalone.jar"
-fi
-cp "$junit" "$out/junit-console.jar"
-[ "$junit" = "$out/junit-platform-console-standalone.jar" ] && rm -f "$junit"
-
+# The Java runtime: the modules the steps load, uncompressed (xz compresses the payload as a whole better
+# than jlink's per-resource zip), the JVM's symbol table stripped.
 jdk=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 "$jdk/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.desktop,java.sql,java.xml,java.net.http,java.instrument,java.security.jgss,jdk.unsupported,jdk.management,jdk.crypto.ec,jdk.zipfs \
-	--strip-debug --no-man-pages --no-header-files --compress=0 --output "$out/jre"
-tar -C "$out" -cJf "$out/jre.tar.xz" jre
-rm -rf "$out/jre"
+	--strip-debug --no-man-pages --no-header-files --compress=0 --output "$payload/jre"
+if command -v strip > /dev/null; then
+	strip --strip-unneeded "$payload/jre/lib/server/libjvm.so"
+fi
 
-cp scripts/gpu-check/run.sh scripts/gpu-check/sample_check.py benchmarks/peers/cupy_peer.py "$out/"
+cp scripts/gpu-check/sample_check.py benchmarks/peers/cupy_peer.py "$payload/"
+search=
+if [ -f benchmarks/peers/gpu_search_bench.py ]; then
+	cp benchmarks/peers/gpu_search_bench.py "$payload/"
+	search=", gpu_search_bench.py"
+fi
+commit=$(git rev-parse --short HEAD 2> /dev/null || echo unknown)
+git diff --quiet HEAD 2> /dev/null || commit="$commit+changes"
+echo "commit $commit, built $(date -u +%Y-%m-%dT%H:%M:%SZ), $("$payload/jre/bin/java" -version 2>&1 | head -1)" > "$payload/BUNDLE"
+
+mkdir -p "$stage/DEBIAN"
+cat > "$stage/DEBIAN/control" << EOF
+Package: gpu-compute-gpu-check
+Version: 0.1.0
+Architecture: amd64
+Maintainer: gpu-compute <gpu-compute@invalid>
+Description: the GPU check's payload (scripts/gpu-check.sh); unpacked by run.sh, not for installing
+EOF
+mkdir -p "$out"
+dpkg-deb --root-owner-group -Zxz -z9 --build "$stage" "$out/payload.deb" > /dev/null
+cp scripts/gpu-check/run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 
 size=$(du -sm "$out" | cut -f1)
-echo "gpu-check: packed .gpu-check/ in $(( $(date +%s) - start )) s: ${size} MiB ($(ls "$out/lib" | wc -l) jars, ${modules[*]})"
-if [ "$size" -gt 60 ]; then
-	echo "gpu-check: warning: over 60 MiB" >&2
+bytes=$(du -sb "$out" | cut -f1)
+echo "gpu-check: built in $((built - start)) s, packed .gpu-check/ in $(($(date +%s) - built)) s: $bytes bytes (${size} MiB; payload unpacked $(du -sm "$payload" | cut -f1) MiB: jre $(du -sm "$payload/jre" | cut -f1), $(ls "$payload/lib" | wc -l) jars $(du -sm "$payload/lib" | cut -f1), classes $(du -smc "$payload"/*/classes "$payload"/*/test-classes | tail -1 | cut -f1)$search; $commit)"
+if [ "$bytes" -gt $((limit_mib * 1024 * 1024)) ]; then
+	echo "gpu-check: the bundle is over $limit_mib MiB" >&2
+	exit 1
 fi
-echo "gpu-check: on the GPU machine run:  bash .gpu-check/run.sh   (reports in \$OUT, else .gpu-check/report)"
+echo "gpu-check: on the GPU machine: bash .gpu-check/run.sh [tests|kernels|sample|bench|search|all ...] (reports in \$OUT, else .gpu-check/report)"
 
 if [ "${1:-}" = "--run-here" ]; then
+	shift
 	GPU_REQUIRED=${GPU_REQUIRED:-0} CUDA_COMPILER_REQUIRED=${CUDA_COMPILER_REQUIRED:-0} NVRTC_REQUIRED=${NVRTC_REQUIRED:-0} \
-		SAMPLE_BACKEND=${SAMPLE_BACKEND:-cpu} bash "$out/run.sh"
+		SAMPLE_BACKEND=${SAMPLE_BACKEND:-cpu} bash "$out/run.sh" "$@"
 fi
