@@ -2,13 +2,11 @@ package dev.gpucompute;
 
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
@@ -22,10 +20,14 @@ import dev.gpucompute.spi.NativeStream;
  * for them before the memory is freed on it, so neither a first use nor a free can overtake the
  * other side. Ordering between later uses on different streams is the caller's, as in CUDA.
  *
- * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload takes a copy of the
- * host data before it returns, so the caller may reuse its array at once; a download writes the
- * host array when the copy has run, so read it only after the future completed. Host data goes
- * through staging memory (page-locked on CUDA).
+ * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload from an array or a
+ * {@link ByteBuffer} takes a copy of the host data before it returns, so the caller may reuse its
+ * array at once; a download writes the host array when the copy has run, so read it only after the
+ * future completed. Such host data goes through staging memory (page-locked on CUDA), large copies
+ * in chunks so that packing on the host overlaps the transfer. A {@link HostBuffer} is copied
+ * straight from or into its memory, with no extra pass: the fastest copy, which reads or writes the
+ * host buffer when it runs (its future says when). A failed copy leaves the destination range with
+ * unspecified contents.
  *
  * <p>The code that allocated the buffer owns it and closes it (try-with-resources). Thread-safe.
  * After its context closed, every use raises {@link ContextClosedException} and close is a no-op.
@@ -81,23 +83,22 @@ public final class DeviceBuffer implements AutoCloseable {
 			throw new InvalidBufferRangeException("The upload of " + src.length + " floats at element " + elementOffset
 					+ " does not fit a device buffer of " + byteSize() + " bytes");
 		}
-		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream,
-				(staging) -> staging.asFloatBuffer().put(src));
+		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(int[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Integer.BYTES * src.length, stream, (staging) -> staging.asIntBuffer().put(src));
+		return toDevice(0, (long) Integer.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(long[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Long.BYTES * src.length, stream, (staging) -> staging.asLongBuffer().put(src));
+		return toDevice(0, (long) Long.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(double[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Double.BYTES * src.length, stream, (staging) -> staging.asDoubleBuffer().put(src));
+		return toDevice(0, (long) Double.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	/**
@@ -106,32 +107,42 @@ public final class DeviceBuffer implements AutoCloseable {
 	 */
 	public CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(byteOffset, src.remaining(), stream, (staging) -> staging.put(src.duplicate()));
+		return toDevice(byteOffset, src.remaining(), stream, CopyPipeline.source(src));
 	}
 
-	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> fill) {
+	/**
+	 * Copies all of {@code src} to the start of this buffer on {@code stream}, straight from its memory
+	 * (no staging copy; a DMA transfer on CUDA). The copy reads {@code src} when it runs: leave those
+	 * bytes unchanged until the returned future completes (see {@link HostBuffer}).
+	 */
+	public CompletableFuture<Void> upload(HostBuffer src, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return upload(src, 0, 0, src.byteSize(), stream);
+	}
+
+	/**
+	 * Copies {@code bytes} bytes of {@code src} from its byte {@code srcOffset} into this buffer at
+	 * {@code dstOffset}, straight from its memory, like {@link #upload(HostBuffer, GpuStream)}.
+	 * @throws InvalidBufferRangeException when the range does not fit either buffer
+	 * @throws ContextMismatchException when {@code src} belongs to another context
+	 */
+	public CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		NativeStream target = checkCopy(dstOffset, bytes, stream, "upload");
+		HostBuffer.State host = src.stateFor(this.state.context);
+		checkHostRange(srcOffset, bytes, host.bytes, "upload");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.state.context.copies().upload(host, srcOffset, this, dstOffset, bytes, stream, target);
+	}
+
+	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, CopyPipeline.Source source) {
 		NativeStream target = checkCopy(offset, bytes, stream, "upload");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		DeviceBackend backend = this.state.context.backendHandle();
-		StagingPool pool = this.state.context.staging();
-		ByteBuffer staging = pool.take(bytes);
-		try {
-			fill.accept(staging.duplicate().order(ByteOrder.nativeOrder()));
-			this.state.usedOn(stream);
-			backend.copyToDevice(staging, this.state.memory, offset, bytes, target);
-		}
-		catch (RuntimeException ex) {
-			pool.give(staging);
-			throw ex;
-		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.state.context.whenDone(target, (failure) -> {
-			pool.give(staging);
-			complete(done, failure);
-		});
-		return done;
+		return this.state.context.copies().upload(this, offset, bytes, stream, target, source);
 	}
 
 	// ---- device → host ------------------------------------------------------------------------
@@ -139,22 +150,22 @@ public final class DeviceBuffer implements AutoCloseable {
 	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
 	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Float.BYTES * dst.length, stream, (staging) -> staging.asFloatBuffer().get(dst));
+		return toHost(0, (long) Float.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(int[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Integer.BYTES * dst.length, stream, (staging) -> staging.asIntBuffer().get(dst));
+		return toHost(0, (long) Integer.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(long[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Long.BYTES * dst.length, stream, (staging) -> staging.asLongBuffer().get(dst));
+		return toHost(0, (long) Long.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(double[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Double.BYTES * dst.length, stream, (staging) -> staging.asDoubleBuffer().get(dst));
+		return toHost(0, (long) Double.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	/**
@@ -166,44 +177,50 @@ public final class DeviceBuffer implements AutoCloseable {
 		if (dst.isReadOnly()) {
 			throw new IllegalArgumentException("The download destination is a read-only buffer");
 		}
-		ByteBuffer target = dst.duplicate();
-		return toHost(byteOffset, dst.remaining(), stream, (staging) -> target.put(staging));
+		return toHost(byteOffset, dst.remaining(), stream, CopyPipeline.sink(dst));
 	}
 
-	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> drain) {
+	/**
+	 * Copies the start of this buffer into all of {@code dst}, straight into its memory (no staging
+	 * copy; a DMA transfer on CUDA). Read those bytes of {@code dst} only after the returned future
+	 * completed (see {@link HostBuffer}).
+	 */
+	public CompletableFuture<Void> download(HostBuffer dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return download(dst, 0, 0, dst.byteSize(), stream);
+	}
+
+	/**
+	 * Copies {@code bytes} bytes of this buffer from {@code srcOffset} into {@code dst} from its byte
+	 * {@code dstOffset} on, like {@link #download(HostBuffer, GpuStream)}.
+	 * @throws InvalidBufferRangeException when the range does not fit either buffer
+	 * @throws ContextMismatchException when {@code dst} belongs to another context
+	 */
+	public CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
+			GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		NativeStream target = checkCopy(srcOffset, bytes, stream, "download");
+		HostBuffer.State host = dst.stateFor(this.state.context);
+		checkHostRange(dstOffset, bytes, host.bytes, "download");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.state.context.copies().download(this, srcOffset, host, dstOffset, bytes, stream, target);
+	}
+
+	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, CopyPipeline.Sink sink) {
 		NativeStream target = checkCopy(offset, bytes, stream, "download");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		DeviceBackend backend = this.state.context.backendHandle();
-		StagingPool pool = this.state.context.staging();
-		ByteBuffer staging = pool.take(bytes);
-		try {
-			this.state.usedOn(stream);
-			backend.copyToHost(this.state.memory, offset, staging, bytes, target);
+		return this.state.context.copies().download(this, offset, bytes, stream, target, sink);
+	}
+
+	private static void checkHostRange(long offset, long bytes, long size, String what) {
+		if (offset < 0 || offset > size || bytes > size - offset) {
+			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at host offset " + offset
+					+ " does not fit a host buffer of " + size + " bytes");
 		}
-		catch (RuntimeException ex) {
-			pool.give(staging);
-			throw ex;
-		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.state.context.whenDone(target, (failure) -> {
-			try {
-				if (failure == null) {
-					ByteBuffer view = staging.duplicate().order(ByteOrder.nativeOrder());
-					view.limit((int) bytes);
-					drain.accept(view);
-				}
-			}
-			catch (RuntimeException ex) {
-				failure = new GpuException("Copying the download into host memory failed", ex);
-			}
-			finally {
-				pool.give(staging);
-			}
-			complete(done, failure);
-		});
-		return done;
 	}
 
 	// ---- device → device ----------------------------------------------------------------------
@@ -268,15 +285,6 @@ public final class DeviceBuffer implements AutoCloseable {
 		if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
 			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
 					+ " does not fit a device buffer of " + size + " bytes");
-		}
-	}
-
-	private static void complete(CompletableFuture<Void> future, GpuException failure) {
-		if (failure != null) {
-			future.completeExceptionally(failure);
-		}
-		else {
-			future.complete(null);
 		}
 	}
 

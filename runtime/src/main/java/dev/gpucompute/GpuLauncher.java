@@ -90,6 +90,14 @@ public interface GpuLauncher {
 	/** Allocates device memory on the current stream. The caller closes it. */
 	DeviceBuffer allocate(long bytes);
 
+	/**
+	 * Allocates host memory that copies use with no staging pass (page-locked on CUDA): the same as
+	 * {@link GpuContext#allocateHost(long)}. The caller closes it.
+	 */
+	default HostBuffer allocateHost(long bytes) {
+		return context().allocateHost(bytes);
+	}
+
 	/** Allocates a buffer on the current stream and enqueues a copy of {@code data} into it. */
 	DeviceBuffer upload(float[] data);
 
