@@ -38,6 +38,9 @@ final class HostMemory {
 
 	private final AtomicLong stagingBytes = new AtomicLong();
 
+	/** Set by {@link #close} before it releases the live host buffers; read after a buffer joins them. */
+	private volatile boolean closed;
+
 	HostMemory(GpuContext context, StagingPool pool, long chunkBytes, int threads, String threadPrefix) {
 		this.context = context;
 		this.pool = pool;
@@ -104,8 +107,15 @@ final class HostMemory {
 		ByteBuffer block = this.pool.take(bytes);
 		HostBuffer.State state = new HostBuffer.State(this.context, this, block, bytes,
 				Leaks.site(this.context.recordsLeakSites(), "Host buffer"));
-		this.live.add(state);
 		this.hostBufferBytes.addAndGet(block.capacity());
+		this.live.add(state);
+		if (this.closed) {
+			// The context closed meanwhile, and its close may not have seen this buffer.
+			if (state.releaseAtShutdown()) {
+				release(state);
+			}
+			this.context.ensureOpen();
+		}
 		return new HostBuffer(state);
 	}
 
@@ -129,6 +139,7 @@ final class HostMemory {
 	 * memory, which then goes with the process (see {@link StagingPool#close}).
 	 */
 	void close(boolean release) {
+		this.closed = true;
 		if (this.workers != null) {
 			this.workers.shutdown();
 			try {
