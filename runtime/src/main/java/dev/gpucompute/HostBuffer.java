@@ -37,10 +37,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * are pending: the memory goes back to the context's pool only after the last of them has ended
  * (like PyTorch's caching host allocator), so a pending copy never reads or writes memory that
  * someone else got. After {@link #close()}, every method except {@link #byteSize()},
- * {@link #isClosed()} and {@code close} throws; a view taken earlier must not be used any more (it
- * may then see another buffer's bytes, or, once the pool has released the memory, crash the JVM like
- * any freed native memory). A host buffer dropped without close is released by a cleaner and
- * logged. When the context closes, it releases its host buffers; they then raise
+ * {@link #isClosed()}, {@code toString} and {@code close} throws; a view taken earlier must not be
+ * used any more (it may then see another buffer's bytes, or, once the pool has released the memory,
+ * crash the JVM like any freed native memory). A host buffer dropped without close is released by a
+ * cleaner and logged. When the context closes, it releases its host buffers; they then raise
  * {@link ContextClosedException}.
  *
  * <p>The memory is pooled: its contents at allocation are unspecified (a block a closed host buffer
