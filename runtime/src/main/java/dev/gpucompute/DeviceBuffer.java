@@ -130,7 +130,7 @@ public final class DeviceBuffer implements AutoCloseable {
 		Objects.requireNonNull(src, "src");
 		NativeStream target = checkCopy(dstOffset, bytes, stream, "upload");
 		HostBuffer.State host = src.stateFor(this.state.context);
-		checkHostRange(srcOffset, bytes, host.bytes, "upload");
+		host.checkRange(srcOffset, bytes, "upload");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -201,7 +201,7 @@ public final class DeviceBuffer implements AutoCloseable {
 		Objects.requireNonNull(dst, "dst");
 		NativeStream target = checkCopy(srcOffset, bytes, stream, "download");
 		HostBuffer.State host = dst.stateFor(this.state.context);
-		checkHostRange(dstOffset, bytes, host.bytes, "download");
+		host.checkRange(dstOffset, bytes, "download");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -214,13 +214,6 @@ public final class DeviceBuffer implements AutoCloseable {
 			return CompletableFuture.completedFuture(null);
 		}
 		return this.state.context.copies().download(this, offset, bytes, stream, target, sink);
-	}
-
-	private static void checkHostRange(long offset, long bytes, long size, String what) {
-		if (offset < 0 || offset > size || bytes > size - offset) {
-			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at host offset " + offset
-					+ " does not fit a host buffer of " + size + " bytes");
-		}
 	}
 
 	// ---- device → device ----------------------------------------------------------------------

@@ -355,10 +355,7 @@ public final class HostBuffer implements AutoCloseable {
 		 */
 		ByteBuffer range(long offset, long bytes, boolean write) {
 			checkUsable();
-			if (offset < 0 || offset > this.bytes || bytes > this.bytes - offset) {
-				throw new InvalidBufferRangeException("The " + (write ? "write" : "read") + " of " + bytes + " bytes at offset "
-						+ offset + " does not fit a host buffer of " + this.bytes + " bytes");
-			}
+			checkRange(offset, bytes, write ? "write" : "read");
 			synchronized (this) {
 				for (PendingCopy copy : this.pending) {
 					if ((write || copy.writesHost) && copy.from < offset + bytes && offset < copy.to) {
@@ -370,6 +367,14 @@ public final class HostBuffer implements AutoCloseable {
 			}
 			return this.region.duplicate().position((int) offset).limit((int) (offset + bytes)).slice()
 				.order(ByteOrder.nativeOrder());
+		}
+
+		/** Rejects {@code bytes} bytes at {@code offset} unless they lie within the buffer; {@code what} names the access. */
+		void checkRange(long offset, long bytes, String what) {
+			if (offset < 0 || bytes < 0 || offset > this.bytes || bytes > this.bytes - offset) {
+				throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
+						+ " does not fit a host buffer of " + this.bytes + " bytes");
+			}
 		}
 
 		/** Registers a copy before it is enqueued; it ends with {@link #end}. */
