@@ -36,12 +36,23 @@ mkdir -p "$RESULTS"
 } > "$RESULTS/machine.txt"
 
 for round in $(seq 1 "$ROUNDS"); do
-	for side in before after; do
+	# Alternating which build goes first, so that a load that rises or falls within a round favours neither.
+	order="before after"
+	(( round % 2 == 0 )) && order="after before"
+	for side in $order; do
 		jar=$before
 		[[ $side == after ]] && jar=$after
-		echo "round $round: $side ($(cut -d' ' -f1-3 /proc/loadavg))"
-		"$JAVA" -jar "$jar" "$PATTERN" "${settings[@]}" -p backend=CPU "$@" -rf json \
-			-rff "$RESULTS/$side-r$round.json" > "$RESULTS/$side-r$round.txt" 2>&1
+		# JMH refuses to start while another JMH run on this machine holds /tmp/jmh.lock: wait for it.
+		for attempt in $(seq 1 60); do
+			echo "round $round: $side ($(cut -d' ' -f1-3 /proc/loadavg))"
+			if "$JAVA" -jar "$jar" "$PATTERN" "${settings[@]}" -p backend=CPU "$@" -rf json \
+				-rff "$RESULTS/$side-r$round.json" > "$RESULTS/$side-r$round.txt" 2>&1; then
+				break
+			fi
+			grep -q 'Unable to acquire the JMH lock' "$RESULTS/$side-r$round.txt" || exit 1
+			echo "another JMH run holds the lock; waiting (attempt $attempt)"
+			sleep 30
+		done
 	done
 done
 echo "# uptime at end: $(uptime)" >> "$RESULTS/machine.txt"
