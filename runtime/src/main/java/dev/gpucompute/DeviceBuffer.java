@@ -2,14 +2,12 @@ package dev.gpucompute;
 
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
@@ -23,10 +21,14 @@ import dev.gpucompute.spi.NativeStream;
  * for them before the memory is freed on it, so neither a first use nor a free can overtake the
  * other side. Ordering between later uses on different streams is the caller's, as in CUDA.
  *
- * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload takes a copy of the
- * host data before it returns, so the caller may reuse its array at once; a download writes the
- * host array when the copy has run, so read it only after the future completed. Host data goes
- * through staging memory (page-locked on CUDA).
+ * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload from an array or a
+ * {@link ByteBuffer} takes a copy of the host data before it returns, so the caller may reuse its
+ * array at once; a download writes the host array when the copy has run, so read it only after the
+ * future completed. Such host data goes through staging memory (page-locked on CUDA), large copies
+ * in chunks so that packing on the host overlaps the transfer. A {@link HostBuffer} is copied
+ * straight from or into its memory, with no extra pass: the fastest copy, which reads or writes the
+ * host buffer when it runs (its future says when). A failed copy leaves the destination range with
+ * unspecified contents.
  *
  * <p>Every copy has a form without a stream, which uses the calling thread's current stream of the
  * buffer's context ({@link GpuLauncher#currentStream()}): the stream of an open {@link StreamScope},
@@ -122,30 +124,30 @@ public final class DeviceBuffer implements AutoCloseable {
 	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
 	public CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.INT, src.length, elementOffset, stream, (staging) -> staging.asIntBuffer().put(src));
+		return uploadElements(ElementType.INT, src.length, elementOffset, stream, CopyPipeline.source(src));
 	}
 
 	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
 	public CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, (staging) -> staging.asLongBuffer().put(src));
+		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, CopyPipeline.source(src));
 	}
 
 	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
 	public CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
 		return uploadElements(ElementType.DOUBLE, src.length, elementOffset, stream,
-				(staging) -> staging.asDoubleBuffer().put(src));
+				CopyPipeline.source(src));
 	}
 
 	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
 	public CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.BYTE, src.length, elementOffset, stream, (staging) -> staging.put(src));
+		return uploadElements(ElementType.BYTE, src.length, elementOffset, stream, CopyPipeline.source(src));
 	}
 
 	private CompletableFuture<Void> uploadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			Consumer<ByteBuffer> fill) {
+			CopyPipeline.Source fill) {
 		return toDevice(byteOffset(type, length, elementOffset, "upload"), (long) type.bytes() * length, stream, fill);
 	}
 
@@ -170,23 +172,22 @@ public final class DeviceBuffer implements AutoCloseable {
 			throw new InvalidBufferRangeException("The upload of " + src.length + " floats at element " + elementOffset
 					+ " does not fit a device buffer of " + byteSize() + " bytes");
 		}
-		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream,
-				(staging) -> staging.asFloatBuffer().put(src));
+		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(int[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Integer.BYTES * src.length, stream, (staging) -> staging.asIntBuffer().put(src));
+		return toDevice(0, (long) Integer.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(long[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Long.BYTES * src.length, stream, (staging) -> staging.asLongBuffer().put(src));
+		return toDevice(0, (long) Long.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	public CompletableFuture<Void> upload(double[] src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Double.BYTES * src.length, stream, (staging) -> staging.asDoubleBuffer().put(src));
+		return toDevice(0, (long) Double.BYTES * src.length, stream, CopyPipeline.source(src));
 	}
 
 	/**
@@ -195,32 +196,42 @@ public final class DeviceBuffer implements AutoCloseable {
 	 */
 	public CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return toDevice(byteOffset, src.remaining(), stream, (staging) -> staging.put(src.duplicate()));
+		return toDevice(byteOffset, src.remaining(), stream, CopyPipeline.source(src));
 	}
 
-	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> fill) {
+	/**
+	 * Copies all of {@code src} to the start of this buffer on {@code stream}, straight from its memory
+	 * (no staging copy; a DMA transfer on CUDA). The copy reads {@code src} when it runs: leave those
+	 * bytes unchanged until the returned future completes (see {@link HostBuffer}).
+	 */
+	public CompletableFuture<Void> upload(HostBuffer src, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		return upload(src, 0, 0, src.byteSize(), stream);
+	}
+
+	/**
+	 * Copies {@code bytes} bytes of {@code src} from its byte {@code srcOffset} into this buffer at
+	 * {@code dstOffset}, straight from its memory, like {@link #upload(HostBuffer, GpuStream)}.
+	 * @throws InvalidBufferRangeException when the range does not fit either buffer
+	 * @throws ContextMismatchException when {@code src} belongs to another context
+	 */
+	public CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
+		Objects.requireNonNull(src, "src");
+		NativeStream target = checkCopy(dstOffset, bytes, stream, "upload");
+		HostBuffer.State host = src.stateFor(this.state.context);
+		host.checkRange(srcOffset, bytes, "upload");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.state.context.copies().upload(host, srcOffset, this, dstOffset, bytes, stream, target);
+	}
+
+	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, CopyPipeline.Source source) {
 		NativeStream target = checkCopy(offset, bytes, stream, "upload");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		DeviceBackend backend = this.state.context.backendHandle();
-		StagingPool pool = this.state.context.staging();
-		ByteBuffer staging = pool.take(bytes);
-		try {
-			fill.accept(staging.duplicate().order(ByteOrder.nativeOrder()));
-			this.state.usedOn(stream);
-			backend.copyToDevice(staging, this.state.memory, offset, bytes, target);
-		}
-		catch (RuntimeException ex) {
-			pool.give(staging);
-			throw ex;
-		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.state.context.whenDone(target, (failure) -> {
-			pool.give(staging);
-			complete(done, failure);
-		});
-		return done;
+		return this.state.context.copies().upload(this, offset, bytes, stream, target, source);
 	}
 
 	// ---- device → host ------------------------------------------------------------------------
@@ -267,59 +278,59 @@ public final class DeviceBuffer implements AutoCloseable {
 	public CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
 		return downloadElements(ElementType.FLOAT, dst.length, elementOffset, stream,
-				(staging) -> staging.asFloatBuffer().get(dst));
+				CopyPipeline.sink(dst));
 	}
 
 	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
 	public CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, (staging) -> staging.asIntBuffer().get(dst));
+		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
 	}
 
 	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
 	public CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
 		return downloadElements(ElementType.LONG, dst.length, elementOffset, stream,
-				(staging) -> staging.asLongBuffer().get(dst));
+				CopyPipeline.sink(dst));
 	}
 
 	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
 	public CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
 		return downloadElements(ElementType.DOUBLE, dst.length, elementOffset, stream,
-				(staging) -> staging.asDoubleBuffer().get(dst));
+				CopyPipeline.sink(dst));
 	}
 
 	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
 	public CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.BYTE, dst.length, elementOffset, stream, (staging) -> staging.get(dst));
+		return downloadElements(ElementType.BYTE, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
 	}
 
 	private CompletableFuture<Void> downloadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			Consumer<ByteBuffer> drain) {
+			CopyPipeline.Sink drain) {
 		return toHost(byteOffset(type, length, elementOffset, "download"), (long) type.bytes() * length, stream, drain);
 	}
 
 	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
 	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Float.BYTES * dst.length, stream, (staging) -> staging.asFloatBuffer().get(dst));
+		return toHost(0, (long) Float.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(int[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Integer.BYTES * dst.length, stream, (staging) -> staging.asIntBuffer().get(dst));
+		return toHost(0, (long) Integer.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(long[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Long.BYTES * dst.length, stream, (staging) -> staging.asLongBuffer().get(dst));
+		return toHost(0, (long) Long.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	public CompletableFuture<Void> download(double[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Double.BYTES * dst.length, stream, (staging) -> staging.asDoubleBuffer().get(dst));
+		return toHost(0, (long) Double.BYTES * dst.length, stream, CopyPipeline.sink(dst));
 	}
 
 	/**
@@ -331,44 +342,43 @@ public final class DeviceBuffer implements AutoCloseable {
 		if (dst.isReadOnly()) {
 			throw new IllegalArgumentException("The download destination is a read-only buffer");
 		}
-		ByteBuffer target = dst.duplicate();
-		return toHost(byteOffset, dst.remaining(), stream, (staging) -> target.put(staging));
+		return toHost(byteOffset, dst.remaining(), stream, CopyPipeline.sink(dst));
 	}
 
-	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, Consumer<ByteBuffer> drain) {
+	/**
+	 * Copies the start of this buffer into all of {@code dst}, straight into its memory (no staging
+	 * copy; a DMA transfer on CUDA). Read those bytes of {@code dst} only after the returned future
+	 * completed (see {@link HostBuffer}).
+	 */
+	public CompletableFuture<Void> download(HostBuffer dst, GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		return download(dst, 0, 0, dst.byteSize(), stream);
+	}
+
+	/**
+	 * Copies {@code bytes} bytes of this buffer from {@code srcOffset} into {@code dst} from its byte
+	 * {@code dstOffset} on, like {@link #download(HostBuffer, GpuStream)}.
+	 * @throws InvalidBufferRangeException when the range does not fit either buffer
+	 * @throws ContextMismatchException when {@code dst} belongs to another context
+	 */
+	public CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
+			GpuStream stream) {
+		Objects.requireNonNull(dst, "dst");
+		NativeStream target = checkCopy(srcOffset, bytes, stream, "download");
+		HostBuffer.State host = dst.stateFor(this.state.context);
+		host.checkRange(dstOffset, bytes, "download");
+		if (bytes == 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.state.context.copies().download(this, srcOffset, host, dstOffset, bytes, stream, target);
+	}
+
+	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, CopyPipeline.Sink sink) {
 		NativeStream target = checkCopy(offset, bytes, stream, "download");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		DeviceBackend backend = this.state.context.backendHandle();
-		StagingPool pool = this.state.context.staging();
-		ByteBuffer staging = pool.take(bytes);
-		try {
-			this.state.usedOn(stream);
-			backend.copyToHost(this.state.memory, offset, staging, bytes, target);
-		}
-		catch (RuntimeException ex) {
-			pool.give(staging);
-			throw ex;
-		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.state.context.whenDone(target, (failure) -> {
-			try {
-				if (failure == null) {
-					ByteBuffer view = staging.duplicate().order(ByteOrder.nativeOrder());
-					view.limit((int) bytes);
-					drain.accept(view);
-				}
-			}
-			catch (RuntimeException ex) {
-				failure = new GpuException("Copying the download into host memory failed", ex);
-			}
-			finally {
-				pool.give(staging);
-			}
-			complete(done, failure);
-		});
-		return done;
+		return this.state.context.copies().download(this, offset, bytes, stream, target, sink);
 	}
 
 	// ---- device → device ----------------------------------------------------------------------
@@ -478,15 +488,6 @@ public final class DeviceBuffer implements AutoCloseable {
 		if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
 			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
 					+ " does not fit a device buffer of " + size + " bytes");
-		}
-	}
-
-	private static void complete(CompletableFuture<Void> future, GpuException failure) {
-		if (failure != null) {
-			future.completeExceptionally(failure);
-		}
-		else {
-			future.complete(null);
 		}
 	}
 

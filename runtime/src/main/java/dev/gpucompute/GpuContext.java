@@ -53,6 +53,15 @@ public final class GpuContext implements AutoCloseable {
 	/** Most devices the CPU backend stands in for. */
 	public static final int MAX_CPU_DEVICES = 64;
 
+	/** Most threads that pack and unpack large copies besides the calling thread. */
+	public static final int MAX_COPY_THREADS = 64;
+
+	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
+	public static final long MIN_COPY_CHUNK = 4096;
+
+	/** Largest chunk of a pipelined copy. */
+	public static final long MAX_COPY_CHUNK = 1L << 30;
+
 	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
 	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
@@ -105,6 +114,10 @@ public final class GpuContext implements AutoCloseable {
 
 	private final StagingPool staging;
 
+	private final HostMemory host;
+
+	private final CopyPipeline copies;
+
 	private final boolean recordLeakSites;
 
 	private volatile State state = State.OPEN;
@@ -122,6 +135,8 @@ public final class GpuContext implements AutoCloseable {
 		this.housekeeping.setRemoveOnCancelPolicy(true);
 		this.completions = Executors.newCachedThreadPool(daemon(prefix + "completion"));
 		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
+		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-");
+		this.copies = new CopyPipeline(this, this.host);
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
@@ -272,6 +287,27 @@ public final class GpuContext implements AutoCloseable {
 	public MemoryInfo memory() {
 		ensureOpen();
 		return this.backend.memoryInfo();
+	}
+
+	/**
+	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
+	 * CPU backend, from the pool that staging memory comes from. Its contents are unspecified (pooled
+	 * memory is not cleared). The caller owns it and closes it; see {@link HostBuffer} for the
+	 * ordering rules of copies that use it.
+	 * @param bytes 1 to {@link Integer#MAX_VALUE}
+	 * @throws InvalidBufferRangeException when {@code bytes} is outside that range
+	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
+	 * the operating system)
+	 */
+	public HostBuffer allocateHost(long bytes) {
+		ensureOpen();
+		return this.host.allocate(bytes);
+	}
+
+	/** A snapshot of the host memory held for copies: host buffers, staging in use, cached. */
+	public HostMemoryInfo hostMemory() {
+		ensureOpen();
+		return this.host.info();
 	}
 
 	/** Whether the context is open and the device has not hit a sticky error. */
@@ -491,6 +527,10 @@ public final class GpuContext implements AutoCloseable {
 		return this.staging;
 	}
 
+	CopyPipeline copies() {
+		return this.copies;
+	}
+
 	void track(DeviceBuffer.State buffer) {
 		this.buffers.add(buffer);
 		LeakTracker.acquired(buffer);
@@ -548,7 +588,7 @@ public final class GpuContext implements AutoCloseable {
 			}
 			this.completions.shutdown();
 			awaitQuietly(this.completions);
-			this.staging.close(quiet);
+			this.host.close(quiet);
 			this.events.destroyAll();
 			this.pool.destroyAll();
 			freeBuffers();
@@ -665,6 +705,10 @@ public final class GpuContext implements AutoCloseable {
 
 		private long stagingCacheBytes = 256L << 20;
 
+		private long copyChunkBytes = 2L << 20;
+
+		private int copyThreads = defaultCopyThreads();
+
 		private Duration utilizationWindow = Duration.ofSeconds(10);
 
 		private int cpuDevices = 1;
@@ -699,6 +743,8 @@ public final class GpuContext implements AutoCloseable {
 			copy.listener = this.listener;
 			copy.utilizationSamplePeriod = this.utilizationSamplePeriod;
 			copy.stagingCacheBytes = this.stagingCacheBytes;
+			copy.copyChunkBytes = this.copyChunkBytes;
+			copy.copyThreads = this.copyThreads;
 			copy.utilizationWindow = this.utilizationWindow;
 			copy.cpuDevices = this.cpuDevices;
 			copy.kernels = this.kernels;
@@ -903,8 +949,9 @@ public final class GpuContext implements AutoCloseable {
 		}
 
 		/**
-		 * Most host staging memory (page-locked on CUDA) kept for reuse by copies between them
-		 * (default 256 MiB); zero allocates and frees staging memory for every copy.
+		 * Most host memory for copies (page-locked on CUDA) kept for reuse between them: staging
+		 * chunks and the memory of closed {@link HostBuffer}s (default 256 MiB); zero allocates and
+		 * frees it for every copy and host buffer.
 		 */
 		public Builder stagingCache(long bytes) {
 			if (bytes < 0) {
@@ -912,6 +959,35 @@ public final class GpuContext implements AutoCloseable {
 			}
 			this.stagingCacheBytes = bytes;
 			return this;
+		}
+
+		/**
+		 * Bytes per chunk of array and buffer copies larger than one chunk, which go through staging
+		 * memory in chunks so that packing on the host overlaps the transfer (default 2 MiB): a
+		 * multiple of {@value GpuContext#MIN_COPY_CHUNK} up to {@value GpuContext#MAX_COPY_CHUNK}.
+		 * Copies of at most one chunk go in one step.
+		 */
+		public Builder copyChunkSize(long bytes) {
+			if (bytes < MIN_COPY_CHUNK || bytes > MAX_COPY_CHUNK || bytes % MIN_COPY_CHUNK != 0) {
+				throw new IllegalArgumentException("copyChunkSize must be a multiple of " + MIN_COPY_CHUNK + " between "
+						+ MIN_COPY_CHUNK + " and " + MAX_COPY_CHUNK + ", got " + bytes);
+			}
+			this.copyChunkBytes = bytes;
+			return this;
+		}
+
+		/**
+		 * Threads that pack and unpack the chunks of large copies besides the calling thread: 0 to
+		 * {@value GpuContext#MAX_COPY_THREADS} (default: a quarter of the cores, 1 to 4). They start
+		 * when a copy needs them and end when idle for a few seconds.
+		 */
+		public Builder copyThreads(int threads) {
+			this.copyThreads = Checks.within(threads, 0, MAX_COPY_THREADS, "copyThreads");
+			return this;
+		}
+
+		private static int defaultCopyThreads() {
+			return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
 		}
 
 		/**

@@ -128,6 +128,14 @@ public interface GpuLauncher {
 	}
 
 	/**
+	 * Allocates host memory that copies use with no staging pass (page-locked on CUDA): the same as
+	 * {@link GpuContext#allocateHost(long)}. The caller closes it.
+	 */
+	default HostBuffer allocateHost(long bytes) {
+		return context().allocateHost(bytes);
+	}
+
+	/**
 	 * Allocates a buffer of exactly {@code data}'s size on the current stream and enqueues a copy of
 	 * {@code data} into it; an empty array gives a buffer of 0 bytes. The array may be reused at once.
 	 * The caller closes the buffer.

@@ -1,23 +1,26 @@
 package dev.gpucompute;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.gpucompute.spi.DeviceBackend;
 
 /**
- * Reuses the host staging memory of copies. Staging memory is page-locked on CUDA, where
- * allocating it costs far more than the copy itself, and zero-filled direct memory on the CPU
- * backend; so buffers are kept in power-of-two size classes (4 KiB to 1 GiB) up to a cap, and a copy
- * takes one of at least its size. Larger requests, and returns past the cap, go straight to the
- * backend. Thread-safe.
+ * Reuses host memory that copies go through: the staging chunks of array and buffer copies and the
+ * memory of {@link HostBuffer}s. It is page-locked on CUDA, where allocating it costs far more than
+ * a copy, and zero-filled direct memory on the CPU backend; so blocks are kept by size class up to a
+ * cap, and a request takes a block of its class. Classes are powers of two from 4 KiB to 1 MiB, then
+ * eight per power of two (at most 12.5% over the request, which matters for page-locked memory).
+ * Returns past the cap, and blocks too large for a class, go straight back to the backend.
+ * Thread-safe.
  */
 final class StagingPool {
 
-	private static final int MIN_SHIFT = 12;
+	private static final long MIN_CLASS = 4096;
 
-	private static final int MAX_SHIFT = 30;
+	private static final long POWER_OF_TWO_UP_TO = 1 << 20;
 
 	private final DeviceBackend backend;
 
@@ -25,8 +28,7 @@ final class StagingPool {
 
 	private final AtomicLong cachedBytes = new AtomicLong();
 
-	@SuppressWarnings("unchecked")
-	private final ConcurrentLinkedDeque<ByteBuffer>[] free = new ConcurrentLinkedDeque[MAX_SHIFT - MIN_SHIFT + 1];
+	private final ConcurrentHashMap<Integer, ConcurrentLinkedDeque<ByteBuffer>> free = new ConcurrentHashMap<>();
 
 	private volatile boolean closed;
 
@@ -35,30 +37,42 @@ final class StagingPool {
 	StagingPool(DeviceBackend backend, long maxCachedBytes) {
 		this.backend = backend;
 		this.maxCachedBytes = maxCachedBytes;
-		for (int i = 0; i < this.free.length; i++) {
-			this.free[i] = new ConcurrentLinkedDeque<>();
-		}
 	}
 
-	/** A staging buffer of at least {@code bytes}, position 0; give it back with {@link #give}. */
-	ByteBuffer take(long bytes) {
-		int shift = Math.max(MIN_SHIFT, 64 - Long.numberOfLeadingZeros(Math.max(1, bytes) - 1));
-		if (shift > MAX_SHIFT) {
-			return this.backend.allocateStaging(bytes);
+	/**
+	 * The block size a request of {@code bytes} gets, or {@code bytes} itself where that class would
+	 * not fit a {@link ByteBuffer}.
+	 */
+	static long classSize(long bytes) {
+		long size = Math.max(MIN_CLASS, bytes);
+		if (size <= POWER_OF_TWO_UP_TO) {
+			return Long.highestOneBit(size - 1) << 1;
 		}
-		ByteBuffer buffer = this.free[shift - MIN_SHIFT].pollLast();
+		long step = Long.highestOneBit(size - 1) >> 3;
+		long rounded = (size + step - 1) / step * step;
+		return (rounded <= Integer.MAX_VALUE) ? rounded : size;
+	}
+
+	/** A block of at least {@code bytes} (its class size), position 0; give it back with {@link #give}. */
+	ByteBuffer take(long bytes) {
+		long size = classSize(bytes);
+		ConcurrentLinkedDeque<ByteBuffer> queue = (size <= Integer.MAX_VALUE) ? this.free.get((int) size) : null;
+		ByteBuffer buffer = (queue != null) ? queue.pollLast() : null;
 		if (buffer != null) {
 			this.cachedBytes.addAndGet(-buffer.capacity());
-			return buffer.clear();
 		}
-		return this.backend.allocateStaging(1L << shift);
+		else {
+			buffer = this.backend.allocateStaging(size);
+		}
+		return buffer.clear();
 	}
 
 	void give(ByteBuffer buffer) {
 		int capacity = buffer.capacity();
-		if (!this.closed && Integer.bitCount(capacity) == 1 && capacity >= (1 << MIN_SHIFT)) {
+		if (!this.closed && classSize(capacity) == capacity) {
 			if (this.cachedBytes.addAndGet(capacity) <= this.maxCachedBytes) {
-				ConcurrentLinkedDeque<ByteBuffer> queue = this.free[Integer.numberOfTrailingZeros(capacity) - MIN_SHIFT];
+				ConcurrentLinkedDeque<ByteBuffer> queue = this.free.computeIfAbsent(capacity,
+						(size) -> new ConcurrentLinkedDeque<>());
 				queue.addLast(buffer);
 				if (this.closed && queue.remove(buffer)) {
 					// Raced with close, which may already have emptied this queue.
@@ -87,16 +101,16 @@ final class StagingPool {
 	void close(boolean release) {
 		this.leaveToProcess = !release;
 		this.closed = true;
-		for (ConcurrentLinkedDeque<ByteBuffer> queue : this.free) {
+		for (ConcurrentLinkedDeque<ByteBuffer> queue : this.free.values()) {
 			ByteBuffer buffer;
 			while ((buffer = queue.pollFirst()) != null) {
+				this.cachedBytes.addAndGet(-buffer.capacity());
 				this.backend.freeStaging(buffer);
 			}
 		}
-		this.cachedBytes.set(0);
 	}
 
-	/** Bytes held for reuse (for tests and diagnostics). */
+	/** Bytes held for reuse. */
 	long cachedBytes() {
 		return this.cachedBytes.get();
 	}

@@ -55,6 +55,34 @@ class LeakSafetyNetTest {
 		}
 	}
 
+	@Test
+	void aDroppedHostBufferGoesBackToThePoolAfterItsPendingUpload() throws Exception {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).kernelTiming(KernelTiming.OFF)
+			.open(); DeviceBuffer device = context.launcher().allocate(4096)) {
+			java.util.concurrent.CompletableFuture<Void> upload = dropHostBufferWithAPendingUpload(context, device);
+			upload.join();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+			while (context.hostMemory().hostBuffers() > 0 && System.nanoTime() < deadline) {
+				System.gc();
+				Thread.sleep(20);
+			}
+			assertThat(context.hostMemory().hostBuffers()).as("host buffer released by the cleaner").isZero();
+			assertThat(context.hostMemory().cachedBytes()).as("its memory back in the pool").isGreaterThanOrEqualTo(4096);
+			float[] back = new float[1024];
+			device.download(back, device.stream()).join();
+			assertThat(back).containsOnly(3f);
+		}
+	}
+
+	private static java.util.concurrent.CompletableFuture<Void> dropHostBufferWithAPendingUpload(GpuContext context,
+			DeviceBuffer device) {
+		HostBuffer host = context.allocateHost(4096);
+		float[] threes = new float[1024];
+		java.util.Arrays.fill(threes, 3f);
+		host.put(0, threes);
+		return device.upload(host, device.stream());
+	}
+
 	/** Leases a stream and makes it current without ever closing the scope or the lease. */
 	private static String leaveScopeOpen(GpuContext context) {
 		StreamLease lease = context.streams().acquire();

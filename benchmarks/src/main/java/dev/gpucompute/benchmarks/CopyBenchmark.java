@@ -25,22 +25,30 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.StreamLease;
 
 /**
- * Benchmark 6: host↔device copies of {@code bytes} bytes, waiting for each copy. The
- * {@code bytes} secondary metric counts the bytes copied (bytes per second).
+ * Benchmark 6: host↔device copies of {@code bytes} bytes (1 MiB, 16 MiB, 256 MiB), waiting for each
+ * copy. The {@code bytes} secondary metric counts the bytes copied (bytes per second).
  *
  * <ul>
  * <li>{@code ours_upload} / {@code ours_download}: {@link DeviceBuffer#upload(ByteBuffer, long, GpuStream)}
  * and {@link DeviceBuffer#download(ByteBuffer, long, GpuStream)} from and to a direct host buffer,
- * then {@code join()}. They go through the backend's staging memory (page-locked on CUDA).</li>
+ * then {@code join()}: through staging memory (page-locked on CUDA), in chunks above the chunk size.</li>
+ * <li>{@code ours_uploadArray} / {@code ours_downloadArray}: the same with a {@code float[]}.</li>
+ * <li>{@code ours_uploadHost} / {@code ours_downloadHost}: {@link DeviceBuffer#upload(HostBuffer, GpuStream)}
+ * and {@link DeviceBuffer#download(HostBuffer, GpuStream)}: one copy straight from or into a
+ * {@link HostBuffer} (page-locked on CUDA), no staging.</li>
  * <li>{@code baseline_hostCopy}: one plain {@code ByteBuffer.put} between two direct buffers of the
  * same size: what a copy between host and CPU "device" memory costs at least.</li>
  * <li>{@code cuda_pageable*} / {@code cuda_pinned*}: raw JCuda {@code cuMemcpyHtoD}/{@code DtoH} from
  * a pageable direct buffer, and {@code cuMemcpy*Async} from page-locked memory plus
- * {@code cuStreamSynchronize}.</li>
+ * {@code cuStreamSynchronize}: the baselines of the array and host-buffer copies.</li>
  * </ul>
+ *
+ * {@code copyChunk} and {@code copyThreads} set {@link GpuContext.Builder#copyChunkSize(long)} and
+ * {@link GpuContext.Builder#copyThreads(int)}; {@code -1} keeps the builder's default.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -60,9 +68,15 @@ public class CopyBenchmark {
 		@Param({ "CPU" })
 		public Backend backend;
 
-		/** 1 MiB and 256 MiB. */
-		@Param({ "1048576", "268435456" })
+		/** 1 MiB, 16 MiB and 256 MiB. */
+		@Param({ "1048576", "16777216", "268435456" })
 		public int bytes;
+
+		@Param({ "-1" })
+		public long copyChunk;
+
+		@Param({ "-1" })
+		public int copyThreads;
 
 		GpuContext context;
 
@@ -72,17 +86,51 @@ public class CopyBenchmark {
 
 		DeviceBuffer device;
 
-		ByteBuffer source;
-
-		ByteBuffer target;
-
 		@Setup(Level.Trial)
 		public void open() {
-			this.context = Bench.open(this.backend, (builder) -> builder);
+			this.context = Bench.open(this.backend, (builder) -> {
+				if (this.copyChunk > 0) {
+					builder.copyChunkSize(this.copyChunk);
+				}
+				if (this.copyThreads >= 0) {
+					builder.copyThreads(this.copyThreads);
+				}
+				return builder;
+			});
 			GpuLauncher launcher = this.context.launcher();
 			this.lease = this.context.streams().acquire();
 			this.stream = this.lease.stream();
 			this.device = launcher.callWithStream(this.stream, () -> launcher.allocate(this.bytes));
+			prepare();
+		}
+
+		/** The host side of a kind of copy, after the device buffer exists: one round trip checks it. */
+		void prepare() {
+		}
+
+		void release() {
+		}
+
+		@TearDown(Level.Trial)
+		public void close() {
+			release();
+			this.device.close();
+			this.lease.close();
+			this.context.close();
+		}
+
+	}
+
+	/** Direct buffers, as before host buffers existed. */
+	@State(Scope.Thread)
+	public static class Direct extends Ours {
+
+		ByteBuffer source;
+
+		ByteBuffer target;
+
+		@Override
+		void prepare() {
 			this.source = host(this.bytes, (byte) 7);
 			this.target = host(this.bytes, (byte) 0);
 			this.device.upload(this.source, 0, this.stream).join();
@@ -92,11 +140,55 @@ public class CopyBenchmark {
 			}
 		}
 
-		@TearDown(Level.Trial)
-		public void close() {
-			this.device.close();
-			this.lease.close();
-			this.context.close();
+	}
+
+	@State(Scope.Thread)
+	public static class Arrays extends Ours {
+
+		float[] source;
+
+		float[] target;
+
+		@Override
+		void prepare() {
+			this.source = new float[this.bytes / Float.BYTES];
+			java.util.Arrays.fill(this.source, 7f);
+			this.target = new float[this.bytes / Float.BYTES];
+			this.device.upload(this.source, this.stream).join();
+			this.device.download(this.target, this.stream).join();
+			if (this.target[this.target.length - 1] != 7f) {
+				throw new IllegalStateException("The round trip through the device lost the data");
+			}
+		}
+
+	}
+
+	@State(Scope.Thread)
+	public static class Hosts extends Ours {
+
+		HostBuffer source;
+
+		HostBuffer target;
+
+		@Override
+		void prepare() {
+			this.source = this.context.allocateHost(this.bytes);
+			this.target = this.context.allocateHost(this.bytes);
+			ByteBuffer view = this.source.asByteBuffer();
+			for (int i = 0; i < this.bytes; i += 4096) {
+				view.put(i, (byte) 7);
+			}
+			this.device.upload(this.source, this.stream).join();
+			this.device.download(this.target, this.stream).join();
+			if (this.target.asByteBuffer().get(this.bytes - 4096) != 7) {
+				throw new IllegalStateException("The round trip through the device lost the data");
+			}
+		}
+
+		@Override
+		void release() {
+			this.source.close();
+			this.target.close();
 		}
 
 	}
@@ -104,7 +196,7 @@ public class CopyBenchmark {
 	@State(Scope.Thread)
 	public static class HostCopy {
 
-		@Param({ "1048576", "268435456" })
+		@Param({ "1048576", "16777216", "268435456" })
 		public int bytes;
 
 		ByteBuffer source;
@@ -122,7 +214,7 @@ public class CopyBenchmark {
 	@State(Scope.Thread)
 	public static class Raw {
 
-		@Param({ "1048576", "268435456" })
+		@Param({ "1048576", "16777216", "268435456" })
 		public int bytes;
 
 		RawCuda cuda;
@@ -160,14 +252,38 @@ public class CopyBenchmark {
 	}
 
 	@Benchmark
-	public void ours_upload(Ours state, Traffic traffic) {
+	public void ours_upload(Direct state, Traffic traffic) {
 		state.device.upload(state.source, 0, state.stream).join();
 		traffic.bytes += state.bytes;
 	}
 
 	@Benchmark
-	public void ours_download(Ours state, Traffic traffic) {
+	public void ours_download(Direct state, Traffic traffic) {
 		state.device.download(state.target, 0, state.stream).join();
+		traffic.bytes += state.bytes;
+	}
+
+	@Benchmark
+	public void ours_uploadArray(Arrays state, Traffic traffic) {
+		state.device.upload(state.source, state.stream).join();
+		traffic.bytes += state.bytes;
+	}
+
+	@Benchmark
+	public void ours_downloadArray(Arrays state, Traffic traffic) {
+		state.device.download(state.target, state.stream).join();
+		traffic.bytes += state.bytes;
+	}
+
+	@Benchmark
+	public void ours_uploadHost(Hosts state, Traffic traffic) {
+		state.device.upload(state.source, state.stream).join();
+		traffic.bytes += state.bytes;
+	}
+
+	@Benchmark
+	public void ours_downloadHost(Hosts state, Traffic traffic) {
+		state.device.download(state.target, state.stream).join();
 		traffic.bytes += state.bytes;
 	}
 

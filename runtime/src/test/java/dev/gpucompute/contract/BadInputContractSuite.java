@@ -32,6 +32,8 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
+import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
@@ -98,6 +100,14 @@ public abstract class BadInputContractSuite {
 
 	}
 
+	/** What a case does with a host buffer. */
+	@FunctionalInterface
+	interface HostAction {
+
+		void run(HostBuffer host) throws Exception;
+
+	}
+
 	/** Resources a case may use; all of them are released after the case. */
 	static final class Fixture implements AutoCloseable {
 
@@ -136,6 +146,13 @@ public abstract class BadInputContractSuite {
 				this.other = this.builder.poolSize(1).maxSize(2).kernelTiming(KernelTiming.OFF).open();
 			}
 			return this.other;
+		}
+
+		/** Runs {@code action} with a host buffer of {@code bytes}, closed afterwards. */
+		void withHost(long bytes, HostAction action) throws Exception {
+			try (HostBuffer host = this.context.allocateHost(bytes)) {
+				action.run(host);
+			}
 		}
 
 		/** Runs {@code action} on another thread and rethrows what it threw there. */
@@ -233,6 +250,13 @@ public abstract class BadInputContractSuite {
 				(f) -> GpuContext.builder().utilizationSampling(Duration.ofSeconds(1), Duration.ofMillis(1))));
 		cases.add(npe("null sampling period", "period", (f) -> GpuContext.builder().utilizationSampling(null, Duration.ofSeconds(1))));
 		cases.add(iae("negative staging cache", "stagingCache must not be negative", (f) -> GpuContext.builder().stagingCache(-1)));
+		cases.add(iae("copy chunk of 1000 bytes", "copyChunkSize must be a multiple of 4096 between 4096 and 1073741824, got 1000",
+				(f) -> GpuContext.builder().copyChunkSize(1000)));
+		cases.add(iae("copy chunk of 0 bytes", "copyChunkSize must be a multiple of 4096", (f) -> GpuContext.builder().copyChunkSize(0)));
+		cases.add(iae("copy chunk of 2 GiB", "copyChunkSize must be a multiple of 4096",
+				(f) -> GpuContext.builder().copyChunkSize(2L << 30)));
+		cases.add(iae("negative copy threads", "copyThreads must be between 0 and 64", (f) -> GpuContext.builder().copyThreads(-1)));
+		cases.add(iae("65 copy threads", "copyThreads must be between 0 and 64", (f) -> GpuContext.builder().copyThreads(65)));
 		cases.add(iae("negative device ordinal", "Device ordinal must not be negative", (f) -> GpuContext.builder().device(-1)));
 		cases.add(npe("null compile option", "compileOptions[1] is null",
 				(f) -> GpuContext.builder().compileOptions(java.util.Arrays.asList("-O3", null))));
@@ -413,6 +437,47 @@ public abstract class BadInputContractSuite {
 			closed.close();
 			closed.download(new int[1], f.stream);
 		}));
+		// ---- host buffers
+		cases.add(range("host buffer of 0 bytes", "A host buffer holds 1 to 2147483647 bytes, got 0", (f) -> f.context.allocateHost(0)));
+		cases.add(range("host buffer of -1 bytes", "A host buffer holds 1 to", (f) -> f.launcher.allocateHost(-1)));
+		cases.add(range("host buffer of 2 GiB", "A host buffer holds 1 to", (f) -> f.context.allocateHost(1L << 31)));
+		cases.add(npe("upload from a null host buffer", "src", (f) -> f.buffer.upload((HostBuffer) null, f.stream)));
+		cases.add(npe("download into a null host buffer", "dst", (f) -> f.buffer.download((HostBuffer) null, f.stream)));
+		cases.add(npe("host buffer upload on a null stream", "stream", (f) -> f.withHost(16, (host) -> f.buffer.upload(host, null))));
+		cases.add(range("host buffer larger than the device buffer", "does not fit a device buffer of 64 bytes",
+				(f) -> f.withHost(128, (host) -> f.buffer.upload(host, f.stream))));
+		cases.add(range("upload past the end of the host buffer", "does not fit a host buffer of 16 bytes",
+				(f) -> f.withHost(16, (host) -> f.buffer.upload(host, 8, 0, 9, f.stream))));
+		cases.add(range("upload from a negative host offset", "does not fit a host buffer",
+				(f) -> f.withHost(16, (host) -> f.buffer.upload(host, -1, 0, 4, f.stream))));
+		cases.add(range("download of a negative byte count", "does not fit",
+				(f) -> f.withHost(16, (host) -> f.buffer.download(host, 0, 0, -4, f.stream))));
+		cases.add(range("download past the end of the host buffer", "does not fit a host buffer of 16 bytes",
+				(f) -> f.withHost(16, (host) -> f.buffer.download(host, 0, Long.MAX_VALUE, 4, f.stream))));
+		cases.add(gpu("upload from a closed host buffer", "Host buffer of 16 bytes used after it was closed", (f) -> {
+			HostBuffer host = f.context.allocateHost(16);
+			host.close();
+			f.buffer.upload(host, f.stream);
+		}));
+		cases.add(gpu("put into a closed host buffer", "used after it was closed", (f) -> {
+			HostBuffer host = f.context.allocateHost(16);
+			host.close();
+			host.put(0, new float[1]);
+		}));
+		cases.add(gpu("view of a closed host buffer", "used after it was closed", (f) -> {
+			HostBuffer host = f.context.allocateHost(16);
+			host.close();
+			host.asFloatBuffer();
+		}));
+		cases.add(range("put past the end of a host buffer", "The write of 8 bytes at offset 12 does not fit a host buffer of 16 bytes",
+				(f) -> f.withHost(16, (host) -> host.put(12, new long[1]))));
+		cases.add(range("get from a negative offset", "The read of 4 bytes at offset -4 does not fit",
+				(f) -> f.withHost(16, (host) -> host.get(-4, new int[1]))));
+		cases.add(new Case("put of an array range outside the array", IndexOutOfBoundsException.class, "out of bounds for length 2",
+				(f) -> f.withHost(16, (host) -> host.put(0, new double[2], 1, 2))));
+		cases.add(iae("get into a read-only buffer", "read-only",
+				(f) -> f.withHost(16, (host) -> host.get(0, ByteBuffer.allocate(4).asReadOnlyBuffer()))));
+		cases.add(npe("put of a null array", "src", (f) -> f.withHost(16, (host) -> host.put(0, (float[]) null))));
 		// ---- streams and events
 		cases.add(npe("record on a null stream", "stream", (f) -> f.event.record(null)));
 		cases.add(npe("record a null event", "event", (f) -> f.stream.record(null)));
@@ -493,6 +558,16 @@ public abstract class BadInputContractSuite {
 				f.buffer.download(new int[1], lease.stream());
 			}
 		}));
+		cases.add(foreign("upload from another context's host buffer", (f) -> {
+			try (HostBuffer theirs = f.other().allocateHost(16)) {
+				f.buffer.upload(theirs, f.stream);
+			}
+		}));
+		cases.add(foreign("download into another context's host buffer", (f) -> {
+			try (HostBuffer theirs = f.other().allocateHost(16)) {
+				f.buffer.download(theirs, f.stream);
+			}
+		}));
 		cases.add(foreign("copy from another context's buffer", (f) -> {
 			try (DeviceBuffer theirs = f.other().launcher().allocate(64)) {
 				f.buffer.copyFrom(theirs, 0, 0, 8, f.stream);
@@ -543,6 +618,9 @@ public abstract class BadInputContractSuite {
 		assertThat(stats.idle()).as("idle streams").isEqualTo(stats.size());
 		assertThat(this.context.events().inUse()).as("events in use").isZero();
 		assertThat(this.context.memory().usedBytes()).as("device memory in use").isEqualTo(this.memoryAtStart);
+		HostMemoryInfo host = this.context.hostMemory();
+		assertThat(host.hostBuffers()).as("host buffers held").isZero();
+		assertThat(host.stagingBytes()).as("staging held by copies").isZero();
 	}
 
 	private void assertRoundTripWorks() {

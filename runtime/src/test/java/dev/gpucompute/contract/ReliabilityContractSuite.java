@@ -32,6 +32,7 @@ import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
@@ -181,7 +182,8 @@ public abstract class ReliabilityContractSuite {
 	 * Work keeps arriving from 8 threads while the context closes with the given drain timeout: every
 	 * future handed out completes (normally, or exceptionally saying the work was abandoned at close),
 	 * every later call raises {@link ContextClosedException}, and no thread or direct memory of the
-	 * context outlives it.
+	 * context outlives it: also not the staging of chunked copies, nor host buffers closed while
+	 * their copies were pending.
 	 */
 	@ParameterizedTest(name = "drain timeout {0} ms")
 	@ValueSource(longs = { 0, 50, 30_000 })
@@ -191,6 +193,7 @@ public abstract class ReliabilityContractSuite {
 		long directBefore = directMemoryUsed();
 		GpuContext context = builder().poolSize(4).maxSize(8).acquireTimeout(Duration.ofSeconds(30))
 			.drainTimeout(Duration.ofMillis(drainMillis))
+			.copyChunkSize(4096)
 			.open();
 		GpuLauncher launcher = context.launcher();
 		Kernel slow = launcher.load(ContractKernels.SLEEP_THEN_SET);
@@ -232,6 +235,13 @@ public abstract class ReliabilityContractSuite {
 						launcher.launch(saxpy, ONE, 4, 2f, x, x);
 						futures.add(cells.download(new int[16], lease.stream()));
 						futures.add(x.download(new float[4], lease.stream()));
+						// Copies in chunks (4 of 4 KiB), and a host buffer closed while its upload is pending.
+						DeviceBuffer big = launcher.upload(new float[4096]);
+						futures.add(big.download(new float[4096], lease.stream()));
+						HostBuffer pinned = launcher.allocateHost(4 * 4096);
+						futures.add(big.upload(pinned, lease.stream()));
+						pinned.close();
+						big.close();
 						futures.add(lease.stream().completion());
 						CompletableFuture<Void> round = launcher.completion();
 						futures.add(round);

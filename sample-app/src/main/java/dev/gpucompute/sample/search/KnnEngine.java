@@ -17,6 +17,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
@@ -379,13 +380,18 @@ public final class KnnEngine {
 		Plan plan = plan(n, k, to - from, this.scratchBytes);
 		for (int first = from; first < to; first += plan.queries()) {
 			int count = Math.min(plan.queries(), to - first);
-			float[] slice = java.util.Arrays.copyOfRange(queries, first * dim, (first + count) * dim);
 			// One score matrix for all slabs: the stream orders each slab's scoring after the previous
 			// slab's top k, and on the CPU backend a fresh buffer per slab costs a page fault per 4 KiB
 			// (large buffers are mapped), which at 100 queries x 1M vectors was a quarter of the time.
-			try (DeviceBuffer queryBuffer = this.launcher.upload(slice);
+			// The queries reach the device through a host buffer: one pass over them on the host (the
+			// put), where slicing the array and uploading the slice took two. Closing it while its
+			// upload is pending is fine: the memory goes back to the pool when the upload has run.
+			try (HostBuffer staged = this.launcher.allocateHost((long) count * dim * Float.BYTES);
+					DeviceBuffer queryBuffer = this.launcher.allocate(staged.byteSize());
 					DeviceBuffer scoreBuffer = this.launcher
 						.allocate((long) count * Math.min(plan.slab(), n) * Float.BYTES)) {
+				staged.put(0, queries, first * dim, count * dim);
+				queryBuffer.upload(staged, queryBuffer.stream());
 				for (int start = 0; start < n; start += plan.slab()) {
 					int m = Math.min(plan.slab(), n - start);
 					this.launcher.launch(stream, this.score,

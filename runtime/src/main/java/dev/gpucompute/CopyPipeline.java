@@ -1,0 +1,292 @@
+package dev.gpucompute;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.CompletableFuture;
+
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * Host↔device copies of one context. Arrays and Java buffers go through staging memory
+ * ({@link HostMemory}), page-locked on CUDA: a copy of at most one chunk in one step, a larger one in
+ * chunks, so that packing chunk i+1 on the host overlaps chunk i on the bus (on the CPU backend: with
+ * the worker that copies it into device memory). Chunks are packed by the calling thread and, where
+ * the context has copy threads, by those too; all of them are enqueued by the calling thread, which
+ * may be the only one allowed to use its stream. Downloads enqueue every chunk's copy before they
+ * return, since later work on the stream may overwrite the source, and unpack each chunk as soon
+ * as it has arrived. {@link HostBuffer} copies go straight between its memory and the device.
+ *
+ * <p>Semantics, the same on every backend: an upload has packed all of its data when it returns
+ * (the caller may reuse its array at once); a download's destination holds the data when its future
+ * completes; a failed copy leaves the destination range with unspecified contents and holds no
+ * staging memory once its future has completed (or, for an upload that throws, once its stream has
+ * passed the chunks it had enqueued).
+ */
+final class CopyPipeline {
+
+	/** Packs bytes {@code [from, from + into.remaining())} of a host source into {@code into} (native order, position 0). */
+	@FunctionalInterface
+	interface Source {
+
+		void pack(long from, ByteBuffer into);
+
+	}
+
+	/** Unpacks {@code from} (native order, position 0) into a host destination from its byte {@code at} on. */
+	@FunctionalInterface
+	interface Sink {
+
+		void unpack(long at, ByteBuffer from);
+
+	}
+
+	/** A test seam: called before each chunk is packed, copied and unpacked; throwing simulates that step failing. */
+	@FunctionalInterface
+	interface Faults {
+
+		enum Step {
+
+			PACK, COPY, UNPACK
+
+		}
+
+		void before(Step step, int chunk);
+
+	}
+
+	private final GpuContext context;
+
+	private final DeviceBackend backend;
+
+	private final HostMemory host;
+
+	private volatile Faults faults;
+
+	CopyPipeline(GpuContext context, HostMemory host) {
+		this.context = context;
+		this.backend = context.backendHandle();
+		this.host = host;
+	}
+
+	GpuContext context() {
+		return this.context;
+	}
+
+	DeviceBackend backend() {
+		return this.backend;
+	}
+
+	HostMemory host() {
+		return this.host;
+	}
+
+	void injectFaults(Faults faults) {
+		this.faults = faults;
+	}
+
+	void fault(Faults.Step step, int chunk) {
+		Faults current = this.faults;
+		if (current != null) {
+			current.before(step, chunk);
+		}
+	}
+
+	/** A native-order view of the first {@code bytes} of a staging block, position 0. */
+	static ByteBuffer packed(ByteBuffer block, long bytes) {
+		return block.duplicate().clear().limit((int) bytes).order(ByteOrder.nativeOrder());
+	}
+
+	static void complete(CompletableFuture<Void> future, GpuException failure) {
+		if (failure != null) {
+			future.completeExceptionally(failure);
+		}
+		else {
+			future.complete(null);
+		}
+	}
+
+	// ---- host buffers: no staging ----------------------------------------------------------------
+
+	/** Copies {@code bytes} of a host buffer from {@code srcOffset} to {@code dst} at {@code dstOffset}; all checked. */
+	CompletableFuture<Void> upload(HostBuffer.State src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes,
+			GpuStream stream, NativeStream target) {
+		HostBuffer.PendingCopy copy = src.begin(new CopyName("upload", dst, dstOffset, stream), false, srcOffset, bytes);
+		try {
+			dst.usedOn(stream);
+			fault(Faults.Step.COPY, 0);
+			this.backend.copyToDevice(src.at(srcOffset), dst.nativeMemory(), dstOffset, bytes, target);
+		}
+		catch (RuntimeException ex) {
+			src.end(copy);
+			throw ex;
+		}
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.context.whenDone(target, (failure) -> {
+			src.end(copy);
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	/** Copies {@code bytes} of {@code src} from {@code srcOffset} into a host buffer at {@code dstOffset}; all checked. */
+	CompletableFuture<Void> download(DeviceBuffer src, long srcOffset, HostBuffer.State dst, long dstOffset, long bytes,
+			GpuStream stream, NativeStream target) {
+		HostBuffer.PendingCopy copy = dst.begin(new CopyName("download", src, srcOffset, stream), true, dstOffset, bytes);
+		try {
+			src.usedOn(stream);
+			fault(Faults.Step.COPY, 0);
+			this.backend.copyToHost(src.nativeMemory(), srcOffset, dst.at(dstOffset), bytes, target);
+		}
+		catch (RuntimeException ex) {
+			dst.end(copy);
+			throw ex;
+		}
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.context.whenDone(target, (failure) -> {
+			dst.end(copy);
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	/** Names a copy in the error of a host-buffer access that conflicts with it; built only then. */
+	record CopyName(String kind, DeviceBuffer device, long deviceOffset, GpuStream stream) {
+
+		@Override
+		public String toString() {
+			return this.kind + ((this.kind.equals("upload")) ? " to " : " from ") + this.device + " at offset "
+					+ this.deviceOffset + " on stream " + this.stream.name();
+		}
+
+	}
+
+	// ---- arrays and buffers: through staging ---------------------------------------------------------
+
+	/** Copies {@code bytes} (at least 1) packed by {@code source} to {@code dst} at {@code offset}; all checked. */
+	CompletableFuture<Void> upload(DeviceBuffer dst, long offset, long bytes, GpuStream stream, NativeStream target,
+			Source source) {
+		if (bytes > this.host.chunkBytes()) {
+			return new ChunkedUpload(this, dst, offset, bytes, stream, target, source).run();
+		}
+		ByteBuffer staging = this.host.takeStaging(bytes);
+		try {
+			fault(Faults.Step.PACK, 0);
+			source.pack(0, packed(staging, bytes));
+			dst.usedOn(stream);
+			fault(Faults.Step.COPY, 0);
+			this.backend.copyToDevice(staging, dst.nativeMemory(), offset, bytes, target);
+		}
+		catch (RuntimeException ex) {
+			this.host.giveStaging(staging);
+			throw ex;
+		}
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.context.whenDone(target, (failure) -> {
+			this.host.giveStaging(staging);
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
+	CompletableFuture<Void> download(DeviceBuffer src, long offset, long bytes, GpuStream stream, NativeStream target,
+			Sink sink) {
+		if (bytes > this.host.chunkBytes()) {
+			return new ChunkedDownload(this, bytes, sink).start(src, offset, stream, target);
+		}
+		ByteBuffer staging = this.host.takeStaging(bytes);
+		try {
+			src.usedOn(stream);
+			fault(Faults.Step.COPY, 0);
+			this.backend.copyToHost(src.nativeMemory(), offset, staging, bytes, target);
+		}
+		catch (RuntimeException ex) {
+			this.host.giveStaging(staging);
+			throw ex;
+		}
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.context.whenDone(target, (failure) -> {
+			try {
+				if (failure == null) {
+					fault(Faults.Step.UNPACK, 0);
+					sink.unpack(0, packed(staging, bytes));
+				}
+			}
+			catch (RuntimeException ex) {
+				failure = new GpuException("Copying the download into host memory failed", ex);
+			}
+			finally {
+				this.host.giveStaging(staging);
+			}
+			complete(done, failure);
+		});
+		return done;
+	}
+
+	/** {@code failure} to throw: itself when unchecked (an {@link Error} is thrown here), else wrapped. */
+	static RuntimeException rethrowable(Throwable failure) {
+		if (failure instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		if (failure instanceof Error error) {
+			throw error;
+		}
+		return new GpuException("A copy failed", failure);
+	}
+
+	// ---- sources and sinks ----------------------------------------------------------------------------
+
+	static Source source(float[] src) {
+		return (from, into) -> into.asFloatBuffer().put(src, (int) (from / Float.BYTES), into.remaining() / Float.BYTES);
+	}
+
+	static Source source(int[] src) {
+		return (from, into) -> into.asIntBuffer().put(src, (int) (from / Integer.BYTES), into.remaining() / Integer.BYTES);
+	}
+
+	static Source source(long[] src) {
+		return (from, into) -> into.asLongBuffer().put(src, (int) (from / Long.BYTES), into.remaining() / Long.BYTES);
+	}
+
+	static Source source(double[] src) {
+		return (from, into) -> into.asDoubleBuffer().put(src, (int) (from / Double.BYTES), into.remaining() / Double.BYTES);
+	}
+
+	static Source source(byte[] src) {
+		return (from, into) -> into.put(0, src, (int) from, into.remaining());
+	}
+
+	/** The remaining bytes of {@code src}; neither its position nor its limit is touched, so threads may share it. */
+	static Source source(ByteBuffer src) {
+		int start = src.position();
+		return (from, into) -> into.put(0, src, start + (int) from, into.remaining());
+	}
+
+	static Sink sink(float[] dst) {
+		return (at, from) -> from.asFloatBuffer().get(dst, (int) (at / Float.BYTES), from.remaining() / Float.BYTES);
+	}
+
+	static Sink sink(int[] dst) {
+		return (at, from) -> from.asIntBuffer().get(dst, (int) (at / Integer.BYTES), from.remaining() / Integer.BYTES);
+	}
+
+	static Sink sink(long[] dst) {
+		return (at, from) -> from.asLongBuffer().get(dst, (int) (at / Long.BYTES), from.remaining() / Long.BYTES);
+	}
+
+	static Sink sink(double[] dst) {
+		return (at, from) -> from.asDoubleBuffer().get(dst, (int) (at / Double.BYTES), from.remaining() / Double.BYTES);
+	}
+
+	static Sink sink(byte[] dst) {
+		return (at, from) -> from.get(0, dst, (int) at, from.remaining());
+	}
+
+	/** Into {@code dst}'s remaining bytes; its position and limit are not touched. */
+	static Sink sink(ByteBuffer dst) {
+		int start = dst.position();
+		return (at, from) -> dst.put(start + (int) at, from, 0, from.remaining());
+	}
+
+}

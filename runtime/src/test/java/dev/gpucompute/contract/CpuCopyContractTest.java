@@ -1,0 +1,15 @@
+package dev.gpucompute.contract;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+
+/** The copy contract on the CPU backend, which runs on every machine. */
+class CpuCopyContractTest extends CopyContractSuite {
+
+	@Override
+	protected GpuContext.Builder builder() {
+		// Enough workers for a gate kernel that holds one while copies run on the others.
+		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
+	}
+
+}
