@@ -13,11 +13,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ConditionEvaluationResult;
-import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.opentest4j.AssertionFailedError;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.test.context.SpringBootTest;
@@ -25,40 +21,19 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-import dev.gpucompute.Backend;
-import dev.gpucompute.GpuContext;
-import dev.gpucompute.spi.Availability;
-
 /**
  * The sample service on a CUDA device ({@code gpu.backend=cuda}): a collection of 4,000 vectors
- * searched over real HTTP, every answer checked against a brute-force ranking in double precision,
- * for both metrics; the actuator reports CUDA and health UP. Skipped without a device; failed when
+ * searched over real HTTP (k = 1, 10, 100 on the fused path, 1000 on the general one), every answer
+ * checked against a brute-force ranking in double precision, for both metrics; the actuator reports CUDA and health UP. Skipped without a device; failed when
  * {@code GPU_REQUIRED=1}.
  */
 @Tag("gpu")
-@ExtendWith(SampleAppCudaGpuTest.RequiresCuda.class)
+@ExtendWith(RequiresCuda.class)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cuda", "gpu.streams.pool-size=4", "sample.limits.max-body-size=16MB" })
 class SampleAppCudaGpuTest {
 
 	private static final Path DATA = createDataDir();
-
-	/** Disables the test with the probe's reason without CUDA, fails it with GPU_REQUIRED=1. */
-	static final class RequiresCuda implements ExecutionCondition {
-
-		@Override
-		public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-			Availability probe = GpuContext.select(Backend.CUDA, 0).availability();
-			if (probe.available()) {
-				return ConditionEvaluationResult.enabled("CUDA available: " + probe.reason());
-			}
-			if ("1".equals(System.getenv("GPU_REQUIRED"))) {
-				throw new AssertionFailedError("GPU_REQUIRED=1 but CUDA is unavailable: " + probe.reason());
-			}
-			return ConditionEvaluationResult.disabled("CUDA unavailable: " + probe.reason());
-		}
-
-	}
 
 	private static Path createDataDir() {
 		try {
@@ -101,7 +76,7 @@ class SampleAppCudaGpuTest {
 			Http.Response added = http.postJson("/collections/" + name + "/vectors", Map.of("ids", ids, "vectors", vectors));
 			assertThat(added.status()).as(added.body()).isEqualTo(200);
 			float[][] queries = BruteForce.randomVectors(random, 16, dimension);
-			for (int k : new int[] { 1, 10, 100 }) {
+			for (int k : new int[] { 1, 10, 100, 1000 }) {
 				Http.Response response = http.postJson("/collections/" + name + "/search", Map.of("vectors", queries, "k", k));
 				assertThat(response.status()).as(response.body()).isEqualTo(200);
 				List<Http.Hits> results = Http.Hits.of(response.json());

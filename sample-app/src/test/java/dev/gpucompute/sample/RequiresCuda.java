@@ -1,0 +1,30 @@
+package dev.gpucompute.sample;
+
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.opentest4j.AssertionFailedError;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.spi.Availability;
+
+/**
+ * For the sample's gpu-tagged tests: disables a test with the probe's reason where CUDA is
+ * unavailable, and fails it instead when {@code GPU_REQUIRED=1} (the GPU check).
+ */
+public final class RequiresCuda implements ExecutionCondition {
+
+	@Override
+	public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+		Availability probe = GpuContext.select(Backend.CUDA, 0).availability();
+		if (probe.available()) {
+			return ConditionEvaluationResult.enabled("CUDA available: " + probe.reason());
+		}
+		if ("1".equals(System.getenv("GPU_REQUIRED"))) {
+			throw new AssertionFailedError("GPU_REQUIRED=1 but CUDA is unavailable: " + probe.reason());
+		}
+		return ConditionEvaluationResult.disabled("CUDA unavailable: " + probe.reason());
+	}
+
+}
