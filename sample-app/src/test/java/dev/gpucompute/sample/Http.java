@@ -86,6 +86,38 @@ public final class Http {
 			.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))));
 	}
 
+	/** A response whose body is kept as bytes (a binary answer, or a problem detail to parse). */
+	public record BinaryResponse(int status, String contentType, byte[] body) {
+
+		public JsonNode json() {
+			return JSON.readTree(this.body);
+		}
+
+	}
+
+	/** A POST whose answer is read as bytes; {@code headers} are name, value pairs. */
+	public BinaryResponse postForBytes(String path, String contentType, byte[] body, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", contentType)
+			.POST(HttpRequest.BodyPublishers.ofByteArray(body));
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		try {
+			HttpResponse<byte[]> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
+					HttpResponse.BodyHandlers.ofByteArray());
+			return new BinaryResponse(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+					response.body());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	public Response send(HttpRequest.Builder request) {
 		try {
 			HttpResponse<String> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
@@ -131,6 +163,38 @@ public final class Http {
 					scores[i++] = hit.get("score").floatValue();
 				}
 				all.add(new Hits(ids, scores));
+			}
+			return all;
+		}
+
+		/**
+		 * A binary answer ({@code application/vnd.gpu-compute.hits}): uint32 queries, uint32 k, float32
+		 * scores, uint32 id offsets (queries * k + 1), UTF-8 ids; little-endian. Checks that the
+		 * body ends where the format says.
+		 */
+		public static List<Hits> ofBinary(byte[] body) {
+			ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+			int queries = in.getInt();
+			int k = in.getInt();
+			int hits = queries * k;
+			float[] scores = new float[hits];
+			in.asFloatBuffer().get(scores);
+			in.position(8 + 4 * hits);
+			int[] offsets = new int[hits + 1];
+			in.asIntBuffer().get(offsets);
+			int blob = 8 + 4 * hits + 4 * (hits + 1);
+			if (body.length != blob + offsets[hits]) {
+				throw new IllegalStateException("the answer has " + body.length + " bytes, its header says "
+						+ (blob + offsets[hits]));
+			}
+			List<Hits> all = new ArrayList<>();
+			for (int q = 0; q < queries; q++) {
+				List<String> ids = new ArrayList<>();
+				for (int r = 0; r < k; r++) {
+					int i = q * k + r;
+					ids.add(new String(body, blob + offsets[i], offsets[i + 1] - offsets[i], StandardCharsets.UTF_8));
+				}
+				all.add(new Hits(ids, java.util.Arrays.copyOfRange(scores, q * k, (q + 1) * k)));
 			}
 			return all;
 		}
