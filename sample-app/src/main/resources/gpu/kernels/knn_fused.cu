@@ -240,7 +240,8 @@ __device__ void knn_scan(int n, int dim, int count, int k, int rowsPerBlock, con
 				acc[a][u] = 0.0f;
 			}
 		}
-#pragma unroll 4
+		// Several rows' loads in flight per thread; fewer with 8 queries, whose operands fill the registers.
+#pragma unroll(NQ >= 8 ? 2 : 4)
 		for (int i = 0; i < blocks16; i++) {
 			const int j = KNN_LANES * i + 4 * c;
 			const float4 v = knn_load4<ALIGNED>(row, j, dim);
@@ -354,21 +355,19 @@ __device__ void knn_batch(int n, int dim, int count, int k, int rowsPerBlock, co
 			__syncthreads();
 			const int chunk = min(KNN_BATCH_DK, padded - d0);
 			for (int i = 0; i < chunk; i += KNN_LANES) {
+				// The 4 query float4s stay in registers; the rows' are loaded one at a time (fewer live
+				// registers: no spills at the 128 that two blocks per SM allow, on sm_75 to sm_100).
 				float4 qv[4];
-				float4 vv[4];
 #pragma unroll
 				for (int a = 0; a < 4; a++) {
 					qv[a] = *((const float4*) (sq + (4 * qs + a) * qStride + d0 + i + 4 * c));
 				}
 #pragma unroll
 				for (int b = 0; b < 4; b++) {
-					vv[b] = *((const float4*) (sv + (4 * vs + b) * vStride + i + 4 * c));
-				}
+					const float4 vv = *((const float4*) (sv + (4 * vs + b) * vStride + i + 4 * c));
 #pragma unroll
-				for (int a = 0; a < 4; a++) {
-#pragma unroll
-					for (int b = 0; b < 4; b++) {
-						knn_fma4(acc[a][b], qv[a], vv[b]);
+					for (int a = 0; a < 4; a++) {
+						knn_fma4(acc[a][b], qv[a], vv);
 					}
 				}
 			}

@@ -36,11 +36,12 @@ final class DeviceSearch {
 
 	/**
 	 * Resident {@code knn_fused} blocks per multiprocessor on CUDA ({@code __launch_bounds__(256, 2)});
-	 * the CPU backend gets 4 blocks per worker so that ranges balance over the workers.
+	 * the CPU backend gets 16 blocks per worker: its twins run a block on one worker, and small blocks
+	 * balance over workers that the OS also gives to other work.
 	 */
 	private static final int CUDA_BLOCKS_PER_SM = 2;
 
-	private static final int CPU_BLOCKS_PER_WORKER = 4;
+	private static final int CPU_BLOCKS_PER_WORKER = 16;
 
 	private final GpuLauncher launcher;
 

@@ -146,9 +146,12 @@ class KnnFusedTest {
 				Dim3.of(1024, 1024, 64), Dim3.of(Integer.MAX_VALUE, 65535, 65535), 232_448, 32);
 		assertThat(DeviceSearch.fused(h100, 128, 100, 10)).isTrue();
 		assertThat(DeviceSearch.fused(h100, 384, 100, 128)).isTrue();
-		assertThat(DeviceSearch.fused(h100, 1024, 100, 128)).isTrue();
-		assertThat(DeviceSearch.fused(h100, 4096, 1, 10)).isTrue();
-		assertThat(DeviceSearch.fused(h100, 1536, 100, 10)).isFalse();
+		// The limits docs/sample-app.md states: 1,152 dimensions at k = 128, 1,408 at k = 10, any for <= 8 queries.
+		assertThat(DeviceSearch.fused(h100, 1152, 100, 128)).isTrue();
+		assertThat(DeviceSearch.fused(h100, 1153, 100, 128)).isFalse();
+		assertThat(DeviceSearch.fused(h100, 1408, 100, 10)).isTrue();
+		assertThat(DeviceSearch.fused(h100, 1409, 100, 10)).isFalse();
+		assertThat(DeviceSearch.fused(h100, 4096, 8, 128)).isTrue();
 		assertThat(DeviceSearch.fused(h100, 128, 1, KnnKernels.FUSED_MAX_K + 1)).isFalse();
 		// The layout of knn_fused.cu: queries, (batch: a staged tile), and per query slots + count + threshold.
 		assertThat(KnnKernels.fusedSharedBytes(128, 1, 10)).isEqualTo(4L * 128 + 8L * 256 + 12);
