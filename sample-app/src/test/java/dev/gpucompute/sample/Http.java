@@ -70,13 +70,17 @@ public final class Http {
 	}
 
 	public Response post(String path, String contentType, byte[] body, String... headers) {
+		return send(postRequest(path, contentType, body, headers));
+	}
+
+	private HttpRequest.Builder postRequest(String path, String contentType, byte[] body, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
 			.header("Content-Type", contentType)
 			.POST(HttpRequest.BodyPublishers.ofByteArray(body));
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
 		}
-		return send(request);
+		return request;
 	}
 
 	/** A POST whose body is streamed without a Content-Length (chunked transfer encoding). */
@@ -97,33 +101,21 @@ public final class Http {
 
 	/** A POST whose answer is read as bytes; {@code headers} are name, value pairs. */
 	public BinaryResponse postForBytes(String path, String contentType, byte[] body, String... headers) {
-		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
-			.header("Content-Type", contentType)
-			.POST(HttpRequest.BodyPublishers.ofByteArray(body));
-		for (int i = 0; i < headers.length; i += 2) {
-			request.header(headers[i], headers[i + 1]);
-		}
-		try {
-			HttpResponse<byte[]> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
-					HttpResponse.BodyHandlers.ofByteArray());
-			return new BinaryResponse(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
-					response.body());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		HttpResponse<byte[]> response = exchange(postRequest(path, contentType, body, headers),
+				HttpResponse.BodyHandlers.ofByteArray());
+		return new BinaryResponse(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+				response.body());
 	}
 
 	public Response send(HttpRequest.Builder request) {
+		HttpResponse<String> response = exchange(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+		return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+				response.body());
+	}
+
+	private <T> HttpResponse<T> exchange(HttpRequest.Builder request, HttpResponse.BodyHandler<T> body) {
 		try {
-			HttpResponse<String> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
-					HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-			return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
-					response.body());
+			return this.client.send(request.timeout(Duration.ofSeconds(60)).build(), body);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
