@@ -11,7 +11,7 @@ data directory) and, for 1M x 128 and 100k x 384 float32 unit vectors (--quick: 
   1. ingests the rows through the binary endpoint (application/octet-stream, ids by idPrefix/idStart);
   2. measures the service over HTTP with keep-alive connections and every body encoded before the
      clock starts: 1 query per request sequentially (binary and JSON), 16 concurrent clients x 1
-     query (binary; one process per client, so the client's GIL is not the limit), and 100 queries
+     query (binary; one process per client, so Python's GIL is not the limit), and 100 queries
      per request as JSON (JSON in and out) and binary (float32 rows in, application/vnd.gpu-compute.hits
      out), k = 10;
   3. reads the kernel time per request from the service's meters (deltas of the Prometheus sums of
@@ -270,43 +270,53 @@ def measure(port, fn, units, seconds, min_calls):
             "breakdown": breakdown(before, after, calls)}
 
 
-def _client_worker(port, path, bodies, seconds, offset, stride, queue):
+def _client_worker(port, path, bodies, seconds, offset, stride, barrier, queue):
     client = Client(port)
-    count = 0
+    count, elapsed, error = 0, 0.0, None
     try:
-        stop = time.perf_counter() + seconds
+        client.request("POST", path, bodies[offset % len(bodies)], OCTETS, HITS)  # connected and warm
+        barrier.wait(120)
+        start = time.perf_counter()
         i = offset
-        while time.perf_counter() < stop:
+        while time.perf_counter() - start < seconds:
             client.request("POST", path, bodies[i % len(bodies)], OCTETS, HITS)
             count += 1
             i += stride
-        queue.put((count, None))
+        elapsed = time.perf_counter() - start
     except Exception as ex:  # reported by the parent
-        queue.put((count, str(ex)))
+        error = str(ex)
     finally:
         client.close()
+    queue.put((count, elapsed, error))
 
 
 def concurrent(port, path, bodies, clients, seconds):
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    """clients processes (spawned: the parent may hold a CUDA context), each with its own connection,
+    all released at once; the rate is their requests over the longest of their windows."""
+    context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    before = prometheus(port)
-    begin = time.perf_counter()
-    workers = [context.Process(target=_client_worker, args=(port, path, bodies, seconds, i, clients, queue))
+    barrier = context.Barrier(clients + 1)
+    workers = [context.Process(target=_client_worker, args=(port, path, bodies, seconds, i, clients, barrier, queue))
                for i in range(clients)]
     for w in workers:
         w.start()
-    results = [queue.get(timeout=seconds + 120) for _ in workers]
-    for w in workers:
-        w.join()
-    elapsed = time.perf_counter() - begin
-    errors = [e for _, e in results if e]
+    try:
+        before = prometheus(port)
+        barrier.wait(180)
+        results = [queue.get(timeout=seconds + 180) for _ in workers]
+    finally:
+        for w in workers:
+            w.join(30)
+            if w.is_alive():
+                w.kill()
+    errors = [e for _, _, e in results if e]
     if errors:
         raise RuntimeError(f"concurrent clients failed: {errors[0]}")
-    total = sum(c for c, _ in results)
+    total = sum(c for c, _, _ in results)
     time.sleep(METER_SETTLE_S)
     after = prometheus(port)
-    return {"clients": clients, "qps": total / elapsed, "calls": total, "breakdown": breakdown(before, after, total)}
+    return {"clients": clients, "qps": total / max(e for _, e, _ in results), "calls": total,
+            "breakdown": breakdown(before, after, total)}
 
 
 def run_service_set(port, name, x, q, window, clock, torch_module):

@@ -86,8 +86,9 @@ final class DeviceSearch {
 	 * Whether {@code knn_fused} serves a search of {@code queries} queries on {@code device}:
 	 * {@code k <= }{@value KnnKernels#FUSED_MAX_K} and, on CUDA, its block's shared memory
 	 * ({@link KnnKernels#fusedSharedBytes}) within the device's limit per block (the batch path keeps
-	 * 32 queries of the full dimension there: up to a dimension of about 1,000 at k = 128 on an H100's
-	 * 227 KB). The CPU twin needs no shared memory.
+	 * 32 queries of the full dimension there: on an H100's 227 KB up to 1,152 dimensions at k = 128 and
+	 * 1,408 at k = 10; the scan's 1 to 8 queries fit at any dimension up to 4,096). The CPU twin needs
+	 * no shared memory.
 	 */
 	static boolean fused(DeviceInfo device, int dim, int queries, int k) {
 		return k <= KnnKernels.FUSED_MAX_K && (device.backend() != Backend.CUDA
