@@ -1,5 +1,6 @@
 // knn_fused: scores queries against a range of stored vectors and keeps each query's top k of that
-// range, without writing the scores to memory. A block (x, y) takes the queries of group x and the rows
+// range, without writing the scores to memory. A block (x, y) takes the queries
+// [x * groupQueries, min(count, (x + 1) * groupQueries)) and the rows
 // [y * rowsPerBlock, min(n, (y + 1) * rowsPerBlock)) and writes, best first,
 //
 //   outScores/outIds[(q * gridDim.y + y) * k + r],  r < k
@@ -9,17 +10,18 @@
 // the higher score, then the lower row. Scores are those of knn_score, bit for bit (see its header:
 // 16 logical lanes over the zero-padded dimensions, fmaf in increasing order per lane from +0, the
 // fixed +8/+4/+2/+1 tree, NaN -> -inf), so the same entries come out as from knn_score + knn_topk, and
-// from the CPU twin (KnnKernels.fused). The lane-to-thread mapping below is free because every lane's
+// from the CPU twin (FusedTwin). The lane-to-thread mapping below is free because every lane's
 // chain of fmas and the tree's additions are the defined ones (IEEE addition is commutative).
 //
-// Two ways to score, chosen by the number of queries (uniform over the launch):
-//   - scan (count <= KNN_SCAN_MAX, one query group): the memory-bound path for one or a few queries.
+// Two ways to score, chosen by groupQueries (uniform over the launch; the CUDA kernel takes 1 to
+// KNN_SCAN_MAX or KNN_BATCH_Q, and traps on anything else; the CPU twin takes any group size):
+//   - scan (groupQueries <= KNN_SCAN_MAX): the memory-bound path for one or a few queries.
 //     Each stored row is read once, by a group of 4 threads with coalesced 16-byte loads: thread c
 //     reads dimensions 16i + 4c .. 16i + 4c + 3, which are logical lanes 4c .. 4c + 3, so it owns 4 of
 //     the 16 lanes; two width-4 shuffles (+8, +4) and two additions in thread 0 finish the tree. The
 //     queries sit in shared memory (broadcast to the 8 groups of a warp). 64 rows per block iteration.
-//   - batch (count > KNN_SCAN_MAX, groups of KNN_BATCH_Q = 32 queries): compute-bound, fp32 fma
-//     only. A block keeps its 32 queries in shared memory for its whole range and stages 32 stored
+//   - batch (groupQueries = KNN_BATCH_Q = 32): compute-bound, fp32 fma only. A block keeps its 32
+//     queries in shared memory for its whole range and stages 32 stored
 //     rows x 128 dimensions at a time. Thread c of a group of 4 owns the lanes c, c + 4, c + 8, c + 12
 //     (dimensions = c mod 4) of 4 queries x 4 rows (64 accumulators, register blocked), reading them
 //     as float4 from a layout that stores each 16-dimension block as [lanes 0,4,8,12 | 1,5,9,13 | ...].
@@ -34,8 +36,8 @@
 // raises the threshold. Dropping a score that does not beat the k-th best kept one is exact: that
 // entry only improves. Ties are broken by the row, so the result does not depend on thread timing.
 //
-// Launch: grid (query groups, ranges), block KNN_THREADS, dynamic shared memory as
-// KnnKernels.fusedSharedBytes computes it (the layout below). k <= KNN_FUSED_MAX_K.
+// Launch: grid (ceil(count / groupQueries), ranges), block KNN_THREADS, dynamic shared memory as
+// KnnKernels.fusedSharedBytes(dim, groupQueries, k) computes it (the layout below). k <= KNN_FUSED_MAX_K.
 
 #define KNN_LANES 16
 #define KNN_NO_ID 0x7fffffff
@@ -210,9 +212,11 @@ __device__ __forceinline__ void knn_fma4(float* acc, float4 q, float4 v)
 
 // ---- scan: one or a few queries, each row read once ------------------------------------------
 
+// The block's `here` queries start at query firstQuery (of count).
 template <int NQ, bool ALIGNED>
-__device__ void knn_scan(int n, int dim, int count, int k, int rowsPerBlock, const float* __restrict__ vectors,
-		const float* __restrict__ queries, float* outScores, int* outIds, float* smem)
+__device__ void knn_scan(int n, int dim, int firstQuery, int here, int count, int k, int rowsPerBlock,
+		const float* __restrict__ vectors, const float* __restrict__ queries, float* outScores, int* outIds,
+		float* smem)
 {
 	const int padded = (dim + KNN_LANES - 1) / KNN_LANES * KNN_LANES;
 	const int blocks16 = padded / KNN_LANES;
@@ -220,7 +224,7 @@ __device__ void knn_scan(int n, int dim, int count, int k, int rowsPerBlock, con
 	for (int e = threadIdx.x; e < NQ * padded; e += KNN_THREADS) {
 		const int a = e / padded;
 		const int j = e - a * padded;
-		sq[e] = (a < count && j < dim) ? queries[(long long) a * dim + j] : 0.0f;
+		sq[e] = (a < here && j < dim) ? queries[(long long) (firstQuery + a) * dim + j] : 0.0f;
 	}
 	const KnnLists lists = knn_lists(sq + NQ * padded, NQ, k, KNN_SCAN_TILE);
 	__syncthreads();
@@ -265,7 +269,7 @@ __device__ void knn_scan(int n, int dim, int count, int k, int rowsPerBlock, con
 		if (c == 0 && real) {
 #pragma unroll
 			for (int a = 0; a < NQ; a++) {
-				if (a < count) {
+				if (a < here) {
 					const float s = (acc[a][0] + acc[a][2]) + (acc[a][1] + acc[a][3]);
 					knn_offer(lists, a, knn_finite_order(s), (int) r);
 				}
@@ -273,7 +277,7 @@ __device__ void knn_scan(int n, int dim, int count, int k, int rowsPerBlock, con
 		}
 		knn_settle(lists, NQ, KNN_SCAN_TILE);
 	}
-	knn_write_lists(lists, NQ, 0, count, outScores, outIds);
+	knn_write_lists(lists, NQ, firstQuery, count, outScores, outIds);
 }
 
 // ---- batch: groups of 32 queries, register-blocked ---------------------------------------------
@@ -416,13 +420,15 @@ __device__ void knn_batch(int n, int dim, int count, int k, int rowsPerBlock, co
 }
 
 extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, int dim, int count, int k,
-		int rowsPerBlock, const float* __restrict__ vectors, const float* __restrict__ queries,
+		int rowsPerBlock, int groupQueries, const float* __restrict__ vectors, const float* __restrict__ queries,
 		float* __restrict__ outScores, int* __restrict__ outIds)
 {
 	extern __shared__ float4 knn_shared[];
 	float* smem = (float*) knn_shared;
 	const bool aligned = (dim % 4) == 0;
-	if (count > KNN_SCAN_MAX) {
+	const int firstQuery = blockIdx.x * groupQueries;
+	const int here = min(groupQueries, count - firstQuery);
+	if (groupQueries == KNN_BATCH_Q) {
 		if (aligned) {
 			knn_batch<true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
@@ -430,34 +436,37 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, in
 			knn_batch<false>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
-	else if (count > 4) {
+	else if (groupQueries < 1 || groupQueries > KNN_SCAN_MAX || here < 1) {
+		__trap(); // a launch this kernel does not define (the host's rule never makes one)
+	}
+	else if (here > 4) {
 		if (aligned) {
-			knn_scan<8, true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<8, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<8, false>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<8, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
-	else if (count > 2) {
+	else if (here > 2) {
 		if (aligned) {
-			knn_scan<4, true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<4, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<4, false>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<4, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
-	else if (count > 1) {
+	else if (here > 1) {
 		if (aligned) {
-			knn_scan<2, true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<2, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<2, false>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<2, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
 	else if (aligned) {
-		knn_scan<1, true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+		knn_scan<1, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 	}
 	else {
-		knn_scan<1, false>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+		knn_scan<1, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 	}
 }

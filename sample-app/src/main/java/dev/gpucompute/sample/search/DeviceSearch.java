@@ -43,6 +43,14 @@ final class DeviceSearch {
 
 	private static final int CPU_BLOCKS_PER_WORKER = 16;
 
+	/**
+	 * Most queries per {@code knn_fused} block on the CPU backend. Its twin reads each tile of stored
+	 * rows from memory once per block, for all of the block's queries, so larger groups than CUDA's 32
+	 * read the collection fewer times (at 100 x 384, groups of 32 cost about 10% more CPU time than the
+	 * general path; one group of 100 does not).
+	 */
+	static final int CPU_GROUP_QUERIES = 128;
+
 	private final GpuLauncher launcher;
 
 	private final Kernels kernels;
@@ -52,8 +60,6 @@ final class DeviceSearch {
 	private final DeviceInfo device;
 
 	private final boolean cuda;
-
-	private final int targetBlocks;
 
 	/** The kernels of a search. */
 	record Kernels(Kernel score, Kernel topk, Kernel sortInit, Kernel bitonicStep, Kernel fused) {
@@ -73,11 +79,10 @@ final class DeviceSearch {
 		this.scratchBytes = scratchBytes;
 		this.device = launcher.context().device();
 		this.cuda = this.device.backend() == Backend.CUDA;
-		this.targetBlocks = targetBlocks(this.device);
 	}
 
 	/** How many {@code knn_fused} blocks a launch aims at on {@code device} (see {@link Split}). */
-	static int targetBlocks(DeviceInfo device) {
+	private static int targetBlocks(DeviceInfo device) {
 		return Math.max(1, device.multiprocessors())
 				* ((device.backend() == Backend.CUDA) ? CUDA_BLOCKS_PER_SM : CPU_BLOCKS_PER_WORKER);
 	}
@@ -92,7 +97,19 @@ final class DeviceSearch {
 	 */
 	static boolean fused(DeviceInfo device, int dim, int queries, int k) {
 		return k <= KnnKernels.FUSED_MAX_K && (device.backend() != Backend.CUDA
-				|| KnnKernels.fusedSharedBytes(dim, queries, k) <= device.maxSharedMemoryPerBlock());
+				|| KnnKernels.fusedSharedBytes(dim, groupQueries(device, queries), k) <= device.maxSharedMemoryPerBlock());
+	}
+
+	/**
+	 * Queries per {@code knn_fused} block: all of them up to {@value KnnKernels#SCAN_MAX} (the scan),
+	 * else {@value KnnKernels#BATCH_Q} on CUDA (the batch path's layout) and up to
+	 * {@value #CPU_GROUP_QUERIES} on the CPU backend.
+	 */
+	static int groupQueries(DeviceInfo device, int queries) {
+		if (queries <= KnnKernels.SCAN_MAX) {
+			return Math.max(1, queries);
+		}
+		return (device.backend() == Backend.CUDA) ? KnnKernels.BATCH_Q : Math.min(queries, CPU_GROUP_QUERIES);
 	}
 
 	/** Queries {@code [from, to)} (rows of {@code queries}) against the shard's {@code n} rows. */
@@ -117,13 +134,17 @@ final class DeviceSearch {
 	 */
 	record Split(int ranges, int rowsPerBlock) {
 
-		static Split of(int n, int queries, int targetBlocks) {
-			int groups = KnnKernels.fusedQueryGroups(queries);
+		static Split of(int n, int groups, int targetBlocks) {
 			int ranges = Math.max(1, Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)));
 			int rowsPerBlock = ceilDiv(ceilDiv(n, ranges), KnnKernels.SCAN_TILE) * KnnKernels.SCAN_TILE;
 			return new Split(ceilDiv(n, rowsPerBlock), rowsPerBlock);
 		}
 
+	}
+
+	/** The split of a fused search of {@code queries} queries over {@code n} rows on {@code device}. */
+	static Split split(DeviceInfo device, int n, int queries) {
+		return Split.of(n, ceilDiv(queries, groupQueries(device, queries)), targetBlocks(device));
 	}
 
 	/** Scratch of a fused sub-batch of {@code queries}: the ranges' lists and the merge's candidates. */
@@ -135,24 +156,23 @@ final class DeviceSearch {
 	void searchFused(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from, int to,
 			int k, Results results) {
 		int count = to - from;
-		Split split = Split.of(n, count, this.targetBlocks);
-		while (count > 1 && fusedScratch(count, split, k) > this.scratchBytes) {
+		while (count > 1 && fusedScratch(count, split(this.device, n, count), k) > this.scratchBytes) {
 			count = ceilDiv(count, 2);
-			split = Split.of(n, count, this.targetBlocks);
 		}
 		for (int first = from; first < to; first += count) {
 			int batch = Math.min(count, to - first);
-			Split s = Split.of(n, batch, this.targetBlocks);
+			int group = groupQueries(this.device, batch);
+			Split s = split(this.device, n, batch);
 			float[] slice = java.util.Arrays.copyOfRange(queries, first * dim, (first + batch) * dim);
-			int shared = this.cuda ? (int) KnnKernels.fusedSharedBytes(dim, batch, k) : 0;
+			int shared = this.cuda ? (int) KnnKernels.fusedSharedBytes(dim, group, k) : 0;
 			long entries = (long) batch * s.ranges() * k;
 			DeviceBuffer[] lists = null;
 			try (DeviceBuffer queryBuffer = this.launcher.upload(slice)) {
 				lists = allocatePair(entries);
 				this.launcher.launch(stream, this.kernels.fused(),
-						LaunchConfig.of(Dim3.of(KnnKernels.fusedQueryGroups(batch), s.ranges()),
-								Dim3.of(KnnKernels.FUSED_BLOCK)).withSharedMemory(shared),
-						n, dim, batch, k, s.rowsPerBlock(), vectors, queryBuffer, lists[0], lists[1]);
+						LaunchConfig.of(Dim3.of(ceilDiv(batch, group), s.ranges()), Dim3.of(KnnKernels.FUSED_BLOCK))
+							.withSharedMemory(shared),
+						n, dim, batch, k, s.rowsPerBlock(), group, vectors, queryBuffer, lists[0], lists[1]);
 				DeviceBuffer[] best = chunkedTopK(stream, lists[0], lists[1], s.ranges() * k, batch, k, 0);
 				deliver(results, first, batch, best);
 			}

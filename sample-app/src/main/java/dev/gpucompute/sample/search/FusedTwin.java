@@ -7,7 +7,9 @@ import dev.gpucompute.KernelArgs;
 import dev.gpucompute.KernelBlock;
 
 /**
- * The CPU twin of {@code knn_fused}: for the block's queries and its range of rows, the top k of each
+ * The CPU twin of {@code knn_fused}: for the block's queries (any number: the engine gives the CPU
+ * backend up to {@value DeviceSearch#CPU_GROUP_QUERIES} per block, so that each tile of rows is read
+ * from memory once for all of them) and its range of rows, the top k of each
  * query, best first, padded with {@code (-inf, NO_ID)}, written where the CUDA block writes it
  * ({@code out[(q * gridDim.y + y) * k + r]}). Scores come from {@link KnnKernels#scorer()} (the
  * defined arithmetic, the same bits as {@code knn_score} and the CUDA kernel), NaN becomes
@@ -32,19 +34,20 @@ final class FusedTwin {
 		int count = args.i32(2);
 		int k = args.i32(3);
 		int rowsPerBlock = args.i32(4);
-		int group = KnnKernels.fusedQueryGroup(count);
+		int group = args.i32(5);
 		int firstQuery = block.x() * group;
 		int queries = Math.min(group, count - firstQuery);
 		long first = (long) block.y() * rowsPerBlock;
 		int rows = (int) Math.min(n - first, rowsPerBlock);
-		if (k < 1 || k > KnnKernels.FUSED_MAX_K) {
-			throw new IllegalArgumentException("knn_fused keeps 1 to " + KnnKernels.FUSED_MAX_K + " entries, not " + k);
+		if (k < 1 || k > KnnKernels.FUSED_MAX_K || group < 1) {
+			throw new IllegalArgumentException("knn_fused keeps 1 to " + KnnKernels.FUSED_MAX_K
+					+ " entries for groups of at least one query, not k = " + k + " for groups of " + group);
 		}
 		if (queries <= 0 || rows <= 0) {
 			return;
 		}
-		FloatBuffer vectors = args.floats(5);
-		FloatBuffer queryRows = args.floats(6);
+		FloatBuffer vectors = args.floats(6);
+		FloatBuffer queryRows = args.floats(7);
 		int padded = KnnKernels.paddedDimension(dim);
 		Scratch scratch = SCRATCH.get();
 		int queryTiles = (queries + KnnKernels.TILE_Q - 1) / KnnKernels.TILE_Q;
@@ -76,8 +79,8 @@ final class FusedTwin {
 				}
 			}
 		}
-		FloatBuffer outScores = args.floats(7);
-		IntBuffer outIds = args.ints(8);
+		FloatBuffer outScores = args.floats(8);
+		IntBuffer outIds = args.ints(9);
 		int ranges = block.gridDim().y();
 		for (int qi = 0; qi < queries; qi++) {
 			TopKHeap heap = heaps[qi];
@@ -94,7 +97,7 @@ final class FusedTwin {
 
 		final float[] out = new float[KnnKernels.TILE_Q * KnnKernels.TILE_V];
 
-		private final TopKHeap[] heaps = new TopKHeap[KnnKernels.BATCH_Q];
+		private TopKHeap[] heaps = new TopKHeap[0];
 
 		private float[][] queryTiles = new float[0][];
 
@@ -115,6 +118,9 @@ final class FusedTwin {
 		}
 
 		TopKHeap[] heaps(int queries, int k) {
+			if (this.heaps.length < queries) {
+				this.heaps = java.util.Arrays.copyOf(this.heaps, queries);
+			}
 			for (int q = 0; q < queries; q++) {
 				if (this.heaps[q] == null) {
 					this.heaps[q] = new TopKHeap(KnnKernels.FUSED_MAX_K);

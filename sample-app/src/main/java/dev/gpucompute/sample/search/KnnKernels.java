@@ -137,15 +137,16 @@ public final class KnnKernels {
 		.cpu(KnnKernels::scatter);
 
 	/**
-	 * {@code knn_fused(int n, int dim, int count, int k, int rowsPerBlock, const float* vectors,
-	 * const float* queries, float* outScores, int* outIds)}: the top k of each query within each range
-	 * of {@code rowsPerBlock} rows, scored and selected without a score matrix. Grid
-	 * ({@link #fusedQueryGroups}, ranges), block {@value #FUSED_BLOCK}, dynamic shared memory
-	 * {@link #fusedSharedBytes} on CUDA (the CPU twin, {@link FusedTwin}, uses none).
+	 * {@code knn_fused(int n, int dim, int count, int k, int rowsPerBlock, int groupQueries,
+	 * const float* vectors, const float* queries, float* outScores, int* outIds)}: the top k of each
+	 * query within each range of {@code rowsPerBlock} rows, scored and selected without a score matrix,
+	 * {@code groupQueries} queries per block (CUDA: 1 to {@value #SCAN_MAX} or {@value #BATCH_Q}; the
+	 * CPU twin, {@link FusedTwin}, any). Grid ({@code ceil(count / groupQueries)}, ranges), block
+	 * {@value #FUSED_BLOCK}, dynamic shared memory {@link #fusedSharedBytes} on CUDA (the twin uses none).
 	 */
 	public static final KernelSource FUSED = KernelSource.named("knn_fused")
-		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.BUFFER,
-				ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
+		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT,
+				ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
 		.cpu(FusedTwin::run);
 
 	/** Every kernel of the service. */
@@ -234,26 +235,18 @@ public final class KnnKernels {
 		return (dim + LANES - 1) / LANES * LANES;
 	}
 
-	/** Queries one block of {@code knn_fused} takes: all of them on the scan path, else {@value #BATCH_Q}. */
-	static int fusedQueryGroup(int count) {
-		return (count <= SCAN_MAX) ? count : BATCH_Q;
-	}
-
-	/** The grid's x: query groups of {@code knn_fused}. */
-	static int fusedQueryGroups(int count) {
-		return (count <= SCAN_MAX) ? 1 : (count + BATCH_Q - 1) / BATCH_Q;
-	}
-
 	/**
-	 * The dynamic shared memory of a {@code knn_fused} block on CUDA: the block's queries, on the batch
-	 * path a staged tile of rows, and per query a list of {@code pow2(pow2(k) + 2 * tile)} (score, id)
-	 * slots plus a count and a threshold; the layout of {@code knn_lists} in {@code knn_fused.cu}.
+	 * The dynamic shared memory of a {@code knn_fused} block on CUDA with {@code groupQueries} queries
+	 * per block (1 to {@value #SCAN_MAX}: the scan path; {@value #BATCH_Q}: the batch path): the
+	 * block's queries, on the batch path a staged tile of rows, and per query a list of
+	 * {@code pow2(pow2(k) + 2 * tile)} (score, id) slots plus a count and a threshold; the layout of
+	 * {@code knn_lists} in {@code knn_fused.cu}.
 	 */
-	static long fusedSharedBytes(int dim, int count, int k) {
+	static long fusedSharedBytes(int dim, int groupQueries, int k) {
 		int padded = paddedDimension(dim);
 		int kept = powerOfTwo(k);
-		if (count <= SCAN_MAX) {
-			int queries = powerOfTwo(count);
+		if (groupQueries <= SCAN_MAX) {
+			int queries = powerOfTwo(groupQueries);
 			return 4L * queries * padded + listBytes(queries, powerOfTwo(kept + 2 * SCAN_TILE));
 		}
 		return 4L * BATCH_Q * (padded + 4) + 4L * BATCH_TILE * (BATCH_DK + 4)

@@ -138,9 +138,8 @@ class CollectionStoreTest {
 		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
 		this.store.close();
 		// Scratch for two queries at a time: each group works through sub-batches.
-		int targetBlocks = DeviceSearch.targetBlocks(this.context.device());
 		this.store = newStore(this.context, 64L << 20, 4,
-				DeviceSearch.fusedScratch(2, DeviceSearch.Split.of(size, 2, targetBlocks), 5));
+				DeviceSearch.fusedScratch(2, DeviceSearch.split(this.context.device(), size, 2), 5));
 		this.store.create("g", dimension, Metric.COSINE);
 		this.store.upsert("g", ids, flat(vectors, 0, size));
 		long acquisitionsBefore = this.context.streams().stats().acquisitions();

@@ -42,14 +42,18 @@ class KnnFusedTest {
 		Random random = new Random(dim);
 		int n = 700 + dim;
 		float[] vectors = Reference.storedRows(random, n, dim, true);
-		int[][] cases = { { 1, 1, 64 }, { 3, 10, 192 }, { 8, 128, 320 }, { 9, 100, 64 }, { 40, 10, 192 } };
+		// Queries, k, rows per block, queries per block (CUDA's groups: all up to 8, else 32; the CPU's: any).
+		int[][] cases = { { 1, 1, 64, 1 }, { 3, 10, 192, 3 }, { 8, 128, 320, 8 }, { 9, 100, 64, 32 },
+				{ 40, 10, 192, 32 }, { 40, 7, 128, 40 }, { 70, 20, 256, 25 } };
 		for (int[] c : cases) {
 			int count = c[0];
 			int k = c[1];
 			int rowsPerBlock = c[2];
+			int group = c[3];
 			float[] queries = Reference.queries(random, count, dim);
-			SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, rowsPerBlock);
-			assertThat(lists.entries()).as("%d queries, k=%d, %d rows per block", count, k, rowsPerBlock)
+			SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, rowsPerBlock, group);
+			assertThat(lists.entries())
+				.as("%d queries in groups of %d, k=%d, %d rows per block", count, group, k, rowsPerBlock)
 				.containsExactly(Reference.rangeLists(vectors, dim, queries, k, rowsPerBlock).entries());
 		}
 	}
@@ -128,8 +132,7 @@ class KnnFusedTest {
 		int k = 10;
 		float[] vectors = Reference.storedRows(random, n, dim, false);
 		float[] queries = Reference.queries(random, 70, dim);
-		int targetBlocks = DeviceSearch.targetBlocks(run.context.device());
-		long scratch = DeviceSearch.fusedScratch(9, DeviceSearch.Split.of(n, 9, targetBlocks), k);
+		long scratch = DeviceSearch.fusedScratch(9, DeviceSearch.split(run.context.device(), n, 9), k);
 		try (SearchRun small = new SearchRun(Backend.CPU, scratch)) {
 			assertThat(small.fused(vectors, dim, queries, k).entries())
 				.containsExactly(Reference.topK(vectors, dim, queries, k, 0, n).entries());
@@ -141,6 +144,10 @@ class KnnFusedTest {
 		DeviceInfo cpu = run.context.device();
 		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnKernels.FUSED_MAX_K)).isTrue();
 		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+		// Queries per block: all of them up to 8; then 32 on CUDA, up to 128 on the CPU backend.
+		assertThat(DeviceSearch.groupQueries(cpu, 5)).isEqualTo(5);
+		assertThat(DeviceSearch.groupQueries(cpu, 100)).isEqualTo(100);
+		assertThat(DeviceSearch.groupQueries(cpu, 1000)).isEqualTo(DeviceSearch.CPU_GROUP_QUERIES);
 		// An H100's opt-in limit: 227 KB per block.
 		DeviceInfo h100 = new DeviceInfo(Backend.CUDA, 0, "H100", "GPU-0", "", "9.0", 132, 80L << 30, "13.0", 1024,
 				Dim3.of(1024, 1024, 64), Dim3.of(Integer.MAX_VALUE, 65535, 65535), 232_448, 32);
@@ -153,12 +160,14 @@ class KnnFusedTest {
 		assertThat(DeviceSearch.fused(h100, 1409, 100, 10)).isFalse();
 		assertThat(DeviceSearch.fused(h100, 4096, 8, 128)).isTrue();
 		assertThat(DeviceSearch.fused(h100, 128, 1, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+		assertThat(DeviceSearch.groupQueries(h100, 8)).isEqualTo(8);
+		assertThat(DeviceSearch.groupQueries(h100, 9)).isEqualTo(KnnKernels.BATCH_Q);
 		// The layout of knn_fused.cu: queries, (batch: a staged tile), and per query slots + count + threshold.
 		assertThat(KnnKernels.fusedSharedBytes(128, 1, 10)).isEqualTo(4L * 128 + 8L * 256 + 12);
 		assertThat(KnnKernels.fusedSharedBytes(128, 5, 10)).isEqualTo(8 * (4L * 128 + 8L * 256 + 12));
-		assertThat(KnnKernels.fusedSharedBytes(128, 100, 10))
+		assertThat(KnnKernels.fusedSharedBytes(128, 32, 10))
 			.isEqualTo(4L * 32 * 132 + 4L * 32 * 132 + 32 * (8L * 128 + 12));
-		assertThat(KnnKernels.fusedSharedBytes(384, 100, 128))
+		assertThat(KnnKernels.fusedSharedBytes(384, 32, 128))
 			.isEqualTo(4L * 32 * 388 + 4L * 32 * 132 + 32 * (8L * 256 + 12));
 	}
 

@@ -19,7 +19,9 @@ import dev.gpucompute.StreamLease;
  * paths of {@link DeviceSearch} on one backend, in the same JVM on the same data, alternating: the
  * general path (knn_score + knn_topk: the search of main before the fused kernel) and the fused path
  * ({@code knn_fused} + knn_topk). Prints queries per second of each, per round, and the ratio of the
- * medians, for 1 and 100 queries per search at k = 10. Device time only: no HTTP, no JSON.
+ * medians, for 1 and 100 queries per search at k = 10, and the process's CPU time per query (on the
+ * CPU backend the work itself: steadier than the rates on a machine other work also uses). Device
+ * time only: no HTTP, no JSON.
  *
  * <pre>
  * java -cp ... dev.gpucompute.sample.search.SearchPathsBench [cpu|cuda] [seconds per figure] [quick]
@@ -60,33 +62,47 @@ public final class SearchPathsBench {
 				float[] queries = unitRows(new Random(2000 + dim), 1000, dim);
 				try (DeviceBuffer vectors = launcher.upload(rows)) {
 					for (int count : new int[] { 1, 100 }) {
-						double[] general = new double[rounds];
-						double[] fused = new double[rounds];
+						double[][] general = new double[2][rounds];
+						double[][] fused = new double[2][rounds];
 						for (int round = 0; round < rounds; round++) {
-							general[round] = rate(context, search, vectors, n, dim, queries, count, false, seconds);
-							fused[round] = rate(context, search, vectors, n, dim, queries, count, true, seconds);
+							double[] g = rate(context, search, vectors, n, dim, queries, count, false, seconds);
+							double[] f = rate(context, search, vectors, n, dim, queries, count, true, seconds);
+							for (int i = 0; i < 2; i++) {
+								general[i][round] = g[i];
+								fused[i][round] = f[i];
+							}
 						}
-						System.out.printf("%d x %d, %3d queries per search: general %s q/s, fused %s q/s, fused/general %.2fx%n",
-								n, dim, count, Arrays.toString(round(general)), Arrays.toString(round(fused)),
-								median(fused) / median(general));
+						System.out.printf("%d x %d, %3d queries per search: general %s q/s, fused %s q/s, fused/general %.2fx;"
+								+ " CPU ms per query: general %.2f, fused %.2f, general/fused %.2fx%n", n, dim, count,
+								Arrays.toString(round(general[0])), Arrays.toString(round(fused[0])),
+								median(fused[0]) / median(general[0]), median(general[1]), median(fused[1]),
+								median(general[1]) / median(fused[1]));
 					}
 				}
 			}
 		}
 	}
 
-	/** Queries per second of one path, searching until {@code seconds} passed (after one warm-up). */
-	private static double rate(GpuContext context, DeviceSearch search, DeviceBuffer vectors, int n, int dim,
+	/**
+	 * Queries per second of one path and the process's CPU milliseconds per query, searching until
+	 * {@code seconds} passed (after one warm-up search).
+	 */
+	private static double[] rate(GpuContext context, DeviceSearch search, DeviceBuffer vectors, int n, int dim,
 			float[] queries, int count, boolean fused, double seconds) {
 		int batches = queries.length / dim / count;
 		once(context, search, vectors, n, dim, queries, 0, count, fused);
+		com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+			.getOperatingSystemMXBean();
+		long cpu = os.getProcessCpuTime();
 		long start = System.nanoTime();
 		int calls = 0;
 		while (System.nanoTime() - start < seconds * 1e9 || calls < 3) {
 			once(context, search, vectors, n, dim, queries, (calls % batches) * count, count, fused);
 			calls++;
 		}
-		return (double) calls * count / ((System.nanoTime() - start) / 1e9);
+		double wall = (System.nanoTime() - start) / 1e9;
+		double cpuMs = (os.getProcessCpuTime() - cpu) / 1e6;
+		return new double[] { calls * count / wall, cpuMs / (calls * count) };
 	}
 
 	private static void once(GpuContext context, DeviceSearch search, DeviceBuffer vectors, int n, int dim,

@@ -72,16 +72,22 @@ final class SearchRun implements AutoCloseable {
 	}
 
 	/**
-	 * One {@code knn_fused} launch over {@code ranges} ranges of {@code rowsPerBlock} rows: every
-	 * range's top k per query, {@code (q * ranges + range) * k + r}.
+	 * One {@code knn_fused} launch over ranges of {@code rowsPerBlock} rows with the query groups CUDA
+	 * uses (all queries up to 8, else 32): every range's top k per query, {@code (q * ranges + range) * k + r}.
 	 */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock) {
+		int count = queries.length / dim;
+		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q);
+	}
+
+	/** One {@code knn_fused} launch with {@code groupQueries} queries per block. */
+	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
 		int ranges = DeviceSearch.ceilDiv(n, rowsPerBlock);
 		int entries = count * ranges * k;
 		int shared = (this.context.device().backend() == Backend.CUDA)
-				? (int) KnnKernels.fusedSharedBytes(dim, count, k) : 0;
+				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
 		Result result = new Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer rows = this.launcher.upload(vectors);
@@ -90,9 +96,9 @@ final class SearchRun implements AutoCloseable {
 				DeviceBuffer ids = this.launcher.allocate(4L * entries)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
-					LaunchConfig.of(Dim3.of(KnnKernels.fusedQueryGroups(count), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
+					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
 						.withSharedMemory(shared),
-					n, dim, count, k, rowsPerBlock, rows, queryRows, scores, ids);
+					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
 			scores.download(result.scores(), stream).join();
 			ids.download(result.slots(), stream).join();
 		}
