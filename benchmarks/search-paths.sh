@@ -8,6 +8,8 @@
 #   benchmarks/search-paths.sh                # CPU backend, 3 s per figure
 #   benchmarks/search-paths.sh --quick        # smaller sets, 1 s per figure
 #   BACKEND=cuda benchmarks/search-paths.sh   # on a machine with a GPU
+#   benchmarks/search-paths.sh --bodies       # instead: what a 100-query search's bodies cost as JSON and
+#                                             # as binary (dev.gpucompute.sample.web.SearchBodiesBench)
 #
 # Builds the sample's classes (mvn -pl sample-app -am test-compile; never installs) and runs
 # dev.gpucompute.sample.search.SearchPathsBench (a main in the sample's test sources, not a test).
@@ -19,10 +21,13 @@ JAVA=${JAVA:-java}
 BACKEND=${BACKEND:-cpu}
 seconds=3
 quick=
-if [[ "${1:-}" == "--quick" ]]; then
-	seconds=1
-	quick=quick
-fi
+main=dev.gpucompute.sample.search.SearchPathsBench
+args=()
+case "${1:-}" in
+	--quick) seconds=1; quick=quick ;;
+	--bodies) main=dev.gpucompute.sample.web.SearchBodiesBench; args=(384 5) ;;
+esac
+[ ${#args[@]} -gt 0 ] || args=("$BACKEND" "$seconds" $quick)
 cp_file=$(mktemp /tmp/search-paths-cp-XXXXXX)
 trap 'rm -f "$cp_file"' EXIT
 mvn -q -B -ntp -o -pl sample-app -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
@@ -30,5 +35,5 @@ mvn -q -B -ntp -o -pl sample-app -am test-compile dependency:build-classpath -Dm
 echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); before: $(uptime)"
 echo "Commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 "$JAVA" --add-modules jdk.incubator.vector -cp "sample-app/target/test-classes:sample-app/target/classes:$(cat "$cp_file")" \
-	dev.gpucompute.sample.search.SearchPathsBench "$BACKEND" "$seconds" $quick 2>&1 | grep -v "^WARNING: Using incubator"
+	"$main" "${args[@]}" 2>&1 | grep -v "^WARNING: Using incubator"
 echo "after: $(uptime)"

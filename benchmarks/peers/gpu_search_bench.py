@@ -483,6 +483,8 @@ def fmt(value, digits=0):
 def table(report):
     lines = [f"Sample search on {report['backend']} ({report['device']}) vs PyTorch, {report['started']}, "
              f"load {report['load_start']} -> {report['load_end']}{' (QUICK)' if report['quick'] else ''}", ""]
+    if "failed" in report:
+        lines += [f"FAILED: {report['failed'][:2000]}", ""]
     lines.append("| data | figure | PyTorch | service | ratio | kernels per request (service meters) |")
     lines.append("|---|---|---|---|---|---|")
     for s in report["sets"]:
@@ -605,7 +607,13 @@ def main():
     log(f"{args.backend}: starting the service (port {port}, log {log_path}), window {window:.1f} s per figure")
     process = None
     try:
-        process, command = start_service(args, data_dir, port, log_path)
+        try:
+            process, command = start_service(args, data_dir, port, log_path)
+        except RuntimeError as ex:
+            with open(log_path) as f:
+                tail = f.read()[-3000:]
+            report["failed"] = f"{ex}; log tail: {tail}"
+            raise
         report["command"] = " ".join(command[:1] + ["..."] + command[command.index(args.main):])
         for index, (n, d, seed, queries) in enumerate(sets):
             name = f"{n}x{d}"
@@ -633,6 +641,9 @@ def main():
             del x, q
         with open(log_path) as f:
             report["scoring"] = [line.strip() for line in f if "CPU scoring:" in line or "backend" in line.lower()][:5]
+    except RuntimeError as ex:
+        log(f"FAILED: {ex}")
+        report.setdefault("failed", str(ex))
     finally:
         if process is not None:
             stop_service(process)
@@ -649,7 +660,7 @@ def main():
     print(text)
     print()
     log(f"{report['seconds']:.0f} s; results in {args.json} (service log: {log_path})")
-    return 0
+    return 1 if "failed" in report else 0
 
 
 if __name__ == "__main__":
