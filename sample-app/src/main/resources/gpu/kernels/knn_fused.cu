@@ -144,17 +144,17 @@ __device__ __forceinline__ void knn_settle(const KnnLists& lists, int queries, i
 	}
 }
 
-// Sorts every list a last time and writes its first k entries for the queries that exist.
-__device__ void knn_write_lists(const KnnLists& lists, int queries, int firstQuery, int count,
-		float* outScores, int* outIds)
+// Sorts every list a last time and writes the first k entries of the block's `here` queries (lists
+// past them, padding for a smaller last group, belong to no query).
+__device__ void knn_write_lists(const KnnLists& lists, int queries, int here, int firstQuery, float* outScores,
+		int* outIds)
 {
 	__syncthreads();
 	const int lane = threadIdx.x % 32;
 	for (int q = threadIdx.x / 32; q < queries; q += KNN_THREADS / 32) {
 		knn_sort_list(lists, q, lane);
-		const int global = firstQuery + q;
-		if (global < count) {
-			const long long out = ((long long) global * gridDim.y + blockIdx.y) * lists.k;
+		if (q < here) {
+			const long long out = ((long long) (firstQuery + q) * gridDim.y + blockIdx.y) * lists.k;
 			for (int r = lane; r < lists.k; r += 32) {
 				outScores[out + r] = lists.score[q * lists.slots + r];
 				outIds[out + r] = lists.id[q * lists.slots + r];
@@ -212,9 +212,9 @@ __device__ __forceinline__ void knn_fma4(float* acc, float4 q, float4 v)
 
 // ---- scan: one or a few queries, each row read once ------------------------------------------
 
-// The block's `here` queries start at query firstQuery (of count).
+// The block's `here` queries start at query firstQuery.
 template <int NQ, bool ALIGNED>
-__device__ void knn_scan(int n, int dim, int firstQuery, int here, int count, int k, int rowsPerBlock,
+__device__ void knn_scan(int n, int dim, int firstQuery, int here, int k, int rowsPerBlock,
 		const float* __restrict__ vectors, const float* __restrict__ queries, float* outScores, int* outIds,
 		float* smem)
 {
@@ -277,7 +277,7 @@ __device__ void knn_scan(int n, int dim, int firstQuery, int here, int count, in
 		}
 		knn_settle(lists, NQ, KNN_SCAN_TILE);
 	}
-	knn_write_lists(lists, NQ, firstQuery, count, outScores, outIds);
+	knn_write_lists(lists, NQ, here, firstQuery, outScores, outIds);
 }
 
 // ---- batch: groups of 32 queries, register-blocked ---------------------------------------------
@@ -416,7 +416,7 @@ __device__ void knn_batch(int n, int dim, int count, int k, int rowsPerBlock, co
 		}
 		knn_settle(lists, KNN_BATCH_Q, KNN_BATCH_TILE);
 	}
-	knn_write_lists(lists, KNN_BATCH_Q, firstQuery, count, outScores, outIds);
+	knn_write_lists(lists, KNN_BATCH_Q, min(KNN_BATCH_Q, count - firstQuery), firstQuery, outScores, outIds);
 }
 
 extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, int dim, int count, int k,
@@ -441,32 +441,32 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, in
 	}
 	else if (here > 4) {
 		if (aligned) {
-			knn_scan<8, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<8, true>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<8, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<8, false>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
 	else if (here > 2) {
 		if (aligned) {
-			knn_scan<4, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<4, true>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<4, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<4, false>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
 	else if (here > 1) {
 		if (aligned) {
-			knn_scan<2, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<2, true>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 		else {
-			knn_scan<2, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+			knn_scan<2, false>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 		}
 	}
 	else if (aligned) {
-		knn_scan<1, true>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+		knn_scan<1, true>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 	}
 	else {
-		knn_scan<1, false>(n, dim, firstQuery, here, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
+		knn_scan<1, false>(n, dim, firstQuery, here, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
 	}
 }

@@ -18,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * bits) must be equal. Raw {@code knn_fused} lists for dimensions 1 to 385 (multiples of 16 and not,
  * of 4 and not: the float4 and the scalar loads), row counts that are no multiple of any tile, the
  * scan path's 1 to 8 queries and the batch path's groups of 32 (and a partial last group), k from 1 to
- * 128, ties and scores that overflow to +-inf and NaN; whole searches through the path the rule picks
- * for k = 1, 10, 100, 128, 129, 1000, 1025 and 4096 and batches of 1, 3, 16, 100 and 257 (fused,
+ * 128, ties and scores that overflow to +-inf and NaN, and several scan groups in one launch; whole
+ * searches through the path the rule picks for k = 1, 10, 100, 128, 129, 1000, 1025 and 4096 and
+ * batches of 1, 3, 16, 100 and 257 (fused,
  * knn_score + knn_topk, and the whole-row sort); the fused and the general path against each other on
  * CUDA; and a 300k x 128 scan with the device's own split into ranges. Skipped without a device;
  * failed when {@code GPU_REQUIRED=1}.
@@ -69,6 +70,23 @@ class KnnFusedCudaGpuTest {
 				assertThat(cuda.fusedLists(vectors, dim, queries, k, rows).entries()).as(shape)
 					.containsExactly(cpu.fusedLists(vectors, dim, queries, k, rows).entries());
 			}
+		}
+	}
+
+	@Test
+	void severalScanGroupsInOneLaunchMatchTheTwin() {
+		// The engine runs the scan with one group; the kernel defines groups of 1 to 8 queries in general.
+		Random random = new Random(59);
+		int[][] cases = { { 10, 3, 17 }, { 10, 8, 128 }, { 5, 2, 33 }, { 9, 1, 7 } };
+		for (int[] c : cases) {
+			int count = c[0];
+			int group = c[1];
+			int dim = c[2];
+			float[] vectors = Reference.storedRows(random, 2000, dim, true);
+			float[] queries = Reference.queries(random, count, dim);
+			assertThat(cuda.fusedLists(vectors, dim, queries, 10, 256, group).entries())
+				.as("%d queries in groups of %d, dimension %d", count, group, dim)
+				.containsExactly(cpu.fusedLists(vectors, dim, queries, 10, 256, group).entries());
 		}
 	}
 

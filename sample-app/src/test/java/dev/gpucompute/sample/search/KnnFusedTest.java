@@ -44,7 +44,7 @@ class KnnFusedTest {
 		float[] vectors = Reference.storedRows(random, n, dim, true);
 		// Queries, k, rows per block, queries per block (CUDA's groups: all up to 8, else 32; the CPU's: any).
 		int[][] cases = { { 1, 1, 64, 1 }, { 3, 10, 192, 3 }, { 8, 128, 320, 8 }, { 9, 100, 64, 32 },
-				{ 40, 10, 192, 32 }, { 40, 7, 128, 40 }, { 70, 20, 256, 25 } };
+				{ 40, 10, 192, 32 }, { 40, 7, 128, 40 }, { 70, 20, 256, 25 }, { 10, 5, 64, 3 } };
 		for (int[] c : cases) {
 			int count = c[0];
 			int k = c[1];
