@@ -10,8 +10,8 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.Availability;
 
 /**
- * For the sample's gpu-tagged tests: disables a test with the probe's reason where CUDA is
- * unavailable, and fails it instead when {@code GPU_REQUIRED=1} (the GPU check).
+ * For the sample's {@code gpu}-tagged tests: disables a test with the probe's reason when there is
+ * no CUDA device, and fails it instead with {@code GPU_REQUIRED=1}.
  */
 public final class RequiresCuda implements ExecutionCondition {
 

@@ -24,7 +24,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /**
  * The sample service on a CUDA device ({@code gpu.backend=cuda}): a collection of 4,000 vectors
  * searched over real HTTP (k = 1, 10, 100 on the fused path, 1000 on the general one), every answer
- * checked against a brute-force ranking in double precision, for both metrics; the actuator reports CUDA and health UP. Skipped without a device; failed when
+ * checked against a brute-force ranking in double precision, for both metrics; the actuator reports
+ * CUDA and health UP. Skipped without a device; failed when
  * {@code GPU_REQUIRED=1}.
  */
 @Tag("gpu")
