@@ -1,8 +1,8 @@
 // knn_topk: one pass of the per-query top-k selection, a block per (chunk, query).
 //
-// Each block loads a chunk of KNN_CHUNK candidates of its query's row into shared memory (missing
-// ones padded with (-inf, INT_MAX)), sorts it best-first with a bitonic network and writes its
-// first `keep = min(k, KNN_CHUNK)` entries:
+// Each block loads a chunk of KNN_CHUNK candidates of its query's row into shared memory (a short
+// last chunk padded with (-inf, INT_MAX) to a power of two), sorts it best-first with a bitonic
+// network and writes its first `keep = min(k, KNN_CHUNK)` entries (padding past the chunk's own):
 //
 //   out[(q * gridDim.x + chunk) * keep + r],  r < keep
 //
@@ -36,9 +36,16 @@ extern "C" __global__ void knn_topk(int m, int k, int useIds, int idBase, const 
 	const int keep = min(k, KNN_CHUNK);
 	const long long row = q * m;
 	const int base = chunk * KNN_CHUNK;
-	for (int i = threadIdx.x; i < KNN_CHUNK; i += blockDim.x) {
+	// Only the chunk's candidates rounded up to a power of two are sorted: a short last chunk (the
+	// usual case of a merge pass, whose rows hold a few lists of k) costs its own size, not 2048's.
+	const int real = min(KNN_CHUNK, m - base);
+	int width = 1;
+	while (width < real) {
+		width <<= 1;
+	}
+	for (int i = threadIdx.x; i < width; i += blockDim.x) {
 		const int g = base + i;
-		if (g < m) {
+		if (i < real) {
 			score[i] = inScores[row + g];
 			id[i] = useIds ? inIds[row + g] : idBase + g;
 		}
@@ -48,9 +55,9 @@ extern "C" __global__ void knn_topk(int m, int k, int useIds, int idBase, const 
 		}
 	}
 	__syncthreads();
-	for (int size = 2; size <= KNN_CHUNK; size <<= 1) {
+	for (int size = 2; size <= width; size <<= 1) {
 		for (int stride = size >> 1; stride > 0; stride >>= 1) {
-			for (int t = threadIdx.x; t < KNN_CHUNK / 2; t += blockDim.x) {
+			for (int t = threadIdx.x; t < width / 2; t += blockDim.x) {
 				// i has the stride bit clear; j is its partner.
 				const int i = 2 * t - (t & (stride - 1));
 				const int j = i + stride;
@@ -69,7 +76,8 @@ extern "C" __global__ void knn_topk(int m, int k, int useIds, int idBase, const 
 	}
 	const long long out = (q * gridDim.x + chunk) * keep;
 	for (int r = threadIdx.x; r < keep; r += blockDim.x) {
-		outScores[out + r] = score[r];
-		outIds[out + r] = id[r];
+		const bool sorted = r < width;
+		outScores[out + r] = sorted ? score[r] : __int_as_float(0xff800000);
+		outIds[out + r] = sorted ? id[r] : KNN_NO_ID;
 	}
 }

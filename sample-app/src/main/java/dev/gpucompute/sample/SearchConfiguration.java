@@ -62,6 +62,11 @@ class SearchConfiguration {
 		return KnnKernels.SCATTER;
 	}
 
+	@Bean
+	static KernelSource knnFused() {
+		return KnnKernels.FUSED;
+	}
+
 	/**
 	 * One {@link SearchDevice} per device of {@code gpu.devices} (one by default), in ordinal order:
 	 * each with an engine on that device's launcher and pool and its own {@code sample.memory-budget}.

@@ -82,13 +82,17 @@ public final class Http {
 	}
 
 	public Response post(String path, String contentType, byte[] body, String... headers) {
+		return send(postRequest(path, contentType, body, headers));
+	}
+
+	private HttpRequest.Builder postRequest(String path, String contentType, byte[] body, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
 			.header("Content-Type", contentType)
 			.POST(HttpRequest.BodyPublishers.ofByteArray(body));
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
 		}
-		return send(request);
+		return request;
 	}
 
 	/** A POST whose body is streamed without a Content-Length (chunked transfer encoding). */
@@ -98,12 +102,32 @@ public final class Http {
 			.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))));
 	}
 
+	/** A response whose body is kept as bytes (a binary answer, or a problem detail to parse). */
+	public record BinaryResponse(int status, String contentType, byte[] body) {
+
+		public JsonNode json() {
+			return JSON.readTree(this.body);
+		}
+
+	}
+
+	/** A POST whose answer is read as bytes; {@code headers} are name, value pairs. */
+	public BinaryResponse postForBytes(String path, String contentType, byte[] body, String... headers) {
+		HttpResponse<byte[]> response = exchange(postRequest(path, contentType, body, headers),
+				HttpResponse.BodyHandlers.ofByteArray());
+		return new BinaryResponse(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+				response.body());
+	}
+
 	public Response send(HttpRequest.Builder request) {
+		HttpResponse<String> response = exchange(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+		return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
+				response.body(), response.headers());
+	}
+
+	private <T> HttpResponse<T> exchange(HttpRequest.Builder request, HttpResponse.BodyHandler<T> body) {
 		try {
-			HttpResponse<String> response = this.client.send(request.timeout(Duration.ofSeconds(60)).build(),
-					HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-			return new Response(response.statusCode(), response.headers().firstValue("Content-Type").orElse(""),
-					response.body(), response.headers());
+			return this.client.send(request.timeout(Duration.ofSeconds(60)).build(), body);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -143,6 +167,38 @@ public final class Http {
 					scores[i++] = hit.get("score").floatValue();
 				}
 				all.add(new Hits(ids, scores));
+			}
+			return all;
+		}
+
+		/**
+		 * A binary answer ({@code application/vnd.gpu-compute.hits}): uint32 queries, uint32 k, float32
+		 * scores, uint32 id offsets (queries * k + 1), UTF-8 ids; little-endian. Checks that the
+		 * body ends where the format says.
+		 */
+		public static List<Hits> ofBinary(byte[] body) {
+			ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+			int queries = in.getInt();
+			int k = in.getInt();
+			int hits = queries * k;
+			float[] scores = new float[hits];
+			in.asFloatBuffer().get(scores);
+			in.position(8 + 4 * hits);
+			int[] offsets = new int[hits + 1];
+			in.asIntBuffer().get(offsets);
+			int blob = 8 + 4 * hits + 4 * (hits + 1);
+			if (body.length != blob + offsets[hits]) {
+				throw new IllegalStateException("the answer has " + body.length + " bytes, its header says "
+						+ (blob + offsets[hits]));
+			}
+			List<Hits> all = new ArrayList<>();
+			for (int q = 0; q < queries; q++) {
+				List<String> ids = new ArrayList<>();
+				for (int r = 0; r < k; r++) {
+					int i = q * k + r;
+					ids.add(new String(body, blob + offsets[i], offsets[i + 1] - offsets[i], StandardCharsets.UTF_8));
+				}
+				all.add(new Hits(ids, java.util.Arrays.copyOfRange(scores, q * k, (q + 1) * k)));
 			}
 			return all;
 		}

@@ -167,7 +167,7 @@ class SampleAppContainerIT {
 			assertThat(backend.get("reason").asString()).contains("auto").contains("CPU");
 		}
 		JsonNode kernels = http.get("/actuator/gpu/kernels").json();
-		assertThat(kernels.has("knn_score")).as(kernels.toString()).isTrue();
+		assertThat(kernels.has("knn_fused") && kernels.has("knn_score")).as(kernels.toString()).isTrue();
 	}
 
 	@Test

@@ -257,9 +257,9 @@ class SearchApiTest extends RunningAppTests {
 		this.http.postJson("/collections/m/vectors", "{\"ids\":[\"p\",\"q\"],\"vectors\":[[1,0],[0,1]]}");
 		assertThat(this.http.postJson("/collections/m/search", "{\"vectors\":[[1,1]],\"k\":2}").status()).isEqualTo(200);
 		JsonNode gpu = this.http.get("/actuator/gpu").json();
-		assertThat(gpu.toString()).contains("knn_score", "knn_topk", "knn_scatter");
+		assertThat(gpu.toString()).contains("knn_fused", "knn_score", "knn_topk", "knn_scatter");
 		String prometheus = this.http.get("/actuator/prometheus").body();
-		assertThat(prometheus).containsPattern("gpu_kernel_launches_total\\{[^}]*kernel=\"knn_score\"[^}]*outcome=\"success\"[^}]*\\} [1-9]");
+		assertThat(prometheus).containsPattern("gpu_kernel_launches_total\\{[^}]*kernel=\"knn_fused\"[^}]*outcome=\"success\"[^}]*\\} [1-9]");
 		assertThat(prometheus).contains("gpu_streams_active", "gpu_memory_used_bytes", "gpu_kernel_duration_seconds");
 		JsonNode health = this.http.get("/actuator/health").json();
 		assertThat(health.get("status").asString()).isEqualTo("UP");

@@ -12,12 +12,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
@@ -31,15 +29,11 @@ import dev.gpucompute.StreamScope;
  *
  * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups of at least
  * {@code minQueriesPerGroup} queries, run as one stream-parallel group ({@link GpuLauncher#parallel(List)}).
- * Each group, on its own pooled stream, works as a matrix product: it uploads as many of its queries
- * as its scratch allows ({@link #plan}) and scores them against slabs of the collection
- * ({@code knn_score}, tiles of {@value KnnKernels#TILE_Q} queries x {@value KnnKernels#TILE_V} vectors,
- * so every stored vector is read once per sub-batch, not once per query; one score matrix per
- * sub-batch, reused by its slabs); each slab's top k per query
- * is selected on the device ({@code knn_topk}, or a whole-row bitonic sort for k above
- * {@value KnnKernels#MAX_CHUNKED_K}) and only those k are downloaded; the host merges the slabs' lists
- * by the kernels' total order (score desc, slot asc), which gives exactly the whole-collection
- * ranking. Every temporary buffer is allocated, used and freed on its group's stream.
+ * Each group, on its own pooled stream, finds its queries' top k on the device ({@link DeviceSearch}:
+ * {@code knn_fused} for k up to {@value KnnKernels#FUSED_MAX_K}, scoring and selecting without a score
+ * matrix, else slabs scored by {@code knn_score} and reduced by {@code knn_topk} or a whole-row sort)
+ * and only those k per query are downloaded; the host merges the pieces by the kernels' total order
+ * (score desc, slot asc), which gives exactly the whole-collection ranking.
  *
  * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
  * write lock for a write (see {@link VectorCollection}). Both return only after their device work
@@ -59,17 +53,9 @@ public final class KnnEngine {
 
 	private final int minQueriesPerGroup;
 
-	private final long scratchBytes;
-
 	private final Duration deviceTimeout;
 
-	private final Kernel score;
-
-	private final Kernel topk;
-
-	private final Kernel sortInit;
-
-	private final Kernel bitonicStep;
+	private final DeviceSearch search;
 
 	private final Kernel scatter;
 
@@ -89,12 +75,10 @@ public final class KnnEngine {
 		this.pool = pool;
 		this.parallelism = Math.max(1, Math.min(parallelism, pool.maxSize()));
 		this.minQueriesPerGroup = Math.max(1, minQueriesPerGroup);
-		this.scratchBytes = scratchBytes;
 		this.deviceTimeout = deviceTimeout;
-		this.score = kernels.get(KnnKernels.SCORE);
-		this.topk = kernels.get(KnnKernels.TOPK);
-		this.sortInit = kernels.get(KnnKernels.SORT_INIT);
-		this.bitonicStep = kernels.get(KnnKernels.BITONIC_STEP);
+		this.search = new DeviceSearch(launcher, new DeviceSearch.Kernels(kernels.get(KnnKernels.SCORE),
+				kernels.get(KnnKernels.TOPK), kernels.get(KnnKernels.SORT_INIT), kernels.get(KnnKernels.BITONIC_STEP),
+				kernels.get(KnnKernels.FUSED)), scratchBytes);
 		this.scatter = kernels.get(KnnKernels.SCATTER);
 	}
 
@@ -322,101 +306,24 @@ public final class KnnEngine {
 	}
 
 	/**
-	 * The top k of queries {@code [firstQuery, firstQuery + count)} within one slab of the collection:
+	 * The top k of queries {@code [firstQuery, firstQuery + count)} within one shard or slab:
 	 * {@code count * k} entries, best first per query, padded with {@code (-inf, NO_ID)}.
 	 */
 	private record Piece(int firstQuery, int count, float[] scores, int[] slots) {
 	}
 
-	/**
-	 * How a group works: {@code queries} at a time (a sub-batch) against {@code slab} stored vectors at
-	 * a time, so that one sub-batch's scratch stays within the limit.
-	 */
-	record Plan(int queries, int slab) {
-	}
-
-	/**
-	 * The largest sub-batch (all of the group's queries where possible) with a slab of at least
-	 * {@link #MIN_SLAB} vectors (or the whole collection) within {@code scratchBytes}: batching
-	 * pays because every stored vector is read once per sub-batch, not once per query.
-	 */
-	static Plan plan(int n, int k, int queries, long scratchBytes) {
-		int count = Math.max(1, Math.min(queries, 65_535));
-		while (true) {
-			int slab = largestSlab(n, k, count, scratchBytes);
-			if (slab >= Math.min(n, MIN_SLAB) || count == 1) {
-				return new Plan(count, Math.max(1, slab));
-			}
-			count = ceilDiv(count, 2);
-		}
-	}
-
-	/** Fewest vectors per slab worth scoring before fewer queries per sub-batch are preferred. */
-	static final int MIN_SLAB = 16 * KnnKernels.CHUNK;
-
-	private static int largestSlab(int n, int k, int count, long scratchBytes) {
-		int limit = Math.min(n, KnnKernels.MAX_SLAB);
-		if ((long) count * scratchPerQuery(limit, k) <= scratchBytes) {
-			return limit;
-		}
-		// Scratch grows with the slab: find the largest fitting multiple of CHUNK by bisection.
-		int low = 0;
-		int high = limit / KnnKernels.CHUNK;
-		while (low < high) {
-			int mid = (low + high + 1) >>> 1;
-			if ((long) count * scratchPerQuery(mid * KnnKernels.CHUNK, k) <= scratchBytes) {
-				low = mid;
-			}
-			else {
-				high = mid - 1;
-			}
-		}
-		// A slab must still hold k candidates for the whole-row path; scratch then goes over a little.
-		return Math.max(low * KnnKernels.CHUNK, Math.min(limit, Math.max(k, KnnKernels.CHUNK)));
-	}
-
 	private void searchGroup(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from,
 			int to, int k, List<Piece> pieces, List<CompletableFuture<Void>> downloads) {
-		Plan plan = plan(n, k, to - from, this.scratchBytes);
-		for (int first = from; first < to; first += plan.queries()) {
-			int count = Math.min(plan.queries(), to - first);
-			// One score matrix for all slabs: the stream orders each slab's scoring after the previous
-			// slab's top k, and on the CPU backend a fresh buffer per slab costs a page fault per 4 KiB
-			// (large buffers are mapped), which at 100 queries x 1M vectors was a quarter of the time.
-			// The queries reach the device through a host buffer: one pass over them on the host (the
-			// put), where slicing the array and uploading the slice took two. Closing it while its
-			// upload is pending is fine: the memory goes back to the pool when the upload has run.
-			try (HostBuffer staged = this.launcher.allocateHost((long) count * dim * Float.BYTES);
-					DeviceBuffer queryBuffer = this.launcher.allocate(staged.byteSize());
-					DeviceBuffer scoreBuffer = this.launcher
-						.allocate((long) count * Math.min(plan.slab(), n) * Float.BYTES)) {
-				staged.put(0, queries, first * dim, count * dim);
-				queryBuffer.upload(staged, queryBuffer.stream());
-				for (int start = 0; start < n; start += plan.slab()) {
-					int m = Math.min(plan.slab(), n - start);
-					this.launcher.launch(stream, this.score,
-							LaunchConfig.of(Dim3.of(ceilDiv(count, KnnKernels.TILE_Q), ceilDiv(m, KnnKernels.TILE_V)),
-									Dim3.of(KnnKernels.SCORE_BLOCK)),
-							m, dim, count, (long) start, vectors, queryBuffer, scoreBuffer);
-					DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K)
-							? chunkedTopK(stream, scoreBuffer, m, count, k, start)
-							: sortedTopK(stream, scoreBuffer, m, count, k, start);
-					try {
-						Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
-						pieces.add(piece);
-						downloads.add(best[0].download(piece.scores(), stream));
-						downloads.add(best[1].download(piece.slots(), stream));
-					}
-					finally {
-						closeAll(best);
-					}
-				}
-			}
-		}
+		this.search.search(stream, vectors, n, dim, queries, from, to, k, (first, count, scores, slots) -> {
+			Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
+			pieces.add(piece);
+			downloads.add(scores.download(piece.scores(), stream));
+			downloads.add(slots.download(piece.slots(), stream));
+		});
 	}
 
 	/**
-	 * Merges the slabs' top k per query into the overall top k, by the kernels' total order
+	 * Merges the pieces' top k per query into the overall top k, by the kernels' total order
 	 * (score desc, slot asc), so the result is the one a single whole-collection ranking would give.
 	 */
 	private static TopK merge(List<Piece> pieces, int queryCount, int k) {
@@ -447,122 +354,6 @@ public final class KnnEngine {
 			}
 		}
 		return new TopK(scores, slots);
-	}
-
-	/**
-	 * Scratch bytes one query needs for a slab of {@code m} vectors: its score row plus the candidate
-	 * buffers of its top-k path (what {@link #chunkedTopK} or {@link #sortedTopK} allocate).
-	 */
-	static long scratchPerQuery(int m, int k) {
-		if (k <= KnnKernels.MAX_CHUNKED_K) {
-			long keep = Math.min(k, KnnKernels.CHUNK);
-			long first = ceilDiv(m, KnnKernels.CHUNK) * keep;
-			long second = ceilDiv(first, KnnKernels.CHUNK) * keep;
-			return 4L * m + 8L * first + 8L * second;
-		}
-		long p = Long.highestOneBit(Math.max(1, Math.max(m, k) - 1)) << 1;
-		return 4L * m + 8L * p + 8L * k;
-	}
-
-	/**
-	 * Repeated {@code knn_topk} passes until one chunk per query is left.
-	 * @return the compact top k: scores and slots, {@code count * k} each
-	 */
-	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k, int idBase) {
-		int keep = Math.min(k, KnnKernels.CHUNK);
-		// Passes alternate between two buffer pairs; the first pass writes the most candidates, so
-		// pair a (sized by it) and pair b (sized by the second) fit every later pass too.
-		DeviceBuffer[] a = null;
-		DeviceBuffer[] b = null;
-		DeviceBuffer[] previous = null;
-		int m = n;
-		try {
-			for (int pass = 0;; pass++) {
-				int chunks = ceilDiv(m, KnnKernels.CHUNK);
-				long entries = (long) count * chunks * keep;
-				DeviceBuffer[] out;
-				if (pass % 2 == 0) {
-					a = (a != null) ? a : allocatePair(entries);
-					out = a;
-				}
-				else {
-					b = (b != null) ? b : allocatePair(entries);
-					out = b;
-				}
-				DeviceBuffer inScores = (previous != null) ? previous[0] : scores;
-				DeviceBuffer inIds = (previous != null) ? previous[1] : scores; // not read when useIds = 0
-				this.launcher.launch(stream, this.topk,
-						LaunchConfig.of(Dim3.of(chunks, count), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k,
-						(previous != null) ? 1 : 0, idBase, inScores, inIds, out[0], out[1]);
-				if (chunks == 1) {
-					closeAll((out == a) ? b : a);
-					return out;
-				}
-				previous = out;
-				m = chunks * keep;
-			}
-		}
-		catch (RuntimeException ex) {
-			closeAll(a);
-			closeAll(b);
-			throw ex;
-		}
-	}
-
-	/**
-	 * Whole-row bitonic sort for large k, then a device-to-device copy of each row's first k entries.
-	 * @return the compact top k: scores and slots, {@code count * k} each
-	 */
-	private DeviceBuffer[] sortedTopK(GpuStream stream, DeviceBuffer scores, int n, int count, int k, int idBase) {
-		// p >= k too: the last slab may hold fewer than k vectors; its padding fills the k entries.
-		int p = Integer.highestOneBit(Math.max(1, Math.max(n, k) - 1)) << 1;
-		DeviceBuffer[] rows = allocatePair((long) count * p);
-		try {
-			int block = KnnKernels.LINEAR_BLOCK;
-			this.launcher.launch(stream, this.sortInit, LaunchConfig.of(Dim3.of(ceilDiv(p, block), count), Dim3.of(block)),
-					n, p, idBase, scores, rows[0], rows[1]);
-			LaunchConfig steps = LaunchConfig.of(Dim3.of(ceilDiv(p / 2, block), count), Dim3.of(block));
-			for (int size = 2; size <= p; size <<= 1) {
-				for (int stride = size >> 1; stride > 0; stride >>= 1) {
-					this.launcher.launch(stream, this.bitonicStep, steps, p, size, stride, rows[0], rows[1]);
-				}
-			}
-			DeviceBuffer[] best = allocatePair((long) count * k);
-			try {
-				for (int q = 0; q < count; q++) {
-					best[0].copyFrom(rows[0], 4L * q * p, 4L * q * k, 4L * k, stream);
-					best[1].copyFrom(rows[1], 4L * q * p, 4L * q * k, 4L * k, stream);
-				}
-			}
-			catch (RuntimeException ex) {
-				closeAll(best);
-				throw ex;
-			}
-			return best;
-		}
-		finally {
-			closeAll(rows);
-		}
-	}
-
-	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
-	private DeviceBuffer[] allocatePair(long entries) {
-		DeviceBuffer values = this.launcher.allocate(entries * Float.BYTES);
-		try {
-			return new DeviceBuffer[] { values, this.launcher.allocate(entries * Integer.BYTES) };
-		}
-		catch (RuntimeException ex) {
-			values.close();
-			throw ex;
-		}
-	}
-
-	private static void closeAll(DeviceBuffer[] buffers) {
-		if (buffers != null) {
-			for (DeviceBuffer buffer : buffers) {
-				buffer.close();
-			}
-		}
 	}
 
 	/** Waits for {@code stream}; a failure of its own is added to {@code failure}, which it returns. */
@@ -600,8 +391,8 @@ public final class KnnEngine {
 		}
 	}
 
-	static int ceilDiv(long a, long b) {
-		return (int) ((a + b - 1) / b);
+	private static int ceilDiv(long a, long b) {
+		return DeviceSearch.ceilDiv(a, b);
 	}
 
 }

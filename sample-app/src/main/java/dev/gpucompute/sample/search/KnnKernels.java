@@ -68,6 +68,30 @@ public final class KnnKernels {
 	/** Threads per block of the element-wise kernels. */
 	static final int LINEAR_BLOCK = 256;
 
+	/** Threads per block of {@code knn_fused}: 64 groups of 4. */
+	static final int FUSED_BLOCK = 256;
+
+	/** Most queries {@code knn_fused} scores on its scan path (one query group, each row read once). */
+	static final int SCAN_MAX = 8;
+
+	/** Queries per block on {@code knn_fused}'s batch path (more than {@value #SCAN_MAX} queries). */
+	static final int BATCH_Q = 32;
+
+	/** Rows a {@code knn_fused} block scores per iteration on the scan path (one per group of 4 threads). */
+	static final int SCAN_TILE = 64;
+
+	/** Rows a {@code knn_fused} block scores per iteration on the batch path. */
+	static final int BATCH_TILE = 32;
+
+	/** Dimensions of the stored rows {@code knn_fused}'s batch path stages in shared memory at a time. */
+	static final int BATCH_DK = 128;
+
+	/**
+	 * Largest k of {@code knn_fused}: its per-query lists live in shared memory. Larger k take the
+	 * general path ({@code knn_score} + {@code knn_topk} or the whole-row sort).
+	 */
+	public static final int FUSED_MAX_K = 128;
+
 	/** The id that pads a chunk or a row: it sorts after every real slot. */
 	static final int NO_ID = Integer.MAX_VALUE;
 
@@ -112,9 +136,22 @@ public final class KnnKernels {
 		.params(ParamType.LONG, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
 		.cpu(KnnKernels::scatter);
 
+	/**
+	 * {@code knn_fused(int n, int dim, int count, int k, int rowsPerBlock, int groupQueries,
+	 * const float* vectors, const float* queries, float* outScores, int* outIds)}: the top k of each
+	 * query within each range of {@code rowsPerBlock} rows, scored and selected without a score matrix,
+	 * {@code groupQueries} queries per block (CUDA: 1 to {@value #SCAN_MAX} or {@value #BATCH_Q}; the
+	 * CPU twin, {@link FusedTwin}, any). Grid ({@code ceil(count / groupQueries)}, ranges), block
+	 * {@value #FUSED_BLOCK}, dynamic shared memory {@link #fusedSharedBytes} on CUDA (the twin uses none).
+	 */
+	public static final KernelSource FUSED = KernelSource.named("knn_fused")
+		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT,
+				ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
+		.cpu(FusedTwin::run);
+
 	/** Every kernel of the service. */
 	public static final java.util.List<KernelSource> ALL = java.util.List.of(SCORE, TOPK, SORT_INIT, BITONIC_STEP,
-			SCATTER);
+			SCATTER, FUSED);
 
 	/**
 	 * The kernels with their CUDA code read from {@code gpu/kernels/<name>.cu} on the class path, for
@@ -198,6 +235,33 @@ public final class KnnKernels {
 		return (dim + LANES - 1) / LANES * LANES;
 	}
 
+	/**
+	 * The dynamic shared memory of a {@code knn_fused} block on CUDA with {@code groupQueries} queries
+	 * per block (1 to {@value #SCAN_MAX}: the scan path; {@value #BATCH_Q}: the batch path): the
+	 * block's queries, on the batch path a staged tile of rows, and per query a list of
+	 * {@code pow2(pow2(k) + 2 * tile)} (score, id) slots plus a count and a threshold; the layout of
+	 * {@code knn_lists} in {@code knn_fused.cu}.
+	 */
+	static long fusedSharedBytes(int dim, int groupQueries, int k) {
+		int padded = paddedDimension(dim);
+		int kept = powerOfTwo(k);
+		if (groupQueries <= SCAN_MAX) {
+			int queries = powerOfTwo(groupQueries);
+			return 4L * queries * padded + listBytes(queries, powerOfTwo(kept + 2 * SCAN_TILE));
+		}
+		return 4L * BATCH_Q * (padded + 4) + 4L * BATCH_TILE * (BATCH_DK + 4)
+				+ listBytes(BATCH_Q, powerOfTwo(kept + 2 * BATCH_TILE));
+	}
+
+	private static long listBytes(int queries, int slots) {
+		return 8L * queries * slots + 12L * queries;
+	}
+
+	/** The smallest power of two at least {@code x} (1 for x <= 1). */
+	static int powerOfTwo(int x) {
+		return (x <= 1) ? 1 : Integer.highestOneBit(x - 1) << 1;
+	}
+
 	// ---- CPU twins ---------------------------------------------------------------------------
 	// Each runs one CUDA block. Where the CUDA code has threads run at once, the twin computes the
 	// same values in another order of independent steps; every individual value is computed by the
@@ -243,7 +307,7 @@ public final class KnnKernels {
 	}
 
 	/** Copies {@code rows} rows of {@code dim} floats into rows of {@code padded}, zero-filling each row's tail. */
-	private static void copyRows(FloatBuffer from, long offset, int rows, int dim, int padded, float[] to) {
+	static void copyRows(FloatBuffer from, long offset, int rows, int dim, int padded, float[] to) {
 		if (padded == dim) {
 			// Rows are back to back in both: one bulk copy (per-row copies cost more than the scoring at dim 128).
 			from.get((int) offset, to, 0, rows * dim);
@@ -284,88 +348,23 @@ public final class KnnKernels {
 		if (useIds) {
 			inIds.get(row, id, 0, real);
 		}
-		float[] heapScore = scratch.heapScore;
-		int[] heapId = scratch.heapId;
-		int size = select(score, useIds ? id : null, idBase + base, real, keep, heapScore, heapId);
+		TopKHeap heap = scratch.heap;
+		select(score, useIds ? id : null, idBase + base, real, heap.reset(keep));
 		// A bitonic sort of the chunk would put its (-inf, NO_ID) padding after every real candidate.
-		java.util.Arrays.fill(heapScore, size, keep, Float.NEGATIVE_INFINITY);
-		java.util.Arrays.fill(heapId, size, keep, NO_ID);
+		heap.sortPadded(keep);
 		int out = (int) ((q * block.gridDim().x() + chunk) * keep);
-		outScores.put(out, heapScore, 0, keep);
-		outIds.put(out, heapId, 0, keep);
+		outScores.put(out, heap.scores(), 0, keep);
+		outIds.put(out, heap.ids(), 0, keep);
 	}
 
 	/**
-	 * The best {@code min(keep, count)} of the candidates, best first, into {@code heapScore}/{@code heapId}.
-	 * A heap with the worst kept candidate at the root, then a heap sort. Returns the number selected.
+	 * Offers {@code count} candidates to {@code heap}.
 	 * @param id the candidates' ids, or null for {@code firstId + i}
 	 */
-	static int select(float[] score, int[] id, int firstId, int count, int keep, float[] heapScore, int[] heapId) {
-		int size = 0;
-		int i = 0;
-		for (; i < count && size < keep; i++) {
-			float s = score[i];
-			int d = (id != null) ? id[i] : firstId + i;
-			// Sift up: a parent must not rank before (be better than) its child.
-			int c = size++;
-			while (c > 0) {
-				int parent = (c - 1) >> 1;
-				if (!better(heapScore[parent], heapId[parent], s, d)) {
-					break;
-				}
-				heapScore[c] = heapScore[parent];
-				heapId[c] = heapId[parent];
-				c = parent;
-			}
-			heapScore[c] = s;
-			heapId[c] = d;
+	static void select(float[] score, int[] id, int firstId, int count, TopKHeap heap) {
+		for (int i = 0; i < count; i++) {
+			heap.offer(score[i], (id != null) ? id[i] : firstId + i);
 		}
-		float worst = (size > 0) ? heapScore[0] : Float.NaN;
-		for (; i < count; i++) {
-			float s = score[i];
-			// Most candidates lose to the worst kept one on the score alone.
-			if (s < worst) {
-				continue;
-			}
-			int d = (id != null) ? id[i] : firstId + i;
-			if (better(s, d, heapScore[0], heapId[0])) {
-				siftDown(heapScore, heapId, size, s, d);
-				worst = heapScore[0];
-			}
-		}
-		// Heap sort: the worst goes to the end each time, leaving the array best first.
-		for (int end = size - 1; end > 0; end--) {
-			float s = heapScore[end];
-			int d = heapId[end];
-			heapScore[end] = heapScore[0];
-			heapId[end] = heapId[0];
-			siftDown(heapScore, heapId, end, s, d);
-		}
-		return size;
-	}
-
-	/** Places (s, d) at the root of a heap of {@code size} and sifts it down. */
-	private static void siftDown(float[] heapScore, int[] heapId, int size, float s, int d) {
-		int c = 0;
-		while (true) {
-			int child = 2 * c + 1;
-			if (child >= size) {
-				break;
-			}
-			int right = child + 1;
-			if (right < size && better(heapScore[child], heapId[child], heapScore[right], heapId[right])) {
-				child = right;
-			}
-			// child is now the worse of the two; stop when (s, d) is no better than it.
-			if (!better(s, d, heapScore[child], heapId[child])) {
-				break;
-			}
-			heapScore[c] = heapScore[child];
-			heapId[c] = heapId[child];
-			c = child;
-		}
-		heapScore[c] = s;
-		heapId[c] = d;
 	}
 
 	static void sortInit(KernelBlock block, KernelArgs args) {
@@ -436,9 +435,7 @@ public final class KnnKernels {
 
 		final int[] id = new int[CHUNK];
 
-		final float[] heapScore = new float[CHUNK];
-
-		final int[] heapId = new int[CHUNK];
+		final TopKHeap heap = new TopKHeap(CHUNK);
 
 		private float[] queryTile = new float[0];
 

@@ -182,7 +182,13 @@ class CollectionsController {
 				+ IDS_HEADER + " header (both comma-separated) or the 'idPrefix' query parameter");
 	}
 
-	@PostMapping(path = "/{name}/search", consumes = MediaType.APPLICATION_JSON_VALUE)
+	/**
+	 * {@code POST /collections/{name}/search} with a JSON body {@code {"vectors": [[...], ...], "k": 10}}.
+	 * The answer is JSON, or the binary form of {@link HitsMessageConverter} when {@code Accept} asks
+	 * for {@value HitsMessageConverter#MEDIA_TYPE_VALUE}.
+	 */
+	@PostMapping(path = "/{name}/search", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = { MediaType.APPLICATION_JSON_VALUE, HitsMessageConverter.MEDIA_TYPE_VALUE })
 	SearchResponse search(@PathVariable String name, HttpServletRequest request) {
 		CollectionInfo shape = this.store.get(name);
 		SearchRequest body = this.bodies.json(request, SearchRequest.class);
@@ -194,6 +200,54 @@ class CollectionsController {
 		}
 		float[] queries = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
 		return new SearchResponse(this.store.search(name, queries, body.k()));
+	}
+
+	/**
+	 * {@code POST /collections/{name}/search?k=10} with {@code Content-Type: application/octet-stream}:
+	 * the query vectors as little-endian float32 rows of the collection's dimension, back to back (as
+	 * the binary upload takes them), {@code k} as a query parameter. The same checks and problem
+	 * details as the JSON search (a value {@code j} of row {@code r} is named {@code vectors[r][j]});
+	 * a body whose length is no multiple of a row is a {@code wrong-dimension} problem, a query
+	 * parameter other than {@code k} an {@code invalid-request}. The answer is negotiated as for the
+	 * JSON search.
+	 */
+	@PostMapping(path = "/{name}/search", consumes = MediaType.APPLICATION_OCTET_STREAM_VALUE,
+			produces = { MediaType.APPLICATION_JSON_VALUE, HitsMessageConverter.MEDIA_TYPE_VALUE })
+	SearchResponse searchBinary(@PathVariable String name, HttpServletRequest request) {
+		CollectionInfo shape = this.store.get(name);
+		for (String parameter : request.getParameterMap().keySet()) {
+			if (!parameter.equals("k")) {
+				throw ServiceProblem.invalid(parameter,
+						"Unknown query parameter '" + parameter + "': a binary search takes k only");
+			}
+		}
+		int k = parseK(request.getParameterValues("k"));
+		RequestBodies.Floats body = this.bodies.readFloats(request);
+		long rowBytes = (long) shape.dimension() * Float.BYTES;
+		if (body.bytes() == 0) {
+			throw ServiceProblem.invalid("vectors", "At least one query vector is required");
+		}
+		if (body.bytes() % rowBytes != 0) {
+			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
+					body.bytes() / Float.BYTES);
+		}
+		return new SearchResponse(this.store.search(name, body.values(), k));
+	}
+
+	/** {@code k} of a binary search: one integer, else an invalid-request problem naming {@code k}. */
+	private static int parseK(String[] values) {
+		if (values == null || values.length == 0) {
+			throw ServiceProblem.invalid("k", "k is required (a query parameter of a binary search)");
+		}
+		if (values.length > 1) {
+			throw ServiceProblem.invalid("k", "k is given " + values.length + " times");
+		}
+		try {
+			return Integer.parseInt(values[0].strip());
+		}
+		catch (NumberFormatException ex) {
+			throw ServiceProblem.invalid("k", "k must be an integer, got '" + values[0] + "'");
+		}
 	}
 
 	private static UpsertResponse upserted(CollectionStore.Upserted upserted) {

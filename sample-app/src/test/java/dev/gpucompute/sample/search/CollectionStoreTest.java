@@ -137,8 +137,9 @@ class CollectionStoreTest {
 		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "g" + i).toList();
 		float[][] vectors = BruteForce.randomVectors(random, size, dimension);
 		this.store.close();
-		// Scratch for about two queries at a time: each group works through sub-batches.
-		this.store = newStore(this.context, 64L << 20, 4, 2 * KnnEngine.scratchPerQuery(size, 5));
+		// Scratch for two queries at a time: each group works through sub-batches.
+		this.store = newStore(this.context, 64L << 20, 4,
+				DeviceSearch.fusedScratch(2, DeviceSearch.split(this.context.device(), size, 2), 5));
 		this.store.create("g", dimension, Metric.COSINE);
 		this.store.upsert("g", ids, flat(vectors, 0, size));
 		long acquisitionsBefore = this.context.streams().stats().acquisitions();

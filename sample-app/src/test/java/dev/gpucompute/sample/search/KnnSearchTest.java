@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The arithmetic of the search kernels' CPU twins: the Vector API paths (512-bit and 256-bit) and the
  * scalar path give the same bits for every score, also after the JIT compiled them; the top-k selection
- * gives exactly the entries of a full sort; and a search through slabs and sub-batches gives a query the
+ * gives exactly the entries of a full sort; and a search on the general path, through slabs, gives a query the
  * same bits alone and inside a batch of 100, equal to a brute-force ranking.
  */
 class KnnSearchTest {
@@ -127,8 +127,6 @@ class KnnSearchTest {
 					score[i] = Float.NEGATIVE_INFINITY;
 				}
 			}
-			float[] heapScore = new float[KnnKernels.CHUNK];
-			int[] heapId = new int[KnnKernels.CHUNK];
 			boolean implicitIds = round % 3 == 0;
 			if (implicitIds) {
 				// The first pass: ids are positions from a slab's first slot.
@@ -136,8 +134,11 @@ class KnnSearchTest {
 					id[i] = 5000 + i;
 				}
 			}
-			int size = KnnKernels.select(score.clone(), implicitIds ? null : id.clone(), 5000, count, keep, heapScore,
-					heapId);
+			TopKHeap heap = new TopKHeap(KnnKernels.CHUNK).reset(keep);
+			KnnKernels.select(score.clone(), implicitIds ? null : id.clone(), 5000, count, heap);
+			int size = heap.sort();
+			float[] heapScore = heap.scores();
+			int[] heapId = heap.ids();
 			Integer[] order = IntStream.range(0, count).boxed().toArray(Integer[]::new);
 			Arrays.sort(order, Comparator.<Integer>comparingDouble((i) -> -score[i]).thenComparingInt((i) -> id[i]));
 			assertThat(size).isEqualTo(Math.min(keep, count));
@@ -149,14 +150,15 @@ class KnnSearchTest {
 	}
 
 	@Test
-	void aQueryGetsTheSameBitsAloneAndInABatchThroughSlabsAndSubBatches() {
+	void aQueryGetsTheSameBitsAloneAndInABatchOnTheGeneralPathThroughSlabs() {
 		int size = 70_000;
 		int dim = 7;
-		int k = 10;
+		// Above FUSED_MAX_K: the general path (score matrix + knn_topk).
+		int k = KnnKernels.FUSED_MAX_K + 72;
 		// Room for 100 queries against two CHUNK-aligned slabs of 32,768: the batch runs in three slabs.
-		long scratch = 100 * KnnEngine.scratchPerQuery(KnnEngine.MIN_SLAB, k);
-		KnnEngine.Plan plan = KnnEngine.plan(size, k, 100, scratch);
-		assertThat(plan).isEqualTo(new KnnEngine.Plan(100, KnnEngine.MIN_SLAB));
+		long scratch = 100 * DeviceSearch.scratchPerQuery(DeviceSearch.MIN_SLAB, k);
+		DeviceSearch.Plan plan = DeviceSearch.plan(size, k, 100, scratch);
+		assertThat(plan).isEqualTo(new DeviceSearch.Plan(100, DeviceSearch.MIN_SLAB));
 		this.store = newStore(scratch);
 		Random random = new Random(17);
 		List<String> ids = IntStream.range(0, size).mapToObj((i) -> "v" + i).toList();

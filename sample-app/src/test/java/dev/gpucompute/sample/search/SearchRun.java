@@ -1,0 +1,180 @@
+package dev.gpucompute.sample.search;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.StreamLease;
+
+/**
+ * The search kernels on one backend, without the store: raw {@code knn_fused} launches and whole
+ * searches through either path of {@link DeviceSearch}, on stored rows and queries the test gives
+ * (non-finite values included, which the store would refuse). The CPU tests compare its answers with
+ * a written-out reference; the GPU tests run the same calls on CUDA and on the CPU twins and compare
+ * the bits. Closing it closes the context.
+ */
+final class SearchRun implements AutoCloseable {
+
+	final GpuContext context;
+
+	private final GpuLauncher launcher;
+
+	private final Map<String, Kernel> kernels = new HashMap<>();
+
+	private final DeviceSearch search;
+
+	/** Top k per query: {@code queries * k} scores and slots, query-major, best first. */
+	record Result(float[] scores, int[] slots) {
+
+		/** Each entry as slot=bits, for assertions that show where two results part. */
+		String[] entries() {
+			String[] entries = new String[this.scores.length];
+			for (int i = 0; i < entries.length; i++) {
+				entries[i] = this.slots[i] + "=" + Integer.toHexString(Float.floatToRawIntBits(this.scores[i]));
+			}
+			return entries;
+		}
+
+	}
+
+	SearchRun(Backend backend, long scratchBytes) {
+		this.context = GpuContext.builder().backend(backend).poolSize(2).maxSize(8).cpuThreads(2).open();
+		try {
+			this.launcher = this.context.launcher();
+			for (KernelSource source : KnnKernels.withCudaFromClasspath()) {
+				this.kernels.put(source.name(), this.launcher.load(source));
+			}
+			this.search = new DeviceSearch(this.launcher,
+					new DeviceSearch.Kernels(kernel(KnnKernels.SCORE), kernel(KnnKernels.TOPK),
+							kernel(KnnKernels.SORT_INIT), kernel(KnnKernels.BITONIC_STEP), kernel(KnnKernels.FUSED)),
+					scratchBytes);
+		}
+		catch (RuntimeException ex) {
+			this.context.close();
+			throw ex;
+		}
+	}
+
+	private Kernel kernel(KernelSource source) {
+		return this.kernels.get(source.name());
+	}
+
+	DeviceSearch search() {
+		return this.search;
+	}
+
+	/**
+	 * One {@code knn_fused} launch over ranges of {@code rowsPerBlock} rows with the query groups CUDA
+	 * uses (all queries up to 8, else 32): every range's top k per query, {@code (q * ranges + range) * k + r}.
+	 */
+	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock) {
+		int count = queries.length / dim;
+		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q);
+	}
+
+	/** One {@code knn_fused} launch with {@code groupQueries} queries per block. */
+	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries) {
+		int n = vectors.length / dim;
+		int count = queries.length / dim;
+		int ranges = DeviceSearch.ceilDiv(n, rowsPerBlock);
+		int entries = count * ranges * k;
+		int shared = (this.context.device().backend() == Backend.CUDA)
+				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
+		Result result = new Result(new float[entries], new int[entries]);
+		try (StreamLease lease = this.context.streams().acquire();
+				DeviceBuffer rows = this.launcher.upload(vectors);
+				DeviceBuffer queryRows = this.launcher.upload(queries);
+				DeviceBuffer scores = this.launcher.allocate(4L * entries);
+				DeviceBuffer ids = this.launcher.allocate(4L * entries)) {
+			GpuStream stream = lease.stream();
+			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
+					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
+						.withSharedMemory(shared),
+					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
+			scores.download(result.scores(), stream).join();
+			ids.download(result.slots(), stream).join();
+		}
+		return result;
+	}
+
+	/** A whole search through {@link DeviceSearch#search} (the path its rule picks). */
+	Result search(float[] vectors, int dim, float[] queries, int k) {
+		return run(vectors, dim, queries, k, Path.CHOSEN);
+	}
+
+	/** A whole search through the fused path, whatever the rule would pick. */
+	Result fused(float[] vectors, int dim, float[] queries, int k) {
+		return run(vectors, dim, queries, k, Path.FUSED);
+	}
+
+	/** A whole search through the general path (score matrix, knn_topk or the whole-row sort). */
+	Result general(float[] vectors, int dim, float[] queries, int k) {
+		return run(vectors, dim, queries, k, Path.GENERAL);
+	}
+
+	private enum Path {
+
+		CHOSEN, FUSED, GENERAL
+
+	}
+
+	private Result run(float[] vectors, int dim, float[] queries, int k, Path path) {
+		int n = vectors.length / dim;
+		int count = queries.length / dim;
+		// Every piece (a sub-batch's, or on the general path a slab's) is merged by the total order.
+		java.util.List<java.util.List<long[]>> candidates = new java.util.ArrayList<>();
+		for (int q = 0; q < count; q++) {
+			candidates.add(new java.util.ArrayList<>());
+		}
+		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer rows = this.launcher.upload(vectors)) {
+			GpuStream stream = lease.stream();
+			java.util.List<Runnable> collect = new java.util.ArrayList<>();
+			java.util.List<java.util.concurrent.CompletableFuture<Void>> downloads = new java.util.ArrayList<>();
+			DeviceSearch.Results sink = (first, pieceQueries, pieceScores, pieceSlots) -> {
+				float[] s = new float[pieceQueries * k];
+				int[] d = new int[pieceQueries * k];
+				downloads.add(pieceScores.download(s, stream));
+				downloads.add(pieceSlots.download(d, stream));
+				collect.add(() -> {
+					for (int i = 0; i < s.length; i++) {
+						candidates.get(first + i / k).add(new long[] { Float.floatToRawIntBits(s[i]), d[i] });
+					}
+				});
+			};
+			switch (path) {
+				case CHOSEN -> this.search.search(stream, rows, n, dim, queries, 0, count, k, sink);
+				case FUSED -> this.search.searchFused(stream, rows, n, dim, queries, 0, count, k, sink);
+				case GENERAL -> this.search.searchGeneral(stream, rows, n, dim, queries, 0, count, k, sink);
+			}
+			stream.synchronize();
+			downloads.forEach(java.util.concurrent.CompletableFuture::join);
+			collect.forEach(Runnable::run);
+		}
+		float[] scores = new float[count * k];
+		int[] slots = new int[count * k];
+		for (int q = 0; q < count; q++) {
+			java.util.List<long[]> list = candidates.get(q);
+			list.sort((a, b) -> KnnKernels.better(Float.intBitsToFloat((int) a[0]), (int) a[1],
+					Float.intBitsToFloat((int) b[0]), (int) b[1]) ? -1 : (a[1] == b[1] ? 0 : 1));
+			for (int r = 0; r < k; r++) {
+				scores[q * k + r] = Float.intBitsToFloat((int) list.get(r)[0]);
+				slots[q * k + r] = (int) list.get(r)[1];
+			}
+		}
+		return new Result(scores, slots);
+	}
+
+	@Override
+	public void close() {
+		this.context.close();
+	}
+
+}
