@@ -203,8 +203,9 @@ final class HostBlocks<C> {
 		C chunk = this.allocator.allocate(chunkSize);
 		this.chunks.add(chunk);
 		this.bytes += chunkSize;
-		for (int offset = 0; offset + size <= chunkSize; offset += size) {
-			list.push(new Block<>(chunk, offset, size));
+		// A long: for the 1 GiB class an int offset + size passes Integer.MAX_VALUE and wraps, and the loop never ends.
+		for (long offset = 0; offset + size <= chunkSize; offset += size) {
+			list.push(new Block<>(chunk, (int) offset, size));
 			this.blocks++;
 		}
 	}

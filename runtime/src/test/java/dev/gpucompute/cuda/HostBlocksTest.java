@@ -2,7 +2,9 @@ package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -103,6 +105,19 @@ class HostBlocksTest {
 		this.blocks.release(image);
 		assertThat(this.blocks.acquire(150_000)).isSameAs(image);
 		assertThat(this.blocks.stats().lent()).isEqualTo(130);
+	}
+
+	@Test
+	void theLargestClassIsOneBlockAtTheStartOfItsOwnChunk() {
+		// A module image of 512 MiB to 1 GiB. The carving loop's int offset used to wrap past 2^31 there,
+		// pushing blocks at negative offsets forever under the lock: start-up hung until the heap ran out.
+		HostBlocks.Block<Integer> image = assertTimeoutPreemptively(Duration.ofSeconds(10),
+				() -> this.blocks.acquire(HostBlocks.MAX_BLOCK));
+		assertThat(image.offset).isZero();
+		assertThat(image.size).isEqualTo(HostBlocks.MAX_BLOCK);
+		assertThat(this.blocks.stats()).isEqualTo(new HostBlocks.Stats(1, HostBlocks.MAX_BLOCK, 1, 1));
+		this.blocks.release(image);
+		assertThat(this.blocks.acquire(HostBlocks.MAX_BLOCK / 2 + 1)).isSameAs(image);
 	}
 
 	@Test
