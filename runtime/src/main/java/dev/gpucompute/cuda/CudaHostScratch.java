@@ -140,11 +140,20 @@ final class CudaHostScratch {
 	}
 
 	/**
-	 * Frees every chunk (backend close, after the device was synchronised).
+	 * Frees every chunk (backend close, after the device was synchronised); chunks with a block still
+	 * lent to a call that raced the close are freed when that call gives it back.
 	 * @return blocks still lent, by calls that raced the close
 	 */
 	int close() {
 		return this.blocks.close();
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} for the launches and loads holding blocks to return them.
+	 * @return blocks still lent
+	 */
+	int awaitReturned(long timeoutNanos) {
+		return this.blocks.awaitReturned(timeoutNanos);
 	}
 
 	HostBlocks.Stats stats() {

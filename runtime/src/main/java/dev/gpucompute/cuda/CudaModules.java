@@ -256,7 +256,8 @@ final class CudaModules {
 
 	/**
 	 * Unloads every module and frees the host memory of launches and loads, without throwing (backend
-	 * close, after the device was synchronised).
+	 * close, after the device was synchronised and {@link #awaitCallsInFlight}); the blocks of calls
+	 * still running are freed when they return.
 	 * @return host blocks still lent by calls that raced the close
 	 */
 	int unloadAll() {
@@ -271,6 +272,16 @@ final class CudaModules {
 			logger.warn("Freeing the host memory of launches and module loads failed", ex);
 			return 0;
 		}
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} for launches with arguments and module loads that are still
+	 * in a driver call (they hold a host block for it) to return: backend close, before it destroys
+	 * what they use.
+	 * @return how many are still running
+	 */
+	int awaitCallsInFlight(long timeoutNanos) {
+		return this.scratch.awaitReturned(timeoutNanos);
 	}
 
 	/** The host memory of launch arguments and module images (diagnostics and tests). */

@@ -15,9 +15,13 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
@@ -33,6 +37,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import dev.gpucompute.Backend;
+import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.Dim3;
@@ -730,6 +735,58 @@ class CudaBackendGpuTest {
 		finally {
 			high.destroy();
 		}
+	}
+
+	/**
+	 * Threads launching with arguments (each launch holds a block of page-locked host memory for its
+	 * driver call) while another thread closes the backend: close waits for the calls in the driver
+	 * and frees no block under one, so the JVM survives, every launcher ends with a success or a
+	 * closed-context error, and no host memory is left once they have stopped.
+	 */
+	@Test
+	void closingWhileOtherThreadsLaunchFreesNoHostMemoryUnderALaunch() throws Exception {
+		CudaDeviceBackend closing = CudaTestSupport.open(null);
+		NativeKernel saxpy = closing.loadKernel(SAXPY_PTX);
+		NativeStream setup = closing.createStream(StreamPriority.NORMAL, "setup");
+		NativeMemory x = closing.allocate(4096, setup);
+		NativeMemory y = closing.allocate(4096, setup);
+		setup.synchronize();
+		AtomicInteger launches = new AtomicInteger();
+		ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+		List<Thread> threads = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			Thread thread = new Thread(() -> {
+				try {
+					NativeStream own = closing.defaultStream(DefaultStreamMode.PER_THREAD);
+					for (;;) {
+						// n = 0: the kernel reads nothing, so buffers freed at close are never touched.
+						closing.launch(saxpy, LaunchConfig.linear(1024, 256), args(0, 2f, x, y), own);
+						launches.incrementAndGet();
+					}
+				}
+				catch (ContextClosedException ex) {
+					// the expected end
+				}
+				catch (Throwable ex) {
+					unexpected.add(ex);
+				}
+			}, "launcher-" + t);
+			threads.add(thread);
+			thread.start();
+		}
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (launches.get() < 10_000 && System.nanoTime() < deadline) {
+			Thread.sleep(1);
+		}
+		closing.close();
+		for (Thread thread : threads) {
+			thread.join(TimeUnit.SECONDS.toMillis(30));
+			assertThat(thread.isAlive()).as("%s stopped", thread.getName()).isFalse();
+		}
+		// A launch that raced the close may fail in the driver (its stream or module went) with a GpuException.
+		assertThat(unexpected).allSatisfy((ex) -> assertThat(ex).isInstanceOf(GpuException.class));
+		assertThat(launches.get()).isPositive();
+		assertThat(closing.hostScratchStats()).as("host blocks after close").contains("chunks=0", "lent=0");
 	}
 
 }
