@@ -172,7 +172,7 @@ final class CudaHostScratch {
 		return view;
 	}
 
-	/** Page-locked chunks; the backend's context is current when they are allocated and freed. */
+	/** Page-locked chunks; the backend's context is made current before they are allocated. */
 	private static final class PinnedChunks implements HostBlocks.Chunks<Chunk> {
 
 		private final CudaDeviceBackend backend;
@@ -183,6 +183,9 @@ final class CudaHostScratch {
 
 		@Override
 		public Chunk allocate(int bytes) {
+			// The caller entered the backend, but it waited for the pool's lock since, which may have moved
+			// a virtual thread to a carrier where this context is not current.
+			this.backend.enterQuietly();
 			HostPointer pointer = new HostPointer();
 			int result = cuMemAllocHost(pointer, bytes);
 			if (result != CudaErrors.SUCCESS) {

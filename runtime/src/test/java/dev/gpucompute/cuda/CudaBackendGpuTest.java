@@ -10,6 +10,7 @@ import static dev.gpucompute.cuda.CudaTestSupport.args;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -20,6 +21,9 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,6 +31,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -787,6 +792,50 @@ class CudaBackendGpuTest {
 		assertThat(unexpected).allSatisfy((ex) -> assertThat(ex).isInstanceOf(GpuException.class));
 		assertThat(launches.get()).isPositive();
 		assertThat(closing.hostScratchStats()).as("host blocks after close").contains("chunks=0", "lent=0");
+	}
+
+	/**
+	 * Virtual threads (Java 21+) allocating, launching with arguments and freeing at once: the
+	 * allocator's and the host blocks' locks sit between a call's entry and its driver call, and a
+	 * virtual thread that waits for one may resume on a carrier where the context is not current; each
+	 * driver call after such a wait makes it current again. Aborted (skipped) before Java 21.
+	 */
+	@Test
+	void virtualThreadsThatWaitForTheBackendsLocksStillCallTheDriverInItsContext() throws Exception {
+		Method factory;
+		try {
+			factory = Executors.class.getMethod("newVirtualThreadPerTaskExecutor");
+		}
+		catch (NoSuchMethodException ex) {
+			Assumptions.abort("no virtual threads before Java 21 (this is Java "
+					+ Runtime.version().feature() + ")");
+			return;
+		}
+		NativeKernel saxpy = backend.loadKernel(SAXPY_PTX);
+		List<Future<?>> done = new ArrayList<>();
+		ExecutorService virtual = (ExecutorService) factory.invoke(null);
+		try {
+			for (int t = 0; t < 256; t++) {
+				done.add(virtual.submit(() -> {
+					for (int i = 0; i < 50; i++) {
+						NativeMemory x = backend.allocate(4096 + 512L * (i % 8), this.stream);
+						NativeMemory y = backend.allocate(4096, this.stream);
+						backend.launch(saxpy, LaunchConfig.linear(1024, 256), args(1024, 2f, x, y), this.stream);
+						backend.free(x, this.stream);
+						backend.free(y, this.stream);
+					}
+					return null;
+				}));
+			}
+			for (Future<?> future : done) {
+				future.get(60, TimeUnit.SECONDS); // a call on a carrier without the context fails with CUDA_ERROR_INVALID_CONTEXT
+			}
+		}
+		finally {
+			virtual.shutdown();
+		}
+		this.stream.synchronize();
+		assertThat(backend.healthProblem()).isNull();
 	}
 
 }
