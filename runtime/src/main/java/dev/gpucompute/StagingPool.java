@@ -95,8 +95,10 @@ final class StagingPool {
 
 	/**
 	 * Frees every cached buffer; later returns are freed at once. When {@code release} is false, work
-	 * abandoned at close may still copy into buffers given back later, so nothing more is freed: the
-	 * memory goes with the process.
+	 * abandoned at close may still copy into any of them, cached ones included (an abandoned copy's
+	 * completion gives its block back before the close, while the device may still run it), so
+	 * nothing is freed: the memory goes with the process. On CUDA {@code cuMemFreeHost} would free it
+	 * under that copy, or wait for a kernel that never ends.
 	 */
 	void close(boolean release) {
 		this.leaveToProcess = !release;
@@ -105,7 +107,7 @@ final class StagingPool {
 			ByteBuffer buffer;
 			while ((buffer = queue.pollFirst()) != null) {
 				this.cachedBytes.addAndGet(-buffer.capacity());
-				this.backend.freeStaging(buffer);
+				release(buffer);
 			}
 		}
 	}

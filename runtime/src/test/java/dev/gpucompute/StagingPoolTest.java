@@ -2,9 +2,14 @@ package dev.gpucompute;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.spi.DeviceBackend;
 
 class StagingPoolTest {
 
@@ -47,6 +52,50 @@ class StagingPoolTest {
 			}
 			assertThat(context.staging().cachedBytes()).isPositive();
 		}
+	}
+
+	/** A backend that only hands out and frees staging buffers, recording the frees. */
+	private static DeviceBackend stagingOnly(List<ByteBuffer> freed) {
+		return (DeviceBackend) Proxy.newProxyInstance(DeviceBackend.class.getClassLoader(),
+				new Class<?>[] { DeviceBackend.class }, (proxy, method, args) -> switch (method.getName()) {
+					case "allocateStaging" -> ByteBuffer.allocateDirect((int) (long) args[0]);
+					case "freeStaging" -> {
+						freed.add((ByteBuffer) args[0]);
+						yield null;
+					}
+					case "toString" -> "staging-only backend";
+					default -> throw new UnsupportedOperationException(method.getName());
+				});
+	}
+
+	@Test
+	void aCloseThatReleasesFreesTheCachedBlocksAndLaterReturns() {
+		List<ByteBuffer> freed = new ArrayList<>();
+		StagingPool pool = new StagingPool(stagingOnly(freed), 1 << 20);
+		ByteBuffer cached = pool.take(5000);
+		ByteBuffer lent = pool.take(5000);
+		pool.give(cached);
+		pool.close(true);
+		assertThat(freed).containsExactly(cached);
+		assertThat(pool.cachedBytes()).isZero();
+		pool.give(lent);
+		assertThat(freed).containsExactly(cached, lent);
+	}
+
+	@Test
+	void aCloseAfterAbandonedWorkFreesNothingNotEvenTheCachedBlocks() {
+		// An abandoned copy's completion gives its staging back before the close (as abandoned), while
+		// the device may still copy into it behind a kernel that never ends: on CUDA, cuMemFreeHost
+		// would free it under that copy or wait for the kernel. The memory goes with the process.
+		List<ByteBuffer> freed = new ArrayList<>();
+		StagingPool pool = new StagingPool(stagingOnly(freed), 1 << 20);
+		ByteBuffer givenBackByAnAbandonedCopy = pool.take(5000);
+		ByteBuffer stillWithACopy = pool.take(70_000);
+		pool.give(givenBackByAnAbandonedCopy);
+		pool.close(false);
+		pool.give(stillWithACopy);
+		assertThat(freed).isEmpty();
+		assertThat(pool.cachedBytes()).isZero();
 	}
 
 }

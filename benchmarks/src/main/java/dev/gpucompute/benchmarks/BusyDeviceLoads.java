@@ -121,6 +121,15 @@ final class BusyDeviceLoads {
 		}
 		catch (RuntimeException ex) {
 			System.out.printf(Locale.ROOT, "%-44s failed: %s%n", call, ex.getMessage());
+			// A load that failed while the kernel ran left it running: the next row's "idle" load would
+			// wait for it. Its own failure, if any, is not this row's.
+			try {
+				cuda.makeCurrent();
+				JCudaDriver.cuStreamSynchronize(busy);
+			}
+			catch (RuntimeException ignored) {
+				// the context itself failed: the next row says so
+			}
 		}
 	}
 

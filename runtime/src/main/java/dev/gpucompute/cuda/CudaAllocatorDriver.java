@@ -17,7 +17,9 @@ import jcuda.driver.CUevent_flags;
  * The CUDA side of the {@link CachingAllocator}: stream-ordered {@code cuMemAllocAsync} /
  * {@code cuMemFreeAsync} when {@link AllocatorChoice} allows, else {@code cuMemAlloc} and a
  * {@code cuMemFree} after the stream's work; events without timing for cross-stream reuse. The
- * caller has made the backend's context current.
+ * caller has entered the backend; each call enters it again (a thread-local check on a platform
+ * thread), because the allocator's lock sits between that entry and these calls, and waiting for it
+ * may move a virtual thread to a carrier where the context is not current.
  */
 final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, CUevent, DevicePointer> {
 
@@ -36,6 +38,7 @@ final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, C
 
 	@Override
 	public DevicePointer allocate(long bytes, CudaStream stream) {
+		this.backend.enterQuietly();
 		DevicePointer pointer = new DevicePointer();
 		int result = this.streamOrdered ? cuMemAllocAsync(pointer, bytes, stream.handle) : cuMemAlloc(pointer, bytes);
 		if (result != CudaErrors.SUCCESS) {
@@ -50,6 +53,7 @@ final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, C
 
 	@Override
 	public void free(DevicePointer pointer, long bytes, CudaStream stream) {
+		this.backend.enterQuietly();
 		int result;
 		if (this.streamOrdered) {
 			result = cuMemFreeAsync(pointer, stream.handle);
@@ -73,6 +77,7 @@ final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, C
 
 	@Override
 	public CUevent createEvent() {
+		this.backend.enterQuietly();
 		CUevent event = new CUevent();
 		int result = cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING);
 		if (result != CudaErrors.SUCCESS) {
@@ -83,6 +88,7 @@ final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, C
 
 	@Override
 	public void record(CUevent event, CudaStream stream) {
+		this.backend.enterQuietly();
 		int result = cuEventRecord(event, stream.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.streamFailure(result, "cuEventRecord", stream);
@@ -91,6 +97,7 @@ final class CudaAllocatorDriver implements CachingAllocator.Driver<CudaStream, C
 
 	@Override
 	public void waitFor(CudaStream stream, CUevent event) {
+		this.backend.enterQuietly();
 		int result = cuStreamWaitEvent(stream.handle, event, 0);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.streamFailure(result, "cuStreamWaitEvent", stream);

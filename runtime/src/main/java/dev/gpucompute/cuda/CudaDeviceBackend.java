@@ -15,6 +15,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -60,6 +61,9 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	private static final Logger logger = LoggerFactory.getLogger(CudaDeviceBackend.class);
 
 	private static final AtomicLong IDS = new AtomicLong();
+
+	/** Longest wait at close for launches and loads still in a driver call on other threads. */
+	private static final long RACING_CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the code is compiled for Java 17. */
 	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
@@ -587,14 +591,19 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		}
 		this.completions.close();
 		this.closedFlag = true;
+		// Launches and loads that passed enter() before the flag may still be in a driver call, with a
+		// host block, a stream and a module of this backend: they get a moment to return before any of
+		// that is destroyed (a launch takes microseconds; with none in flight this does not wait).
+		int racing = this.modules.awaitCallsInFlight(RACING_CALLS_WAIT_NANOS);
+		if (racing > 0) {
+			logger.warn("Closing CUDA device {}: {} launches or kernel loads on other threads were still in the driver "
+					+ "after {} ms; their host memory is freed when they return", this.ordinal, racing,
+					TimeUnit.NANOSECONDS.toMillis(RACING_CALLS_WAIT_NANOS));
+		}
 		int[] streamsAndEvents = this.streams.destroyAll();
 		int[] buffers = running ? new int[2] : this.memory.freeAll();
 		if (!running) {
-			int racing = this.modules.unloadAll();
-			if (racing > 0) {
-				logger.warn("Closing CUDA device {}: {} launches or kernel loads were still running on other threads",
-						this.ordinal, racing);
-			}
+			this.modules.unloadAll();
 		}
 		if (streamsAndEvents[0] + streamsAndEvents[1] + buffers[0] + buffers[1] > 0) {
 			logger.warn("Closing CUDA device {}: released {} streams, {} events, {} device buffers and {} staging buffers "

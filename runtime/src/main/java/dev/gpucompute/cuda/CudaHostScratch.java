@@ -140,11 +140,20 @@ final class CudaHostScratch {
 	}
 
 	/**
-	 * Frees every chunk (backend close, after the device was synchronised).
+	 * Frees every chunk (backend close, after the device was synchronised); chunks with a block still
+	 * lent to a call that raced the close are freed when that call gives it back.
 	 * @return blocks still lent, by calls that raced the close
 	 */
 	int close() {
 		return this.blocks.close();
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} for the launches and loads holding blocks to return them.
+	 * @return blocks still lent
+	 */
+	int awaitReturned(long timeoutNanos) {
+		return this.blocks.awaitReturned(timeoutNanos);
 	}
 
 	HostBlocks.Stats stats() {
@@ -163,7 +172,7 @@ final class CudaHostScratch {
 		return view;
 	}
 
-	/** Page-locked chunks; the backend's context is current when they are allocated and freed. */
+	/** Page-locked chunks; the backend's context is made current before they are allocated. */
 	private static final class PinnedChunks implements HostBlocks.Chunks<Chunk> {
 
 		private final CudaDeviceBackend backend;
@@ -174,6 +183,9 @@ final class CudaHostScratch {
 
 		@Override
 		public Chunk allocate(int bytes) {
+			// The caller entered the backend, but it waited for the pool's lock since, which may have moved
+			// a virtual thread to a carrier where this context is not current.
+			this.backend.enterQuietly();
 			HostPointer pointer = new HostPointer();
 			int result = cuMemAllocHost(pointer, bytes);
 			if (result != CudaErrors.SUCCESS) {

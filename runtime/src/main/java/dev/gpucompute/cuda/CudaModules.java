@@ -182,7 +182,6 @@ final class CudaModules {
 		jit.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, errorLog);
 		jit.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, errorLog.length);
 		CUmodule module = new CUmodule();
-		this.backend.enter(); // again: compiling and reading the cache block, which may move a virtual thread to another carrier
 		// A native copy with a terminating NUL (PTX must be NUL-terminated): the driver reads it while it
 		// JIT-compiles or waits for the device, so no Java array is pinned for that long, and the copy
 		// is host memory of this backend, freed at its close rather than by a garbage collection.
@@ -190,6 +189,9 @@ final class CudaModules {
 		int result;
 		long started = System.nanoTime();
 		try {
+			// Again, after the block: compiling, reading the cache and waiting for the block's lock may
+			// each move a virtual thread to another carrier.
+			this.backend.enter();
 			result = cuModuleLoadDataJIT(module, CudaHostScratch.start(data), jit);
 		}
 		finally {
@@ -256,7 +258,8 @@ final class CudaModules {
 
 	/**
 	 * Unloads every module and frees the host memory of launches and loads, without throwing (backend
-	 * close, after the device was synchronised).
+	 * close, after the device was synchronised and {@link #awaitCallsInFlight}); the blocks of calls
+	 * still running are freed when they return.
 	 * @return host blocks still lent by calls that raced the close
 	 */
 	int unloadAll() {
@@ -271,6 +274,16 @@ final class CudaModules {
 			logger.warn("Freeing the host memory of launches and module loads failed", ex);
 			return 0;
 		}
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} for launches with arguments and module loads that are still
+	 * in a driver call (they hold a host block for it) to return: backend close, before it destroys
+	 * what they use.
+	 * @return how many are still running
+	 */
+	int awaitCallsInFlight(long timeoutNanos) {
+		return this.scratch.awaitReturned(timeoutNanos);
 	}
 
 	/** The host memory of launch arguments and module images (diagnostics and tests). */
@@ -294,6 +307,10 @@ final class CudaModules {
 				: this.scratch.arguments(args, this.addresses, kernel.name());
 		int result;
 		try {
+			if (arguments != null) {
+				// Again: taking a block may wait for its lock, which moves a virtual thread to another carrier.
+				this.backend.enterQuietly();
+			}
 			stream.lastKernel = kernel.name();
 			result = cuLaunchKernel(kernel.function, grid.x(), grid.y(), grid.z(), block.x(), block.y(), block.z(), shared,
 					stream.handle, (arguments != null) ? CudaHostScratch.table(arguments) : null, null);

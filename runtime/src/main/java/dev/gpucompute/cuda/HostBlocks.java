@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.gpucompute.ContextClosedException;
 
@@ -26,7 +27,8 @@ import dev.gpucompute.ContextClosedException;
  * usually takes and gives back its block without a lock; the rest are kept under this object's
  * lock.</li>
  * <li><b>Close</b> frees every chunk and reports how many blocks were still lent (a call racing
- * the close); a block returned afterwards is ignored, and nothing is lent after close.</li>
+ * the close); nothing is lent after close. While such a call holds a block, its memory stays: the
+ * last of them to return frees the chunks.</li>
  * </ul>
  * Thread-safe. The lock is taken for blocks of larger classes, when no parked block is at hand,
  * and while the pool grows; the allocator is called under it, the chunks are freed outside it.
@@ -138,43 +140,58 @@ final class HostBlocks<C> {
 	 */
 	Block<C> acquire(int bytes) {
 		int size = classOf(bytes);
-		if (this.closed) {
-			throw closed();
-		}
-		Block<C> block = (size == this.minBlock) ? this.parked.getAndSet(slot(), null) : null;
-		if (block == null) {
-			synchronized (this) {
-				if (this.closed) {
-					throw closed();
-				}
-				ArrayDeque<Block<C>> list = this.free[Integer.numberOfTrailingZeros(size)];
-				if (list.isEmpty() && (size != this.minBlock || !unpark(list))) {
-					grow(size, list);
-				}
-				block = list.pop();
-			}
-		}
+		// Counted before the closed check, and close sets the flag before it reads the count: either
+		// this call sees the close and backs out, or the close sees this call and leaves the memory
+		// to the last block returned. Taking the block first let close free its chunk in between.
 		this.lent.incrementAndGet();
-		return block;
+		try {
+			if (this.closed) {
+				throw closed();
+			}
+			Block<C> block = (size == this.minBlock) ? this.parked.getAndSet(slot(), null) : null;
+			if (block == null) {
+				synchronized (this) {
+					if (this.closed) {
+						throw closed();
+					}
+					ArrayDeque<Block<C>> list = this.free[Integer.numberOfTrailingZeros(size)];
+					if (list.isEmpty() && (size != this.minBlock || !unpark(list))) {
+						grow(size, list);
+					}
+					block = list.pop();
+				}
+			}
+			return block;
+		}
+		catch (RuntimeException | Error ex) {
+			returned();
+			throw ex;
+		}
 	}
 
-	/** Takes a block back for reuse; after {@link #close()} (its chunk freed already) it is dropped. */
+	/**
+	 * Takes a block back for reuse. After {@link #close()} it is dropped, and the last block lent
+	 * at close frees the memory that close left to it.
+	 */
 	void release(Block<C> block) {
-		this.lent.decrementAndGet();
-		if (block.size == this.minBlock) {
-			int slot = slot();
-			if (this.parked.compareAndSet(slot, null, block)) {
-				if (this.closed) {
-					// Parked after close emptied the slots: forget it again, its chunk is gone.
-					this.parked.compareAndSet(slot, block, null);
+		if (!this.closed) {
+			if (block.size != this.minBlock || !this.parked.compareAndSet(slot(), null, block)) {
+				synchronized (this) {
+					if (!this.closed) {
+						this.free[Integer.numberOfTrailingZeros(block.size)].push(block);
+					}
 				}
-				return;
 			}
+			// A block parked just after close emptied the slots stays there unused: acquire checks the
+			// flag before it looks at the slots.
 		}
-		synchronized (this) {
-			if (!this.closed) {
-				this.free[Integer.numberOfTrailingZeros(block.size)].push(block);
-			}
+		returned();
+	}
+
+	/** A loan ended (or an acquire backed out): after close, the last one frees the chunks. */
+	private void returned() {
+		if (this.lent.decrementAndGet() == 0 && this.closed) {
+			freeChunks(); // failures ignored: the call that raced the close has its own outcome
 		}
 	}
 
@@ -203,19 +220,20 @@ final class HostBlocks<C> {
 		C chunk = this.allocator.allocate(chunkSize);
 		this.chunks.add(chunk);
 		this.bytes += chunkSize;
-		for (int offset = 0; offset + size <= chunkSize; offset += size) {
-			list.push(new Block<>(chunk, offset, size));
+		// A long: for the 1 GiB class an int offset + size passes Integer.MAX_VALUE and wraps, and the loop never ends.
+		for (long offset = 0; offset + size <= chunkSize; offset += size) {
+			list.push(new Block<>(chunk, (int) offset, size));
 			this.blocks++;
 		}
 	}
 
 	/**
-	 * Frees every chunk. Idempotent.
+	 * Frees every chunk, or, when calls that raced the close still hold blocks, leaves that to the
+	 * last of them to return: memory a borrower still writes, or a driver call still reads, is never
+	 * freed under it. Nothing is lent afterwards. Idempotent.
 	 * @return how many blocks were lent at that moment (their calls raced the close)
 	 */
 	int close() {
-		List<C> release;
-		int stillLent;
 		synchronized (this) {
 			if (this.closed) {
 				return 0;
@@ -227,10 +245,38 @@ final class HostBlocks<C> {
 			for (ArrayDeque<Block<C>> list : this.free) {
 				list.clear();
 			}
+		}
+		int stillLent = this.lent.get();
+		if (stillLent == 0) {
+			RuntimeException failure = freeChunks();
+			if (failure != null) {
+				throw failure;
+			}
+		}
+		return stillLent;
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} until no block is lent, polling: for an owner that closes
+	 * while calls may still be on their way through it.
+	 * @return blocks still lent at the end
+	 */
+	int awaitReturned(long timeoutNanos) {
+		long deadline = System.nanoTime() + timeoutNanos;
+		int lentNow;
+		while ((lentNow = this.lent.get()) > 0 && deadline - System.nanoTime() > 0) {
+			LockSupport.parkNanos(100_000);
+		}
+		return lentNow;
+	}
+
+	/** Frees the chunks held, once (close and the last return may both get here); the first failure. */
+	private RuntimeException freeChunks() {
+		List<C> release;
+		synchronized (this) {
 			release = new ArrayList<>(this.chunks);
 			this.chunks.clear();
 			this.bytes = 0;
-			stillLent = this.lent.get();
 		}
 		RuntimeException failure = null;
 		for (C chunk : release) {
@@ -243,10 +289,7 @@ final class HostBlocks<C> {
 				}
 			}
 		}
-		if (failure != null) {
-			throw failure;
-		}
-		return stillLent;
+		return failure;
 	}
 
 	synchronized Stats stats() {

@@ -2,7 +2,9 @@ package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -14,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 
@@ -106,6 +109,19 @@ class HostBlocksTest {
 	}
 
 	@Test
+	void theLargestClassIsOneBlockAtTheStartOfItsOwnChunk() {
+		// A module image of 512 MiB to 1 GiB. The carving loop's int offset used to wrap past 2^31 there,
+		// pushing blocks at negative offsets forever under the lock: start-up hung until the heap ran out.
+		HostBlocks.Block<Integer> image = assertTimeoutPreemptively(Duration.ofSeconds(10),
+				() -> this.blocks.acquire(HostBlocks.MAX_BLOCK));
+		assertThat(image.offset).isZero();
+		assertThat(image.size).isEqualTo(HostBlocks.MAX_BLOCK);
+		assertThat(this.blocks.stats()).isEqualTo(new HostBlocks.Stats(1, HostBlocks.MAX_BLOCK, 1, 1));
+		this.blocks.release(image);
+		assertThat(this.blocks.acquire(HostBlocks.MAX_BLOCK / 2 + 1)).isSameAs(image);
+	}
+
+	@Test
 	void memoryGrowsWithCallsInFlightNotWithThreadsThatEverMadeOne() throws Exception {
 		// 200 short-lived threads, 8 at a time, each making launches: the blocks of finished threads are reused.
 		ExecutorService pool = Executors.newFixedThreadPool(8, (runnable) -> new Thread(runnable));
@@ -154,7 +170,7 @@ class HostBlocksTest {
 	}
 
 	@Test
-	void closeFreesEveryChunkOnceAndTellsOfBlocksStillLent() throws Exception {
+	void closeFreesEveryChunkOnce() throws Exception {
 		CountDownLatch used = new CountDownLatch(4);
 		List<Thread> threads = new ArrayList<>();
 		for (int t = 0; t < 4; t++) {
@@ -170,16 +186,97 @@ class HostBlocksTest {
 		for (Thread thread : threads) {
 			thread.join();
 		}
-		HostBlocks.Block<Integer> racing = this.blocks.acquire(2_000_000); // a call still running at close
-		assertThat(this.blocks.close()).isEqualTo(1);
+		assertThat(this.blocks.close()).isZero();
 		assertThat(this.chunks.live).as("chunks not freed").isEmpty();
 		assertThat(this.chunks.calls.stream().filter((call) -> call.startsWith("free"))).hasSize(this.chunks.ids.get());
 		assertThat(this.blocks.stats().bytes()).isZero();
-		this.blocks.release(racing); // its chunk is gone: dropped, not reused
 		assertThat(this.blocks.close()).isZero();
 		assertThatThrownBy(() -> this.blocks.acquire(100)).isInstanceOf(ContextClosedException.class)
 			.hasMessageContaining("freed at close");
 		assertThatThrownBy(() -> this.blocks.acquire(5000)).isInstanceOf(ContextClosedException.class);
+	}
+
+	@Test
+	void aBlockStillLentAtCloseKeepsTheMemoryUntilItIsReturned() {
+		HostBlocks.Block<Integer> parked = this.blocks.acquire(100);
+		this.blocks.release(parked);
+		HostBlocks.Block<Integer> racing = this.blocks.acquire(2_000_000); // a launch or load still in the driver
+		assertThat(this.blocks.close()).as("blocks lent at close").isEqualTo(1);
+		assertThat(this.chunks.live).as("freed under the call that still uses a block").containsExactlyInAnyOrder(1, 2);
+		assertThatThrownBy(() -> this.blocks.acquire(100)).isInstanceOf(ContextClosedException.class);
+		assertThat(this.blocks.stats().lent()).as("a refused acquire counts as returned").isEqualTo(1);
+		assertThat(this.chunks.live).isNotEmpty();
+		this.blocks.release(racing);
+		assertThat(this.chunks.live).as("freed by the last return").isEmpty();
+		assertThat(this.chunks.calls).containsExactly("allocate 65536", "allocate 2097152", "free 1", "free 2");
+		assertThat(this.blocks.close()).isZero();
+		assertThat(this.chunks.calls).hasSize(4);
+	}
+
+	@Test
+	void awaitReturnedWaitsForCallsInFlightAndGivesUpAtItsTimeout() throws Exception {
+		HostBlocks.Block<Integer> held = this.blocks.acquire(100);
+		long started = System.nanoTime();
+		assertThat(this.blocks.awaitReturned(TimeUnit.MILLISECONDS.toNanos(50))).isEqualTo(1);
+		assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(50));
+		Thread returning = new Thread(() -> {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+			this.blocks.release(held);
+		});
+		returning.start();
+		assertThat(this.blocks.awaitReturned(TimeUnit.SECONDS.toNanos(30))).isZero();
+		returning.join();
+		assertThat(this.blocks.awaitReturned(0)).isZero();
+	}
+
+	@Test
+	void closeRacingBorrowersNeverFreesAChunkUnderOne() throws Exception {
+		// Borrowers write into their block while close runs: a chunk freed under a block in use is a
+		// crash on CUDA (packing into unmapped page-locked memory, or the driver reading the argument table).
+		for (int round = 0; round < 20; round++) {
+			FakeChunks fake = new FakeChunks();
+			HostBlocks<Integer> pool = new HostBlocks<>(fake, 512, 4096, 4);
+			AtomicInteger freedUnderABorrower = new AtomicInteger();
+			AtomicInteger loans = new AtomicInteger();
+			CountDownLatch running = new CountDownLatch(4);
+			List<Thread> borrowers = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				int size = (t % 2 == 0) ? 64 : 3000;
+				Thread borrower = new Thread(() -> {
+					running.countDown();
+					try {
+						for (;;) {
+							HostBlocks.Block<Integer> block = pool.acquire(size);
+							loans.incrementAndGet();
+							for (int i = 0; i < 3; i++) {
+								if (!fake.live.contains(block.chunk)) {
+									freedUnderABorrower.incrementAndGet();
+								}
+								Thread.yield();
+							}
+							pool.release(block);
+						}
+					}
+					catch (ContextClosedException ex) {
+						// the end of this borrower
+					}
+				});
+				borrowers.add(borrower);
+				borrower.start();
+			}
+			assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+			while (loans.get() < 200) {
+				Thread.onSpinWait();
+			}
+			pool.close();
+			for (Thread borrower : borrowers) {
+				borrower.join(TimeUnit.SECONDS.toMillis(10));
+				assertThat(borrower.isAlive()).isFalse();
+			}
+			assertThat(freedUnderABorrower).as("round %d: chunk freed while a borrower held a block of it", round).hasValue(0);
+			assertThat(fake.live).as("round %d: chunks left after every borrower returned", round).isEmpty();
+			assertThat(pool.stats().lent()).isZero();
+		}
 	}
 
 }
