@@ -99,10 +99,10 @@ printf 'runtime/classes\n' > "$payload/benchmarks/siblings"
 : > "$payload/runtime/siblings"
 repack "$root/benchmarks/target/gpu-check-junit/junit-platform-console-standalone.jar" "$payload/junit-console.jar"
 
-# The Java runtime: the modules the steps load, uncompressed (xz compresses the payload as a whole better
+# The Java runtime: the modules the steps load (the Vector API for the CPU backend's SIMD scoring), uncompressed (xz compresses the payload as a whole better
 # than jlink's per-resource zip), the JVM's symbol table stripped.
 jdk=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
-"$jdk/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.desktop,java.sql,java.xml,java.net.http,java.instrument,java.security.jgss,jdk.unsupported,jdk.management,jdk.crypto.ec,jdk.zipfs \
+"$jdk/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.desktop,java.sql,java.xml,java.net.http,java.instrument,java.security.jgss,jdk.unsupported,jdk.management,jdk.crypto.ec,jdk.zipfs,jdk.incubator.vector \
 	--strip-debug --no-man-pages --no-header-files --compress=0 --output "$payload/jre"
 if command -v strip > /dev/null; then
 	strip --strip-unneeded "$payload/jre/lib/server/libjvm.so"
