@@ -125,7 +125,7 @@ public final class GpuContext implements AutoCloseable {
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
-				builder.leakDetectionThreshold);
+				builder.leakDetectionThreshold, builder.priorityLimits);
 		this.launcher = new ContextLauncher(this);
 		failures.launcher = this.launcher;
 		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
@@ -669,7 +669,16 @@ public final class GpuContext implements AutoCloseable {
 
 		private boolean cpuMemoryBudgetSet;
 
+		/** Per priority (by ordinal): most streams leased at once; unlimited (the pool's maximum) by default. */
+		private int[] priorityLimits = unlimited();
+
 		private Builder() {
+		}
+
+		private static int[] unlimited() {
+			int[] limits = new int[StreamPriority.values().length];
+			java.util.Arrays.fill(limits, MAX_STREAMS);
+			return limits;
 		}
 
 		/** A builder with the same settings, for opening one context per device. */
@@ -695,6 +704,7 @@ public final class GpuContext implements AutoCloseable {
 			copy.stagingCacheBytes = this.stagingCacheBytes;
 			copy.utilizationWindow = this.utilizationWindow;
 			copy.cpuDevices = this.cpuDevices;
+			copy.priorityLimits = this.priorityLimits.clone();
 			return copy;
 		}
 
@@ -743,6 +753,19 @@ public final class GpuContext implements AutoCloseable {
 		/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
 		public Builder maxSize(int maxSize) {
 			this.maxSize = Checks.within(maxSize, 1, MAX_STREAMS, "maxSize");
+			return this;
+		}
+
+		/**
+		 * Most pooled streams leased at once at {@code priority}, 1 to {@value GpuContext#MAX_STREAMS}
+		 * (default: no limit but the pool's maximum): a limit on {@link StreamPriority#NORMAL} keeps
+		 * streams free for {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool.
+		 * Callers beyond the limit wait like callers of a full pool (see {@link StreamPool}).
+		 */
+		public Builder priorityLimit(StreamPriority priority, int limit) {
+			Objects.requireNonNull(priority, "priority");
+			this.priorityLimits[priority.ordinal()] = Checks.within(limit, 1, MAX_STREAMS,
+					"priorityLimit(" + priority + ")");
 			return this;
 		}
 
