@@ -1,0 +1,1078 @@
+package dev.gpucompute;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
+ * leased stream. Callers {@link #submit(Object)} items and get a {@link CompletableFuture} of their
+ * own result; items with the same batch key are grouped, and a {@link BatchHandler} runs each batch
+ * and returns one result (or failure) per item.
+ *
+ * <p><b>Continuous batching.</b> The batcher has {@code maxConcurrentBatches} dispatch threads. An
+ * item that arrives while no batch of this batcher is running is dispatched at once (no added
+ * latency when idle). While batches run, items accumulate; a free dispatcher forms the next batch
+ * when a key has {@code maxBatchSize} items, when the oldest item has waited {@code maxQueueDelay},
+ * or as soon as no batch runs any more. The batch is taken from the queue only once its stream is
+ * leased, so everything that arrived while the dispatcher waited for a stream joins it. Batches are
+ * formed oldest key first; within a key, items keep their order.
+ *
+ * <p><b>Back-pressure, deadlines, cancellation.</b> At most {@code maxQueued} items wait; beyond,
+ * {@code submit} throws {@link BatchQueueFullException} at once, with a retry-after hint. An item
+ * whose deadline ({@code timeout}, or a shorter one given to {@link #submit(Object, Duration)})
+ * passes in the queue completes with {@link BatchTimeoutException} and is never run. A future
+ * cancelled (or completed) by its caller before dispatch is dropped from the queue.
+ *
+ * <p><b>Failures.</b> A handler that throws, or a kernel failure reported while the batch runs or
+ * when the batcher waits for the batch's stream after the handler, fails that batch's items and no
+ * others; {@link Batch#fail(int, Throwable)} fails single items. The stream goes back to the pool
+ * clean (the runtime's failure rules), so the next batch is not affected.
+ *
+ * <p><b>Close.</b> {@link #close()} stops accepting items, lets queued items be dispatched within
+ * the drain timeout and then completes whatever is still queued or running exceptionally with a
+ * {@link ContextClosedException} that says it was abandoned at close: no future is left incomplete.
+ * A batcher belongs to its {@link GpuContext}, which closes it (within the context's drain timeout)
+ * before it stops its stream pool, also through {@link GpuContext#drain(Duration)} and
+ * {@link GpuDevices#close()}.
+ *
+ * <p>Thread-safe. Futures complete on the batcher's threads (or the context's completion threads
+ * for timeouts, or the closing thread when abandoned): dependent stages that do more than hand the
+ * result over should use the {@code *Async} variants. The batcher owns its threads; the caller owns
+ * the batcher and closes it (or leaves it to the context's close).
+ *
+ * @param <I> item type
+ * @param <O> result type
+ */
+public final class GpuBatcher<I, O> implements AutoCloseable {
+
+	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
+
+	/** The key of items whose key function gave {@code null}. */
+	private static final Object NULL_KEY = new Object();
+
+	/** No deadline. */
+	private static final long NONE = Long.MAX_VALUE;
+
+	/** Weight of the newest batch in the average cost per item (for the retry-after hint). */
+	private static final double COST_ALPHA = 0.2;
+
+	/** Most items per batch ({@code maxBatchSize}). */
+	public static final int MAX_BATCH_SIZE = 1 << 16;
+
+	/** Most items a queue may hold ({@code maxQueued}). */
+	public static final int MAX_QUEUED = 1 << 24;
+
+	private enum State {
+
+		OPEN, SHUTDOWN
+
+	}
+
+	private final GpuContext context;
+
+	private final String name;
+
+	private final BatchHandler<I, O> handler;
+
+	private final Function<? super I, ?> keyOf;
+
+	private final int maxBatchSize;
+
+	private final long maxDelayNanos;
+
+	private final int maxQueued;
+
+	private final StreamPriority priority;
+
+	private final long timeoutNanos;
+
+	private final int concurrency;
+
+	private final Duration acquireTimeout;
+
+	private final Duration drainTimeout;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Idle dispatchers wait here for a batch to become ready. */
+	private final Condition work = this.lock.newCondition();
+
+	/** {@link #awaitTermination} waits here. */
+	private final Condition finished = this.lock.newCondition();
+
+	// Everything below is guarded by lock.
+
+	/** Queued items by key; a key is present only while it has items. */
+	private final Map<Object, ArrayDeque<Item>> queues = new LinkedHashMap<>();
+
+	/** Items of the batches being run, to abandon at close. */
+	private final Set<List<Item>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+	private State state = State.OPEN;
+
+	private int queued;
+
+	/** Dispatchers that reserved a batch: leasing its stream or running it. */
+	private int inFlight;
+
+	private int idleDispatchers;
+
+	private int liveDispatchers;
+
+	private long nextSweep = NONE;
+
+	private ScheduledFuture<?> sweep;
+
+	private long submitted;
+
+	private long rejected;
+
+	private long expired;
+
+	private long cancelled;
+
+	private long abandoned;
+
+	private long batches;
+
+	private long dispatched;
+
+	private long succeeded;
+
+	private long failed;
+
+	/** Recent device-and-handler time per item, nanoseconds; 0 before the first batch. */
+	private double costPerItem;
+
+	private GpuBatcher(Builder<I, O> builder) {
+		this.context = builder.context;
+		this.name = builder.name;
+		this.handler = builder.handler;
+		this.keyOf = builder.keyOf;
+		this.maxBatchSize = builder.maxBatchSize;
+		this.maxDelayNanos = builder.maxQueueDelay.toNanos();
+		this.maxQueued = builder.maxQueued;
+		this.priority = builder.priority;
+		this.timeoutNanos = builder.timeout.isZero() ? NONE : builder.timeout.toNanos();
+		this.concurrency = builder.maxConcurrentBatches;
+		this.acquireTimeout = (builder.acquireTimeout != null) ? builder.acquireTimeout
+				: this.context.streams().acquireTimeout();
+		this.drainTimeout = (builder.drainTimeout != null) ? builder.drainTimeout : this.context.drainTimeout();
+	}
+
+	/**
+	 * A builder of a batcher on {@code context}'s stream pool, running batches with {@code handler}.
+	 * @param context the context whose streams the batches run on; it closes the batcher at the latest
+	 * when it closes
+	 * @param handler runs one batch; called on the batcher's threads
+	 */
+	public static <I, O> Builder<I, O> builder(GpuContext context, BatchHandler<I, O> handler) {
+		return new Builder<>(context, handler);
+	}
+
+	// ---- submitting ---------------------------------------------------------------------------
+
+	/**
+	 * Queues an item for the next batch of its key.
+	 * @return the item's result, or its failure: the batch's ({@link BatchHandler} threw, a kernel
+	 * failed), its own ({@link Batch#fail}), {@link BatchTimeoutException} when its deadline passed
+	 * in the queue, or {@link ContextClosedException} when it was abandoned at close
+	 * @throws BatchQueueFullException when {@code maxQueued} items wait already (nothing is queued)
+	 * @throws ContextClosedException when the batcher is closed or closing
+	 * @throws NullPointerException when {@code item} is null
+	 */
+	public CompletableFuture<O> submit(I item) {
+		return enqueue(item, this.timeoutNanos);
+	}
+
+	/**
+	 * Queues an item with a deadline of its own: it times out after {@code timeout} in the queue, or
+	 * after the batcher's {@code timeout} if that is shorter (an item may shorten the batcher's
+	 * deadline, never extend it, as Triton's queue policy allows).
+	 * @throws IllegalArgumentException when {@code timeout} is zero, negative or beyond 292 years
+	 * @see #submit(Object)
+	 */
+	public CompletableFuture<O> submit(I item, Duration timeout) {
+		long nanos = Checks.nanos(timeout, "timeout");
+		if (nanos == 0) {
+			throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+		}
+		return enqueue(item, Math.min(nanos, this.timeoutNanos));
+	}
+
+	private CompletableFuture<O> enqueue(I value, long timeout) {
+		Objects.requireNonNull(value, "item");
+		Object key = this.keyOf.apply(value);
+		long now = System.nanoTime();
+		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
+		Item item = new Item(value, (key != null) ? key : NULL_KEY, now, deadline);
+		this.lock.lock();
+		try {
+			if (this.state != State.OPEN) {
+				throw closedError();
+			}
+			if (this.queued >= this.maxQueued) {
+				this.rejected++;
+				throw new BatchQueueFullException(this.name, this.maxQueued, retryAfter());
+			}
+			ArrayDeque<Item> queue = this.queues.computeIfAbsent(item.key, (k) -> new ArrayDeque<>());
+			boolean wasEmpty = this.queued == 0;
+			queue.addLast(item);
+			this.queued++;
+			this.submitted++;
+			// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
+			// queue was empty, nothing runs, or its key now fills a batch.
+			if (this.idleDispatchers > 0 && (wasEmpty || this.inFlight == 0 || queue.size() >= this.maxBatchSize)) {
+				this.work.signal();
+			}
+			if (deadline != NONE) {
+				scheduleSweep(deadline);
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		return item.future;
+	}
+
+	/** Queue time the queued items need at the recent rate, for {@link BatchQueueFullException}; lock held. */
+	private Duration retryAfter() {
+		if (this.costPerItem <= 0) {
+			return Duration.ofSeconds(1);
+		}
+		double nanos = this.queued * this.costPerItem / this.concurrency;
+		return Duration.ofNanos((long) Math.min(Math.max(nanos, 1e6), 60e9));
+	}
+
+	private ContextClosedException closedError() {
+		return new ContextClosedException("Batcher '" + this.name + "' is closed" + (this.context.isClosed()
+				? " (its GPU context is closing or closed)" : ""));
+	}
+
+	// ---- dispatching --------------------------------------------------------------------------
+
+	private void start() {
+		for (int i = 1; i <= this.concurrency; i++) {
+			Thread thread = new Thread(this::dispatchLoop,
+					"gpu-" + this.context.id() + "-batch-" + this.name + "-" + i);
+			thread.setDaemon(true);
+			this.lock.lock();
+			try {
+				this.liveDispatchers++;
+			}
+			finally {
+				this.lock.unlock();
+			}
+			thread.start();
+		}
+	}
+
+	private void dispatchLoop() {
+		try {
+			while (reserve()) {
+				runOne();
+			}
+		}
+		finally {
+			this.lock.lock();
+			try {
+				this.liveDispatchers--;
+				this.finished.signalAll();
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+	}
+
+	/**
+	 * Waits until a batch is ready and reserves it for this dispatcher; false when the batcher is
+	 * shut down and its queue is empty.
+	 */
+	private boolean reserve() {
+		this.lock.lock();
+		try {
+			this.idleDispatchers++;
+			try {
+				while (true) {
+					if (this.queued == 0) {
+						if (this.state != State.OPEN) {
+							return false;
+						}
+						this.work.awaitUninterruptibly();
+						continue;
+					}
+					long wait = nanosUntilReady(System.nanoTime());
+					if (wait <= 0) {
+						break;
+					}
+					this.work.awaitNanos(wait);
+				}
+			}
+			catch (InterruptedException ex) {
+				// Dispatchers are never interrupted by the batcher; someone else did: stop this one.
+				Thread.currentThread().interrupt();
+				return false;
+			}
+			finally {
+				this.idleDispatchers--;
+			}
+			this.inFlight++;
+			return true;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * How long until a batch may be formed, with items queued and the lock held: now when nothing runs,
+	 * when closing, when a key has a full batch or when the oldest item has waited the maximum delay.
+	 */
+	private long nanosUntilReady(long now) {
+		if (this.inFlight == 0 || this.state != State.OPEN || this.maxDelayNanos == 0) {
+			return 0;
+		}
+		long oldest = Long.MAX_VALUE;
+		for (ArrayDeque<Item> queue : this.queues.values()) {
+			if (queue.size() >= this.maxBatchSize) {
+				return 0;
+			}
+			oldest = Math.min(oldest, queue.peekFirst().enqueuedAt);
+		}
+		return oldest + this.maxDelayNanos - now;
+	}
+
+	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
+	private void runOne() {
+		StreamLease lease = null;
+		RuntimeException noStream = null;
+		try {
+			lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
+		}
+		catch (RuntimeException ex) {
+			noStream = ex;
+		}
+		List<Item> batch;
+		List<Item> dropped = new ArrayList<>();
+		long start = System.nanoTime();
+		this.lock.lock();
+		try {
+			batch = take(start, dropped);
+			if (!batch.isEmpty()) {
+				this.running.add(batch);
+				this.batches++;
+				this.dispatched += batch.size();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		expire(dropped, start);
+		if (batch.isEmpty()) {
+			if (lease != null) {
+				lease.close();
+			}
+			finish(batch);
+			return;
+		}
+		GpuListener listener = this.context.listener();
+		listener.batchDispatched(this.name, batch.size());
+		for (Item item : batch) {
+			listener.batchItemWaited(this.name, start - item.enqueuedAt);
+		}
+		int succeededNow = 0;
+		int failedNow = 0;
+		if (lease == null) {
+			failedNow = completeAll(batch, noStream);
+		}
+		else {
+			int[] outcome = run(batch, lease);
+			succeededNow = outcome[0];
+			failedNow = outcome[1];
+		}
+		long elapsed = System.nanoTime() - start;
+		this.lock.lock();
+		try {
+			this.succeeded += succeededNow;
+			this.failed += failedNow;
+			double cost = (double) elapsed / batch.size();
+			this.costPerItem = (this.costPerItem == 0) ? cost : this.costPerItem + COST_ALPHA * (cost - this.costPerItem);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		finish(batch);
+	}
+
+	/** Ends a reservation: the batch no longer runs, and a waiting dispatcher may now be ready. */
+	private void finish(List<Item> batch) {
+		this.lock.lock();
+		try {
+			this.running.remove(batch);
+			this.inFlight--;
+			if (this.queued > 0 && this.idleDispatchers > 0) {
+				this.work.signal();
+			}
+			this.finished.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Takes the next batch, with the lock held: up to {@code maxBatchSize} items of the key whose
+	 * oldest item is the oldest. Items whose future is done already are dropped; expired ones go to
+	 * {@code expiredItems}.
+	 */
+	private List<Item> take(long now, List<Item> expiredItems) {
+		List<Item> batch = new ArrayList<>();
+		while (batch.isEmpty() && this.queued > 0) {
+			Map.Entry<Object, ArrayDeque<Item>> oldest = null;
+			for (Map.Entry<Object, ArrayDeque<Item>> entry : this.queues.entrySet()) {
+				if (oldest == null || entry.getValue().peekFirst().enqueuedAt < oldest.getValue().peekFirst().enqueuedAt) {
+					oldest = entry;
+				}
+			}
+			ArrayDeque<Item> queue = oldest.getValue();
+			Item item;
+			while (batch.size() < this.maxBatchSize && (item = queue.pollFirst()) != null) {
+				this.queued--;
+				item.queued = false;
+				if (item.future.isDone()) {
+					this.cancelled++;
+				}
+				else if (item.deadline <= now) {
+					this.expired++;
+					expiredItems.add(item);
+				}
+				else {
+					batch.add(item);
+				}
+			}
+			if (queue.isEmpty()) {
+				this.queues.remove(oldest.getKey());
+			}
+		}
+		return batch;
+	}
+
+	/**
+	 * Runs the handler on the leased stream, waits for the stream's work and returns the lease, then
+	 * completes the items.
+	 * @return items completed with a result, items completed with a failure
+	 */
+	private int[] run(List<Item> items, StreamLease lease) {
+		List<I> values = new ArrayList<>(items.size());
+		for (Item item : items) {
+			values.add(item.value);
+		}
+		Object key = (items.get(0).key == NULL_KEY) ? null : items.get(0).key;
+		Batch<I> batch = new Batch<>(this.name, key, Collections.unmodifiableList(values), lease.stream());
+		List<? extends O> results = null;
+		Throwable failure = null;
+		try {
+			try (StreamScope scope = this.context.launcher().useStream(lease.stream())) {
+				results = this.handler.handle(batch);
+			}
+			catch (Throwable ex) {
+				failure = ex;
+			}
+			try {
+				// Failures that surface only now still belong to this batch.
+				lease.stream().synchronize();
+			}
+			catch (RuntimeException ex) {
+				failure = combine(failure, ex);
+			}
+		}
+		finally {
+			lease.close();
+		}
+		if (failure == null && (results == null || results.size() != items.size())) {
+			failure = new IllegalStateException("The handler of batcher '" + this.name + "' returned "
+					+ ((results == null) ? "null" : results.size() + " results") + " for a batch of " + items.size()
+					+ " items; it must return one result per item");
+		}
+		if (failure instanceof Error error && !(failure instanceof StackOverflowError)) {
+			log.error("The handler of batcher '{}' failed with an error; its batch of {} items fails with it",
+					this.name, items.size(), error);
+		}
+		int ok = 0;
+		int bad = 0;
+		for (int i = 0; i < items.size(); i++) {
+			Throwable own = batch.failure(i);
+			Throwable outcome = (own != null) ? own : failure;
+			if (outcome != null) {
+				if (items.get(i).future.completeExceptionally(outcome)) {
+					bad++;
+				}
+			}
+			else if (items.get(i).future.complete(results.get(i))) {
+				ok++;
+			}
+		}
+		return new int[] { ok, bad };
+	}
+
+	private static Throwable combine(Throwable first, Throwable second) {
+		if (first == null) {
+			return second;
+		}
+		if (first != second) {
+			first.addSuppressed(second);
+		}
+		return first;
+	}
+
+	private int completeAll(List<Item> items, Throwable failure) {
+		int count = 0;
+		for (Item item : items) {
+			if (item.future.completeExceptionally(failure)) {
+				count++;
+			}
+		}
+		return count;
+	}
+
+	private void expire(List<Item> items, long now) {
+		for (Item item : items) {
+			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
+		}
+	}
+
+	// ---- deadlines ----------------------------------------------------------------------------
+
+	/** Makes sure a sweep runs by {@code deadline}; lock held. */
+	private void scheduleSweep(long deadline) {
+		if (deadline >= this.nextSweep) {
+			return;
+		}
+		if (this.sweep != null) {
+			this.sweep.cancel(false);
+		}
+		this.nextSweep = deadline;
+		try {
+			this.sweep = this.context.housekeeping().schedule(this::sweep, Math.max(0, deadline - System.nanoTime()),
+					TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// The context is closing: dispatchers and the close drop expired items themselves.
+			this.sweep = null;
+			this.nextSweep = NONE;
+		}
+	}
+
+	/**
+	 * Times out the queued items whose deadline passed, so that their callers learn it when it
+	 * happens, not when a dispatcher is next free. Runs on the context's housekeeping thread; the
+	 * futures complete on its completion threads.
+	 */
+	private void sweep() {
+		List<Item> expiredNow = new ArrayList<>();
+		long now = System.nanoTime();
+		this.lock.lock();
+		try {
+			this.sweep = null;
+			this.nextSweep = NONE;
+			long next = NONE;
+			for (Iterator<ArrayDeque<Item>> queues = this.queues.values().iterator(); queues.hasNext();) {
+				ArrayDeque<Item> queue = queues.next();
+				for (Iterator<Item> items = queue.iterator(); items.hasNext();) {
+					Item item = items.next();
+					if (item.deadline <= now) {
+						items.remove();
+						item.queued = false;
+						this.queued--;
+						this.expired++;
+						expiredNow.add(item);
+					}
+					else {
+						next = Math.min(next, item.deadline);
+					}
+				}
+				if (queue.isEmpty()) {
+					queues.remove();
+				}
+			}
+			if (next != NONE) {
+				scheduleSweep(next);
+			}
+			if (!expiredNow.isEmpty()) {
+				this.finished.signalAll();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		if (!expiredNow.isEmpty()) {
+			this.context.execute(() -> expire(expiredNow, now));
+		}
+	}
+
+	/** Drops an item whose caller cancelled its future, if it is still queued. */
+	private void cancelled(Item item) {
+		this.lock.lock();
+		try {
+			if (item.queued) {
+				ArrayDeque<Item> queue = this.queues.get(item.key);
+				queue.remove(item);
+				if (queue.isEmpty()) {
+					this.queues.remove(item.key);
+				}
+				item.queued = false;
+				this.queued--;
+				this.cancelled++;
+				this.finished.signalAll();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	// ---- close ----------------------------------------------------------------------------------
+
+	/**
+	 * Stops accepting items ({@code submit} then throws {@link ContextClosedException}); queued
+	 * items are still dispatched, without waiting for fuller batches. Returns at once. Idempotent.
+	 */
+	public void shutdown() {
+		this.lock.lock();
+		try {
+			if (this.state == State.OPEN) {
+				this.state = State.SHUTDOWN;
+				this.work.signalAll();
+				this.finished.signalAll();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Waits until, after {@link #shutdown()}, no item is queued and no batch runs any more.
+	 * @return whether that happened within {@code timeout}; false at once when not shut down
+	 * (interrupted: returns at once, with the interrupt status kept)
+	 */
+	public boolean awaitTermination(Duration timeout) {
+		long remaining = Checks.nanos(timeout, "timeout");
+		this.lock.lock();
+		try {
+			while (!isTerminatedLocked()) {
+				if (remaining <= 0 || this.state == State.OPEN) {
+					return false;
+				}
+				remaining = this.finished.awaitNanos(remaining);
+			}
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return isTerminatedLocked();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private boolean isTerminatedLocked() {
+		return this.state != State.OPEN && this.queued == 0 && this.inFlight == 0;
+	}
+
+	/**
+	 * Stops accepting items and abandons those not finished: queued items and items of running
+	 * batches complete exceptionally now, with a {@link ContextClosedException} saying they were
+	 * abandoned at close (a running handler goes on, but its results are dropped). Idempotent.
+	 * @return the items abandoned
+	 */
+	public int shutdownNow() {
+		List<Item> queuedItems = new ArrayList<>();
+		List<Item> runningItems = new ArrayList<>();
+		this.lock.lock();
+		try {
+			if (this.state == State.OPEN) {
+				this.state = State.SHUTDOWN;
+			}
+			for (ArrayDeque<Item> queue : this.queues.values()) {
+				for (Item item : queue) {
+					item.queued = false;
+					queuedItems.add(item);
+				}
+			}
+			this.queues.clear();
+			this.queued = 0;
+			for (List<Item> batch : this.running) {
+				runningItems.addAll(batch);
+			}
+			if (this.sweep != null) {
+				this.sweep.cancel(false);
+				this.sweep = null;
+				this.nextSweep = NONE;
+			}
+			this.work.signalAll();
+			this.finished.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+		String what = "Batcher '" + this.name + "' of GPU context #" + this.context.id() + " closed before this item ";
+		int count = abandon(queuedItems, what + "ran: it was abandoned at close, still queued when the drain timeout of "
+				+ this.drainTimeout + " passed");
+		count += abandon(runningItems, what + "finished: it was abandoned at close, its batch still running when the "
+				+ "drain timeout of " + this.drainTimeout + " passed");
+		if (count > 0) {
+			this.lock.lock();
+			try {
+				this.abandoned += count;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+		return count;
+	}
+
+	private int abandon(List<Item> items, String reason) {
+		int count = 0;
+		for (Item item : items) {
+			if (item.future.completeExceptionally(new ContextClosedException(reason))) {
+				count++;
+			}
+		}
+		return count;
+	}
+
+	/**
+	 * Closes the batcher: stops accepting items, waits up to the drain timeout (the context's, unless
+	 * set on the builder) for queued items to be dispatched and running batches to finish, then
+	 * abandons the rest ({@link #shutdownNow()}). Returns with every future complete. Idempotent.
+	 */
+	@Override
+	public void close() {
+		closeAll(List.of(this), this.drainTimeout);
+	}
+
+	/**
+	 * Closes several batchers within one timeout, so that they drain in parallel: all stop accepting
+	 * first, then each is waited for until the common deadline, then what is left is abandoned.
+	 * @return whether every batcher finished its items in time (nothing abandoned)
+	 */
+	public static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
+		long deadline = System.nanoTime() + Checks.nanos(timeout, "timeout");
+		for (GpuBatcher<?, ?> batcher : batchers) {
+			batcher.shutdown();
+		}
+		boolean clean = true;
+		for (GpuBatcher<?, ?> batcher : batchers) {
+			boolean done = batcher.awaitTermination(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+			int abandonedNow = batcher.shutdownNow();
+			batcher.context.unregister(batcher);
+			if (!done || abandonedNow > 0) {
+				clean = false;
+				log.warn("Batcher '{}' did not finish its items within {}: {} abandoned at close", batcher.name, timeout,
+						abandonedNow);
+			}
+		}
+		return clean;
+	}
+
+	/** Whether {@link #shutdown()} (or close) was called. */
+	public boolean isShutdown() {
+		this.lock.lock();
+		try {
+			return this.state != State.OPEN;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	// ---- accessors ------------------------------------------------------------------------------
+
+	/** The batcher's name, unique among the open batchers of its context (the {@code batcher} meter tag). */
+	public String name() {
+		return this.name;
+	}
+
+	public GpuContext context() {
+		return this.context;
+	}
+
+	public int maxBatchSize() {
+		return this.maxBatchSize;
+	}
+
+	public Duration maxQueueDelay() {
+		return Duration.ofNanos(this.maxDelayNanos);
+	}
+
+	public int maxQueued() {
+		return this.maxQueued;
+	}
+
+	public StreamPriority priority() {
+		return this.priority;
+	}
+
+	/** The deadline of an item in the queue; {@link Duration#ZERO} for none. */
+	public Duration timeout() {
+		return (this.timeoutNanos == NONE) ? Duration.ZERO : Duration.ofNanos(this.timeoutNanos);
+	}
+
+	public int maxConcurrentBatches() {
+		return this.concurrency;
+	}
+
+	/** Items waiting now; cheaper than {@link #stats()} for a gauge. */
+	public int queued() {
+		this.lock.lock();
+		try {
+			return this.queued;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** A consistent snapshot of the batcher's figures. */
+	public BatcherStats stats() {
+		this.lock.lock();
+		try {
+			return new BatcherStats(this.name, this.queued, this.inFlight, this.submitted, this.rejected, this.expired,
+					this.cancelled, this.abandoned, this.batches, this.dispatched, this.succeeded, this.failed,
+					this.maxBatchSize, this.maxQueued);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
+	}
+
+	// ---- items ----------------------------------------------------------------------------------
+
+	/** One submitted item and its future. */
+	final class Item {
+
+		final I value;
+
+		final Object key;
+
+		final long enqueuedAt;
+
+		final long deadline;
+
+		final ItemFuture future = new ItemFuture(this);
+
+		/** Whether the item is in a queue; guarded by the batcher's lock. */
+		boolean queued = true;
+
+		Item(I value, Object key, long enqueuedAt, long deadline) {
+			this.value = value;
+			this.key = key;
+			this.enqueuedAt = enqueuedAt;
+			this.deadline = deadline;
+		}
+
+	}
+
+	/** The future handed to the caller: cancelling it drops the item from the queue at once. */
+	final class ItemFuture extends CompletableFuture<O> {
+
+		private final Item item;
+
+		ItemFuture(Item item) {
+			this.item = item;
+		}
+
+		@Override
+		public boolean cancel(boolean mayInterruptIfRunning) {
+			boolean done = super.cancel(mayInterruptIfRunning);
+			if (done) {
+				cancelled(this.item);
+			}
+			return done;
+		}
+
+		/** Dependent stages are plain futures: cancelling one of them cancels nothing here. */
+		@Override
+		public <U> CompletableFuture<U> newIncompleteFuture() {
+			return new CompletableFuture<>();
+		}
+
+	}
+
+	// ---- builder --------------------------------------------------------------------------------
+
+	/**
+	 * Configures and builds a {@link GpuBatcher}. The settings follow Triton Inference Server's dynamic
+	 * batcher: {@code maxBatchSize} (Triton's max_batch_size, and its one preferred batch size),
+	 * {@code maxQueueDelay} (max_queue_delay_microseconds, here applied only while batches run),
+	 * {@code maxQueued} (max_queue_size, but always bounded), {@code timeout} (default_timeout_microseconds
+	 * with the REJECT action; a submit may shorten it), {@code priority} (the stream pool's priority of
+	 * the batches) and {@code maxConcurrentBatches} (the instance count). Not thread-safe; use once.
+	 */
+	public static final class Builder<I, O> {
+
+		private final GpuContext context;
+
+		private final BatchHandler<I, O> handler;
+
+		private String name = "batcher";
+
+		private Function<? super I, ?> keyOf = (item) -> null;
+
+		private int maxBatchSize = 64;
+
+		private Duration maxQueueDelay = Duration.ZERO;
+
+		private int maxQueued = 1024;
+
+		private StreamPriority priority = StreamPriority.NORMAL;
+
+		private Duration timeout = Duration.ZERO;
+
+		private int maxConcurrentBatches = 1;
+
+		private Duration acquireTimeout;
+
+		private Duration drainTimeout;
+
+		private Builder(GpuContext context, BatchHandler<I, O> handler) {
+			this.context = Objects.requireNonNull(context, "context");
+			this.handler = Objects.requireNonNull(handler, "handler");
+		}
+
+		/**
+		 * The name (default {@code batcher}): letters, digits, '-', '_' and '.', 1 to 64 characters,
+		 * unique among the open batchers of the context; it names the threads and tags the meters.
+		 */
+		public Builder<I, O> name(String name) {
+			Objects.requireNonNull(name, "name");
+			if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
+				throw new IllegalArgumentException("A batcher name must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+						+ name + "'");
+			}
+			this.name = name;
+			return this;
+		}
+
+		/**
+		 * The batch key of an item (default: every item has the same key): only items with equal keys
+		 * ({@code equals}/{@code hashCode}) share a batch. Called once per item, on the submitting thread.
+		 */
+		public Builder<I, O> batchKey(Function<? super I, ?> keyOf) {
+			this.keyOf = Objects.requireNonNull(keyOf, "keyOf");
+			return this;
+		}
+
+		/** Most items per batch: 1 to {@value GpuBatcher#MAX_BATCH_SIZE} (default 64). */
+		public Builder<I, O> maxBatchSize(int maxBatchSize) {
+			this.maxBatchSize = Checks.within(maxBatchSize, 1, MAX_BATCH_SIZE, "maxBatchSize");
+			return this;
+		}
+
+		/**
+		 * Longest time an item is held back from a free dispatcher, while other batches of this
+		 * batcher run, in the hope of a fuller batch (default zero: a free dispatcher takes what is
+		 * there). Never applies when no batch runs: then an item is dispatched at once.
+		 */
+		public Builder<I, O> maxQueueDelay(Duration delay) {
+			Checks.nanos(delay, "maxQueueDelay");
+			this.maxQueueDelay = delay;
+			return this;
+		}
+
+		/** Most items waiting; beyond, submit fails at once: 1 to {@value GpuBatcher#MAX_QUEUED} (default 1024). */
+		public Builder<I, O> maxQueued(int maxQueued) {
+			this.maxQueued = Checks.within(maxQueued, 1, MAX_QUEUED, "maxQueued");
+			return this;
+		}
+
+		/** The priority of the batches' stream leases (default {@link StreamPriority#NORMAL}). */
+		public Builder<I, O> priority(StreamPriority priority) {
+			this.priority = Objects.requireNonNull(priority, "priority");
+			return this;
+		}
+
+		/** Longest wait of an item in the queue before it times out; zero (the default) for none. */
+		public Builder<I, O> timeout(Duration timeout) {
+			Checks.nanos(timeout, "timeout");
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Most batches run at once, each on its own stream and dispatch thread (default 1): 1 to the
+		 * pool's maximum size and the priority's limit.
+		 */
+		public Builder<I, O> maxConcurrentBatches(int batches) {
+			this.maxConcurrentBatches = Checks.within(batches, 1, GpuContext.MAX_STREAMS, "maxConcurrentBatches");
+			return this;
+		}
+
+		/**
+		 * Longest wait for a batch's stream lease (default: the pool's acquire timeout); past it the
+		 * batch's items fail with {@link PoolExhaustedException}.
+		 */
+		public Builder<I, O> acquireTimeout(Duration timeout) {
+			Checks.nanos(timeout, "acquireTimeout");
+			this.acquireTimeout = timeout;
+			return this;
+		}
+
+		/** Longest wait at {@link GpuBatcher#close()} for queued and running items (default: the context's drain timeout). */
+		public Builder<I, O> drainTimeout(Duration timeout) {
+			Checks.nanos(timeout, "drainTimeout");
+			this.drainTimeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Builds the batcher, starts its dispatch threads and registers it with its context.
+		 * @throws IllegalArgumentException when {@code maxConcurrentBatches} exceeds what the pool can lease
+		 * at the batcher's priority
+		 * @throws IllegalStateException when an open batcher of the context has the same name
+		 * @throws ContextClosedException when the context is closing or closed
+		 */
+		public GpuBatcher<I, O> build() {
+			int leasable = Math.min(this.context.streams().maxSize(), this.context.streams().priorityLimit(this.priority));
+			if (this.maxConcurrentBatches > leasable) {
+				throw new IllegalArgumentException("maxConcurrentBatches (" + this.maxConcurrentBatches + ") exceeds the "
+						+ leasable + " streams the pool can lease at priority " + this.priority);
+			}
+			GpuBatcher<I, O> batcher = new GpuBatcher<>(this);
+			this.context.register(batcher);
+			batcher.start();
+			this.context.listener().batcherOpened(batcher.name);
+			return batcher;
+		}
+
+	}
+
+}
