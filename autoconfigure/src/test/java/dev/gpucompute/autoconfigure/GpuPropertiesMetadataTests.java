@@ -43,7 +43,10 @@ class GpuPropertiesMetadataTests {
 
 	/** Defaults computed at start-up: no constant in the metadata, the description says what they are. */
 	private static final Map<String, String> COMPUTED_DEFAULTS = Map.of("gpu.kernels.cache-dir", "system temp directory",
-			"gpu.cpu.threads", "number of available processors", "gpu.devices", "the one device gpu.device names");
+			"gpu.cpu.threads", "number of available processors", "gpu.devices", "the one device gpu.device names",
+			// Maps: their keys are the application's (priorities, batcher names); the description names the defaults.
+			"gpu.streams.priority-limits", "no limit but the pool's maximum by default", "gpu.batching",
+			"max-batch-size (default 64)");
 
 	private static final Path METADATA = Path.of("target/classes/META-INF/spring-configuration-metadata.json");
 
@@ -78,8 +81,9 @@ class GpuPropertiesMetadataTests {
 		assertThat(hintValues(json, "gpu.streams.default-stream")).containsExactly("per-thread", "legacy");
 		assertThat(hintValues(json, "gpu.metrics.kernel-timing")).containsExactly("off", "sampled", "all");
 		assertThat(hintValues(json, "gpu.devices")).containsExactly("all");
+		assertThat(hintValues(json, "gpu.streams.priority-limits.keys")).containsExactly("normal", "high");
 		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
-		assertThat(descriptions).hasSize(9).allSatisfy((description) -> assertThat(description).isNotBlank());
+		assertThat(descriptions).hasSize(11).allSatisfy((description) -> assertThat(description).isNotBlank());
 	}
 
 	@Test

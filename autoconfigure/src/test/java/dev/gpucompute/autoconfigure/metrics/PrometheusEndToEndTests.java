@@ -63,6 +63,9 @@ class PrometheusEndToEndTests {
 	@Autowired
 	private GpuContext context;
 
+	@Autowired
+	private dev.gpucompute.GpuBatcher<Integer, Integer> echo;
+
 	@TempDir
 	Path dir;
 
@@ -98,6 +101,9 @@ class PrometheusEndToEndTests {
 			// counted by gpu.streams.timeout
 		}
 
+		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		this.echo.submit(2).get(30, java.util.concurrent.TimeUnit.SECONDS);
+
 		this.prometheus = PrometheusServer.start(this.dir, this.appPort);
 		this.prometheus.awaitResults("up{job=\"gpu-app\"} == 1", "gpu_streams_active");
 
@@ -113,6 +119,12 @@ class PrometheusEndToEndTests {
 		assertThat(this.prometheus.value("gpu_streams_timeout_total" + app)).isEqualTo(1);
 		assertThat(this.prometheus.value("gpu_memory_total_bytes" + app))
 			.isEqualTo(this.context.device().totalMemoryBytes());
+
+		// The batcher's meters, after two items in one batch or two.
+		assertThat(this.prometheus.value("gpu_batch_wait_seconds_count{batcher=\"echo\"}")).isEqualTo(2);
+		assertThat(this.prometheus.value("gpu_batch_queued{batcher=\"echo\"}")).isZero();
+		assertThat(this.prometheus.value("gpu_batch_rejected_total{batcher=\"echo\"}")).isZero();
+		assertThat(this.prometheus.value("gpu_batch_timeouts_total{batcher=\"echo\"}")).isZero();
 
 		DashboardQueries dashboard = DashboardQueries.load();
 		Set<String> scraped = this.prometheus.metricNames("{job=\"gpu-app\"}");
@@ -134,6 +146,11 @@ class PrometheusEndToEndTests {
 		KernelSource noop() {
 			return KernelSource.named("noop").params(ParamType.INT).cpu((block, args) -> {
 			});
+		}
+
+		@Bean
+		dev.gpucompute.GpuBatcher<Integer, Integer> echo(dev.gpucompute.autoconfigure.GpuBatchers batchers) {
+			return batchers.create("echo", (batch) -> new java.util.ArrayList<>(batch.items()));
 		}
 
 	}
