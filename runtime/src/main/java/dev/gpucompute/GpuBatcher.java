@@ -1,14 +1,10 @@
 package dev.gpucompute;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +17,8 @@ import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.BatchQueue.Item;
 
 /**
  * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
@@ -66,11 +64,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
 
-	/** The key of items whose key function gave {@code null}. */
-	private static final Object NULL_KEY = new Object();
-
 	/** No deadline. */
-	private static final long NONE = Long.MAX_VALUE;
+	private static final long NONE = BatchQueue.NONE;
 
 	/** Weight of the newest batch in the average cost per item (for the retry-after hint). */
 	private static final double COST_ALPHA = 0.2;
@@ -121,15 +116,12 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	// Everything below is guarded by lock.
 
-	/** Queued items by key; a key is present only while it has items. */
-	private final Map<Object, ArrayDeque<Item>> queues = new LinkedHashMap<>();
+	private final BatchQueue<I, O> queue = new BatchQueue<>();
 
 	/** Items of the batches being run, to abandon at close. */
-	private final Set<List<Item>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+	private final Set<List<Item<I, O>>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
 	private State state = State.OPEN;
-
-	private int queued;
 
 	/** Dispatchers that reserved a batch: leasing its stream or running it. */
 	private int inFlight;
@@ -224,24 +216,22 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		Object key = this.keyOf.apply(value);
 		long now = System.nanoTime();
 		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		Item item = new Item(value, (key != null) ? key : NULL_KEY, now, deadline);
+		Item<I, O> item = new Item<>(value, key, now, deadline, this::cancelled);
 		this.lock.lock();
 		try {
 			if (this.state != State.OPEN) {
 				throw closedError();
 			}
-			if (this.queued >= this.maxQueued) {
+			if (this.queue.size() >= this.maxQueued) {
 				this.rejected++;
 				throw new BatchQueueFullException(this.name, this.maxQueued, retryAfter());
 			}
-			ArrayDeque<Item> queue = this.queues.computeIfAbsent(item.key, (k) -> new ArrayDeque<>());
-			boolean wasEmpty = this.queued == 0;
-			queue.addLast(item);
-			this.queued++;
+			boolean wasEmpty = this.queue.size() == 0;
+			int ofKey = this.queue.add(item);
 			this.submitted++;
 			// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
 			// queue was empty, nothing runs, or its key now fills a batch.
-			if (this.idleDispatchers > 0 && (wasEmpty || this.inFlight == 0 || queue.size() >= this.maxBatchSize)) {
+			if (this.idleDispatchers > 0 && (wasEmpty || this.inFlight == 0 || ofKey >= this.maxBatchSize)) {
 				this.work.signal();
 			}
 			if (deadline != NONE) {
@@ -259,7 +249,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		if (this.costPerItem <= 0) {
 			return Duration.ofSeconds(1);
 		}
-		double nanos = this.queued * this.costPerItem / this.concurrency;
+		double nanos = this.queue.size() * this.costPerItem / this.concurrency;
 		return Duration.ofNanos((long) Math.min(Math.max(nanos, 1e6), 60e9));
 	}
 
@@ -314,7 +304,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			this.idleDispatchers++;
 			try {
 				while (true) {
-					if (this.queued == 0) {
+					if (this.queue.size() == 0) {
 						if (this.state != State.OPEN) {
 							return false;
 						}
@@ -352,14 +342,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		if (this.inFlight == 0 || this.state != State.OPEN || this.maxDelayNanos == 0) {
 			return 0;
 		}
-		long oldest = Long.MAX_VALUE;
-		for (ArrayDeque<Item> queue : this.queues.values()) {
-			if (queue.size() >= this.maxBatchSize) {
-				return 0;
-			}
-			oldest = Math.min(oldest, queue.peekFirst().enqueuedAt);
-		}
-		return oldest + this.maxDelayNanos - now;
+		return this.queue.nanosUntilFullOrDelayed(now, this.maxBatchSize, this.maxDelayNanos);
 	}
 
 	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
@@ -372,12 +355,15 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		catch (RuntimeException ex) {
 			noStream = ex;
 		}
-		List<Item> batch;
-		List<Item> dropped = new ArrayList<>();
+		List<Item<I, O>> batch;
+		List<Item<I, O>> dropped = new ArrayList<>();
+		List<Item<I, O>> expiredNow = new ArrayList<>();
 		long start = System.nanoTime();
 		this.lock.lock();
 		try {
-			batch = take(start, dropped);
+			batch = this.queue.take(start, this.maxBatchSize, dropped, expiredNow);
+			this.cancelled += dropped.size();
+			this.expired += expiredNow.size();
 			if (!batch.isEmpty()) {
 				this.running.add(batch);
 				this.batches++;
@@ -387,7 +373,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		finally {
 			this.lock.unlock();
 		}
-		expire(dropped, start);
+		expire(expiredNow, start);
 		if (batch.isEmpty()) {
 			if (lease != null) {
 				lease.close();
@@ -397,7 +383,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 		GpuListener listener = this.context.listener();
 		listener.batchDispatched(this.name, batch.size());
-		for (Item item : batch) {
+		for (Item<I, O> item : batch) {
 			listener.batchItemWaited(this.name, start - item.enqueuedAt);
 		}
 		int succeededNow = 0;
@@ -425,12 +411,12 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	/** Ends a reservation: the batch no longer runs, and a waiting dispatcher may now be ready. */
-	private void finish(List<Item> batch) {
+	private void finish(List<Item<I, O>> batch) {
 		this.lock.lock();
 		try {
 			this.running.remove(batch);
 			this.inFlight--;
-			if (this.queued > 0 && this.idleDispatchers > 0) {
+			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
 				this.work.signal();
 			}
 			this.finished.signalAll();
@@ -441,54 +427,17 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	/**
-	 * Takes the next batch, with the lock held: up to {@code maxBatchSize} items of the key whose
-	 * oldest item is the oldest. Items whose future is done already are dropped; expired ones go to
-	 * {@code expiredItems}.
-	 */
-	private List<Item> take(long now, List<Item> expiredItems) {
-		List<Item> batch = new ArrayList<>();
-		while (batch.isEmpty() && this.queued > 0) {
-			Map.Entry<Object, ArrayDeque<Item>> oldest = null;
-			for (Map.Entry<Object, ArrayDeque<Item>> entry : this.queues.entrySet()) {
-				if (oldest == null || entry.getValue().peekFirst().enqueuedAt < oldest.getValue().peekFirst().enqueuedAt) {
-					oldest = entry;
-				}
-			}
-			ArrayDeque<Item> queue = oldest.getValue();
-			Item item;
-			while (batch.size() < this.maxBatchSize && (item = queue.pollFirst()) != null) {
-				this.queued--;
-				item.queued = false;
-				if (item.future.isDone()) {
-					this.cancelled++;
-				}
-				else if (item.deadline <= now) {
-					this.expired++;
-					expiredItems.add(item);
-				}
-				else {
-					batch.add(item);
-				}
-			}
-			if (queue.isEmpty()) {
-				this.queues.remove(oldest.getKey());
-			}
-		}
-		return batch;
-	}
-
-	/**
 	 * Runs the handler on the leased stream, waits for the stream's work and returns the lease, then
 	 * completes the items.
 	 * @return items completed with a result, items completed with a failure
 	 */
-	private int[] run(List<Item> items, StreamLease lease) {
+	private int[] run(List<Item<I, O>> items, StreamLease lease) {
 		List<I> values = new ArrayList<>(items.size());
-		for (Item item : items) {
+		for (Item<I, O> item : items) {
 			values.add(item.value);
 		}
-		Object key = (items.get(0).key == NULL_KEY) ? null : items.get(0).key;
-		Batch<I> batch = new Batch<>(this.name, key, Collections.unmodifiableList(values), lease.stream());
+		Batch<I> batch = new Batch<>(this.name, items.get(0).key(), Collections.unmodifiableList(values),
+				lease.stream());
 		List<? extends O> results = null;
 		Throwable failure = null;
 		try {
@@ -545,9 +494,9 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		return first;
 	}
 
-	private int completeAll(List<Item> items, Throwable failure) {
+	private int completeAll(List<Item<I, O>> items, Throwable failure) {
 		int count = 0;
-		for (Item item : items) {
+		for (Item<I, O> item : items) {
 			if (item.future.completeExceptionally(failure)) {
 				count++;
 			}
@@ -555,8 +504,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		return count;
 	}
 
-	private void expire(List<Item> items, long now) {
-		for (Item item : items) {
+	private void expire(List<Item<I, O>> items, long now) {
+		for (Item<I, O> item : items) {
 			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
 		}
 	}
@@ -589,32 +538,14 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * futures complete on its completion threads.
 	 */
 	private void sweep() {
-		List<Item> expiredNow = new ArrayList<>();
+		List<Item<I, O>> expiredNow = new ArrayList<>();
 		long now = System.nanoTime();
 		this.lock.lock();
 		try {
 			this.sweep = null;
 			this.nextSweep = NONE;
-			long next = NONE;
-			for (Iterator<ArrayDeque<Item>> queues = this.queues.values().iterator(); queues.hasNext();) {
-				ArrayDeque<Item> queue = queues.next();
-				for (Iterator<Item> items = queue.iterator(); items.hasNext();) {
-					Item item = items.next();
-					if (item.deadline <= now) {
-						items.remove();
-						item.queued = false;
-						this.queued--;
-						this.expired++;
-						expiredNow.add(item);
-					}
-					else {
-						next = Math.min(next, item.deadline);
-					}
-				}
-				if (queue.isEmpty()) {
-					queues.remove();
-				}
-			}
+			long next = this.queue.removeExpired(now, expiredNow);
+			this.expired += expiredNow.size();
 			if (next != NONE) {
 				scheduleSweep(next);
 			}
@@ -631,17 +562,10 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	/** Drops an item whose caller cancelled its future, if it is still queued. */
-	private void cancelled(Item item) {
+	private void cancelled(Item<I, O> item) {
 		this.lock.lock();
 		try {
-			if (item.queued) {
-				ArrayDeque<Item> queue = this.queues.get(item.key);
-				queue.remove(item);
-				if (queue.isEmpty()) {
-					this.queues.remove(item.key);
-				}
-				item.queued = false;
-				this.queued--;
+			if (this.queue.remove(item)) {
 				this.cancelled++;
 				this.finished.signalAll();
 			}
@@ -698,7 +622,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	private boolean isTerminatedLocked() {
-		return this.state != State.OPEN && this.queued == 0 && this.inFlight == 0;
+		return this.state != State.OPEN && this.queue.size() == 0 && this.inFlight == 0;
 	}
 
 	/**
@@ -708,22 +632,15 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * @return the items abandoned
 	 */
 	public int shutdownNow() {
-		List<Item> queuedItems = new ArrayList<>();
-		List<Item> runningItems = new ArrayList<>();
+		List<Item<I, O>> queuedItems;
+		List<Item<I, O>> runningItems = new ArrayList<>();
 		this.lock.lock();
 		try {
 			if (this.state == State.OPEN) {
 				this.state = State.SHUTDOWN;
 			}
-			for (ArrayDeque<Item> queue : this.queues.values()) {
-				for (Item item : queue) {
-					item.queued = false;
-					queuedItems.add(item);
-				}
-			}
-			this.queues.clear();
-			this.queued = 0;
-			for (List<Item> batch : this.running) {
+			queuedItems = this.queue.removeAll();
+			for (List<Item<I, O>> batch : this.running) {
 				runningItems.addAll(batch);
 			}
 			if (this.sweep != null) {
@@ -754,9 +671,9 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		return count;
 	}
 
-	private int abandon(List<Item> items, String reason) {
+	private int abandon(List<Item<I, O>> items, String reason) {
 		int count = 0;
-		for (Item item : items) {
+		for (Item<I, O> item : items) {
 			if (item.future.completeExceptionally(new ContextClosedException(reason))) {
 				count++;
 			}
@@ -849,7 +766,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	public int queued() {
 		this.lock.lock();
 		try {
-			return this.queued;
+			return this.queue.size();
 		}
 		finally {
 			this.lock.unlock();
@@ -860,7 +777,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	public BatcherStats stats() {
 		this.lock.lock();
 		try {
-			return new BatcherStats(this.name, this.queued, this.inFlight, this.submitted, this.rejected, this.expired,
+			return new BatcherStats(this.name, this.queue.size(), this.inFlight, this.submitted, this.rejected, this.expired,
 					this.cancelled, this.abandoned, this.batches, this.dispatched, this.succeeded, this.failed,
 					this.maxBatchSize, this.maxQueued);
 		}
@@ -872,59 +789,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	@Override
 	public String toString() {
 		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
-	}
-
-	// ---- items ----------------------------------------------------------------------------------
-
-	/** One submitted item and its future. */
-	final class Item {
-
-		final I value;
-
-		final Object key;
-
-		final long enqueuedAt;
-
-		final long deadline;
-
-		final ItemFuture future = new ItemFuture(this);
-
-		/** Whether the item is in a queue; guarded by the batcher's lock. */
-		boolean queued = true;
-
-		Item(I value, Object key, long enqueuedAt, long deadline) {
-			this.value = value;
-			this.key = key;
-			this.enqueuedAt = enqueuedAt;
-			this.deadline = deadline;
-		}
-
-	}
-
-	/** The future handed to the caller: cancelling it drops the item from the queue at once. */
-	final class ItemFuture extends CompletableFuture<O> {
-
-		private final Item item;
-
-		ItemFuture(Item item) {
-			this.item = item;
-		}
-
-		@Override
-		public boolean cancel(boolean mayInterruptIfRunning) {
-			boolean done = super.cancel(mayInterruptIfRunning);
-			if (done) {
-				cancelled(this.item);
-			}
-			return done;
-		}
-
-		/** Dependent stages are plain futures: cancelling one of them cancels nothing here. */
-		@Override
-		public <U> CompletableFuture<U> newIncompleteFuture() {
-			return new CompletableFuture<>();
-		}
-
 	}
 
 	// ---- builder --------------------------------------------------------------------------------
