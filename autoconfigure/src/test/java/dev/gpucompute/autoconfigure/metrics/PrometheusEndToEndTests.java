@@ -89,6 +89,9 @@ class PrometheusEndToEndTests {
 		}
 		this.launcher.synchronize();
 		Awaitility.await().atMost(PATIENCE).until(() -> noop.stats().timedLaunches() == LAUNCHES);
+		// Two items through the batcher, before the pool is taken below.
+		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		this.echo.submit(2).get(30, java.util.concurrent.TimeUnit.SECONDS);
 		// Lease the whole pool (it grows from 2 to its maximum of 3), then time out once.
 		for (int i = 0; i < 3; i++) {
 			this.leases.add(this.context.streams().acquire());
@@ -100,9 +103,6 @@ class PrometheusEndToEndTests {
 		catch (PoolExhaustedException expected) {
 			// counted by gpu.streams.timeout
 		}
-
-		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
-		this.echo.submit(2).get(30, java.util.concurrent.TimeUnit.SECONDS);
 
 		this.prometheus = PrometheusServer.start(this.dir, this.appPort);
 		this.prometheus.awaitResults("up{job=\"gpu-app\"} == 1", "gpu_streams_active");
