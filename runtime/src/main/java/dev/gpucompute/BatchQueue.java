@@ -47,7 +47,7 @@ final class BatchQueue<I, O> {
 	 * How long until a key has a full batch or the oldest item has waited {@code maxDelayNanos}: zero
 	 * when either is the case already. The queue must not be empty.
 	 */
-	long nanosUntilFullOrDelayed(long now, int maxBatchSize, long maxDelayNanos) {
+	long nanosUntilReady(long now, int maxBatchSize, long maxDelayNanos) {
 		long oldest = Long.MAX_VALUE;
 		for (ArrayDeque<Item<I, O>> queue : this.queues.values()) {
 			if (queue.size() >= maxBatchSize) {
@@ -55,7 +55,16 @@ final class BatchQueue<I, O> {
 			}
 			oldest = Math.min(oldest, queue.peekFirst().enqueuedAt);
 		}
-		return Math.max(0, oldest + maxDelayNanos - now);
+		return Math.max(0, maxDelayNanos - (now - oldest));
+	}
+
+	/** The most items one key has. */
+	int largestKey() {
+		int largest = 0;
+		for (ArrayDeque<Item<I, O>> queue : this.queues.values()) {
+			largest = Math.max(largest, queue.size());
+		}
+		return largest;
 	}
 
 	/**

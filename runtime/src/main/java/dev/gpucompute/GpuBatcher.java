@@ -27,12 +27,16 @@ import dev.gpucompute.BatchQueue.Item;
  * and returns one result (or failure) per item.
  *
  * <p><b>Continuous batching.</b> The batcher has {@code maxConcurrentBatches} dispatch threads. An
- * item that arrives while no batch of this batcher is running is dispatched at once (no added
- * latency when idle). While batches run, items accumulate; a free dispatcher forms the next batch
- * when a key has {@code maxBatchSize} items, when the oldest item has waited {@code maxQueueDelay},
- * or as soon as no batch runs any more. The batch is taken from the queue only once its stream is
- * leased, so everything that arrived while the dispatcher waited for a stream joins it. Batches are
- * formed oldest key first; within a key, items keep their order.
+ * item that finds the batcher idle is dispatched at once (no added latency when idle). While
+ * batches run, items accumulate, and a free dispatcher forms the next batch as soon as it can: with
+ * the default {@code maxQueueDelay} of zero at once, with whatever waits. A positive delay lets
+ * batches fill: while other batches run, the oldest item waits at most the delay (or until its key
+ * has {@code maxBatchSize} items); right after a batch of n items, the waiting items are held until
+ * n items wait (the callers that batch set free coming back), a full batch, or the delay since it
+ * ended, whichever comes first. Nothing is held once the delay has passed since the last batch, so
+ * an item that finds the batcher idle goes at once whatever the delay. The batch is taken from the
+ * queue only once its stream is leased, so everything that arrived while the dispatcher waited for
+ * a stream joins it. Batches are formed oldest key first; within a key, items keep their order.
  *
  * <p><b>Back-pressure, deadlines, cancellation.</b> At most {@code maxQueued} items wait; beyond,
  * {@code submit} throws {@link BatchQueueFullException} at once, with a retry-after hint. An item
@@ -123,8 +127,11 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	private State state = State.OPEN;
 
-	/** Dispatchers that reserved a batch: leasing its stream or running it. */
+	/** Dispatchers that reserved a batch: leasing its stream, running it or completing its futures. */
 	private int inFlight;
+
+	/** Batches reserved whose results are not out yet: what holding for a fuller batch looks at. */
+	private int busy;
 
 	private int idleDispatchers;
 
@@ -151,6 +158,12 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	private long succeeded;
 
 	private long failed;
+
+	/** When the last batch's results went out ({@link System#nanoTime()}); holding counts from it. */
+	private long lastBatchEnd = Long.MIN_VALUE;
+
+	/** Items of the last batch: about as many callers it set free may come back at once. */
+	private int lastBatchSize;
 
 	/** Recent device-and-handler time per item, nanoseconds; 0 before the first batch. */
 	private double costPerItem;
@@ -231,7 +244,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			this.submitted++;
 			// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
 			// queue was empty, nothing runs, or its key now fills a batch.
-			if (this.idleDispatchers > 0 && (wasEmpty || this.inFlight == 0 || ofKey >= this.maxBatchSize)) {
+			if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
 				this.work.signal();
 			}
 			if (deadline != NONE) {
@@ -327,6 +340,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 				this.idleDispatchers--;
 			}
 			this.inFlight++;
+			this.busy++;
 			return true;
 		}
 		finally {
@@ -335,14 +349,25 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	/**
-	 * How long until a batch may be formed, with items queued and the lock held: now when nothing runs,
-	 * when closing, when a key has a full batch or when the oldest item has waited the maximum delay.
+	 * How long until a batch may be formed, with items queued and the lock held. At once when closing,
+	 * without a delay, or when a key has a full batch. While other batches run, once the oldest item
+	 * has waited {@code maxQueueDelay}. When none runs: at once if no batch ended within the delay (an
+	 * item that finds the batcher idle is never held), or once as many items wait as the last batch
+	 * had (the callers it set free have come back); else when the delay has passed since it ended.
 	 */
 	private long nanosUntilReady(long now) {
-		if (this.inFlight == 0 || this.state != State.OPEN || this.maxDelayNanos == 0) {
+		if (this.state != State.OPEN || this.maxDelayNanos == 0) {
 			return 0;
 		}
-		return this.queue.nanosUntilFullOrDelayed(now, this.maxBatchSize, this.maxDelayNanos);
+		if (this.busy > 0) {
+			return this.queue.nanosUntilReady(now, this.maxBatchSize, this.maxDelayNanos);
+		}
+		long sinceEnd = now - this.lastBatchEnd;
+		if (this.lastBatchEnd == Long.MIN_VALUE || sinceEnd >= this.maxDelayNanos
+				|| this.queue.largestKey() >= Math.min(this.maxBatchSize, this.lastBatchSize)) {
+			return 0;
+		}
+		return this.maxDelayNanos - sinceEnd;
 	}
 
 	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
@@ -378,6 +403,13 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			if (lease != null) {
 				lease.close();
 			}
+			this.lock.lock();
+			try {
+				this.busy--;
+			}
+			finally {
+				this.lock.unlock();
+			}
 			finish(batch);
 			return;
 		}
@@ -386,28 +418,61 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		for (Item<I, O> item : batch) {
 			listener.batchItemWaited(this.name, start - item.enqueuedAt);
 		}
-		int succeededNow = 0;
-		int failedNow = 0;
+		Object[] results = new Object[batch.size()];
+		Throwable[] failures = new Throwable[batch.size()];
 		if (lease == null) {
-			failedNow = completeAll(batch, noStream);
+			java.util.Arrays.fill(failures, noStream);
 		}
 		else {
-			int[] outcome = run(batch, lease);
-			succeededNow = outcome[0];
-			failedNow = outcome[1];
+			run(batch, lease, results, failures);
 		}
 		long elapsed = System.nanoTime() - start;
+		released(batch.size(), elapsed);
+		int ok = 0;
+		int bad = 0;
+		for (int i = 0; i < batch.size(); i++) {
+			CompletableFuture<O> future = batch.get(i).future;
+			@SuppressWarnings("unchecked")
+			O result = (O) results[i];
+			if ((failures[i] != null) ? future.completeExceptionally(failures[i]) : future.complete(result)) {
+				if (failures[i] != null) {
+					bad++;
+				}
+				else {
+					ok++;
+				}
+			}
+		}
 		this.lock.lock();
 		try {
-			this.succeeded += succeededNow;
-			this.failed += failedNow;
-			double cost = (double) elapsed / batch.size();
-			this.costPerItem = (this.costPerItem == 0) ? cost : this.costPerItem + COST_ALPHA * (cost - this.costPerItem);
+			this.succeeded += ok;
+			this.failed += bad;
 		}
 		finally {
 			this.lock.unlock();
 		}
 		finish(batch);
+	}
+
+	/**
+	 * A batch's results are about to go out: it no longer counts as running for holding, and its end
+	 * and size are what the next batch may be held for.
+	 */
+	private void released(int size, long elapsed) {
+		this.lock.lock();
+		try {
+			this.busy--;
+			this.lastBatchEnd = System.nanoTime();
+			this.lastBatchSize = size;
+			double cost = (double) elapsed / size;
+			this.costPerItem = (this.costPerItem == 0) ? cost : this.costPerItem + COST_ALPHA * (cost - this.costPerItem);
+			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
+				this.work.signal();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/** Ends a reservation: the batch no longer runs, and a waiting dispatcher may now be ready. */
@@ -427,22 +492,21 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	/**
-	 * Runs the handler on the leased stream, waits for the stream's work and returns the lease, then
-	 * completes the items.
-	 * @return items completed with a result, items completed with a failure
+	 * Runs the handler on the leased stream, waits for the stream's work and returns the lease; fills
+	 * each item's result or failure (its own, else the batch's).
 	 */
-	private int[] run(List<Item<I, O>> items, StreamLease lease) {
+	private void run(List<Item<I, O>> items, StreamLease lease, Object[] results, Throwable[] failures) {
 		List<I> values = new ArrayList<>(items.size());
 		for (Item<I, O> item : items) {
 			values.add(item.value);
 		}
 		Batch<I> batch = new Batch<>(this.name, items.get(0).key(), Collections.unmodifiableList(values),
 				lease.stream());
-		List<? extends O> results = null;
+		List<? extends O> returned = null;
 		Throwable failure = null;
 		try {
 			try (StreamScope scope = this.context.launcher().useStream(lease.stream())) {
-				results = this.handler.handle(batch);
+				returned = this.handler.handle(batch);
 			}
 			catch (Throwable ex) {
 				failure = ex;
@@ -458,30 +522,22 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		finally {
 			lease.close();
 		}
-		if (failure == null && (results == null || results.size() != items.size())) {
+		if (failure == null && (returned == null || returned.size() != items.size())) {
 			failure = new IllegalStateException("The handler of batcher '" + this.name + "' returned "
-					+ ((results == null) ? "null" : results.size() + " results") + " for a batch of " + items.size()
+					+ ((returned == null) ? "null" : returned.size() + " results") + " for a batch of " + items.size()
 					+ " items; it must return one result per item");
 		}
 		if (failure instanceof Error error && !(failure instanceof StackOverflowError)) {
 			log.error("The handler of batcher '{}' failed with an error; its batch of {} items fails with it",
 					this.name, items.size(), error);
 		}
-		int ok = 0;
-		int bad = 0;
 		for (int i = 0; i < items.size(); i++) {
 			Throwable own = batch.failure(i);
-			Throwable outcome = (own != null) ? own : failure;
-			if (outcome != null) {
-				if (items.get(i).future.completeExceptionally(outcome)) {
-					bad++;
-				}
-			}
-			else if (items.get(i).future.complete(results.get(i))) {
-				ok++;
+			failures[i] = (own != null) ? own : failure;
+			if (failures[i] == null) {
+				results[i] = returned.get(i);
 			}
 		}
-		return new int[] { ok, bad };
 	}
 
 	private static Throwable combine(Throwable first, Throwable second) {
@@ -492,16 +548,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			first.addSuppressed(second);
 		}
 		return first;
-	}
-
-	private int completeAll(List<Item<I, O>> items, Throwable failure) {
-		int count = 0;
-		for (Item<I, O> item : items) {
-			if (item.future.completeExceptionally(failure)) {
-				count++;
-			}
-		}
-		return count;
 	}
 
 	private void expire(List<Item<I, O>> items, long now) {
@@ -796,7 +842,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	/**
 	 * Configures and builds a {@link GpuBatcher}. The settings follow Triton Inference Server's dynamic
 	 * batcher: {@code maxBatchSize} (Triton's max_batch_size, and its one preferred batch size),
-	 * {@code maxQueueDelay} (max_queue_delay_microseconds, here applied only while batches run),
+	 * {@code maxQueueDelay} (max_queue_delay_microseconds, here applied only right after or during
+	 * batches, never to an item that finds the batcher idle),
 	 * {@code maxQueued} (max_queue_size, but always bounded), {@code timeout} (default_timeout_microseconds
 	 * with the REJECT action; a submit may shorten it), {@code priority} (the stream pool's priority of
 	 * the batches) and {@code maxConcurrentBatches} (the instance count). Not thread-safe; use once.
@@ -862,9 +909,11 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 
 		/**
-		 * Longest time an item is held back from a free dispatcher, while other batches of this
-		 * batcher run, in the hope of a fuller batch (default zero: a free dispatcher takes what is
-		 * there). Never applies when no batch runs: then an item is dispatched at once.
+		 * Longest time items are held back from a free dispatcher in the hope of a fuller batch
+		 * (default zero: a free dispatcher takes what waits): while other batches run, counted from
+		 * the oldest item's arrival; right after a batch of n items, counted from its end, and only
+		 * until n items wait. An item that finds the batcher idle (no batch within the delay) goes at
+		 * once.
 		 */
 		public Builder<I, O> maxQueueDelay(Duration delay) {
 			Checks.nanos(delay, "maxQueueDelay");

@@ -381,9 +381,9 @@ public class GpuProperties implements Validator {
 		private int maxBatchSize = 64;
 
 		/**
-		 * Longest time an item is held back, while other batches of the batcher run, in the hope of
-		 * a fuller batch; never applies when nothing runs. Only matters with max-concurrent-batches
-		 * above 1.
+		 * Longest time items are held in the hope of a fuller batch: while batches run, from the
+		 * oldest item's arrival; right after a batch of n items, from its end and only until n items
+		 * wait. Never applies to an item that finds the batcher idle.
 		 */
 		private Duration maxQueueDelay = Duration.ZERO;
 

@@ -261,6 +261,45 @@ public abstract class BatcherContractSuite {
 		assertPoolFull();
 	}
 
+	@Test
+	void afterABatchItsCallersCanComeBackWithinTheDelayAndJoinTheItemsThatWaited() throws Exception {
+		// Batches 1 and 2 are held until the test lets each go.
+		List<CountDownLatch> starts = List.of(new CountDownLatch(1), new CountDownLatch(1));
+		List<CountDownLatch> releases = List.of(new CountDownLatch(1), new CountDownLatch(1));
+		AtomicInteger calls = new AtomicInteger();
+		Consumer<Batch<Float>> hold = (batch) -> {
+			int call = calls.getAndIncrement();
+			if (call < 2) {
+				starts.get(call).countDown();
+				await(releases.get(call));
+			}
+		};
+		// One dispatcher, a delay of an hour: after a batch of n, the next goes once n items wait.
+		try (GpuBatcher<Float, Float> batcher = batcher(doubling(hold)).maxBatchSize(8)
+			.maxQueueDelay(Duration.ofHours(1))
+			.build()) {
+			// Found idle: at once, alone.
+			CompletableFuture<Float> a = batcher.submit(0f);
+			await(starts.get(0));
+			List<CompletableFuture<Float>> b = List.of(batcher.submit(1f), batcher.submit(2f));
+			releases.get(0).countDown();
+			assertThat(get(a)).isEqualTo(0f);
+			// The last batch had 1 item and 2 wait: they go together.
+			await(starts.get(1));
+			CompletableFuture<Float> straggler = batcher.submit(3f);
+			releases.get(1).countDown();
+			for (CompletableFuture<Float> future : b) {
+				get(future);
+			}
+			// The last batch had 2: the straggler is held until a second item joins it, not run alone.
+			CompletableFuture<Float> back = batcher.submit(4f);
+			assertThat(get(straggler)).isEqualTo(6f);
+			assertThat(get(back)).isEqualTo(8f);
+			assertThat(this.seen).containsExactly(List.of(0f), List.of(1f, 2f), List.of(3f, 4f));
+		}
+		assertPoolFull();
+	}
+
 	// ---- back-pressure, deadlines, cancellation -------------------------------------------------
 
 	@Test
