@@ -135,8 +135,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	private int idleDispatchers;
 
-	private int liveDispatchers;
-
 	private long nextSweep = NONE;
 
 	private ScheduledFuture<?> sweep;
@@ -278,32 +276,13 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			Thread thread = new Thread(this::dispatchLoop,
 					"gpu-" + this.context.id() + "-batch-" + this.name + "-" + i);
 			thread.setDaemon(true);
-			this.lock.lock();
-			try {
-				this.liveDispatchers++;
-			}
-			finally {
-				this.lock.unlock();
-			}
 			thread.start();
 		}
 	}
 
 	private void dispatchLoop() {
-		try {
-			while (reserve()) {
-				runOne();
-			}
-		}
-		finally {
-			this.lock.lock();
-			try {
-				this.liveDispatchers--;
-				this.finished.signalAll();
-			}
-			finally {
-				this.lock.unlock();
-			}
+		while (reserve()) {
+			runOne();
 		}
 	}
 
