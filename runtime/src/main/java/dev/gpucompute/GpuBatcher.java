@@ -23,7 +23,8 @@ import dev.gpucompute.BatchQueue.Item;
 /**
  * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
  * leased stream. Callers {@link #submit(Object)} items and get a {@link CompletableFuture} of their
- * own result; items with the same batch key are grouped, and a {@link BatchHandler} runs each batch
+ * own result, or {@link #call(Object)} and wait for it (running the batch themselves when the batcher
+ * is idle); items with the same batch key are grouped, and a {@link BatchHandler} runs each batch
  * and returns one result (or failure) per item.
  *
  * <p><b>Continuous batching.</b> The batcher has {@code maxConcurrentBatches} dispatch threads. An
@@ -223,36 +224,115 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	private CompletableFuture<O> enqueue(I value, long timeout) {
-		Objects.requireNonNull(value, "item");
-		Object key = this.keyOf.apply(value);
-		long now = System.nanoTime();
-		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		Item<I, O> item = new Item<>(value, key, now, deadline, this::cancelled);
+		Item<I, O> item = newItem(value, timeout);
 		this.lock.lock();
 		try {
-			if (this.state != State.OPEN) {
-				throw closedError();
-			}
-			if (this.queue.size() >= this.maxQueued) {
-				this.rejected++;
-				throw new BatchQueueFullException(this.name, this.maxQueued, retryAfter());
-			}
-			boolean wasEmpty = this.queue.size() == 0;
-			int ofKey = this.queue.add(item);
-			this.submitted++;
-			// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
-			// queue was empty, nothing runs, or its key now fills a batch.
-			if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
-				this.work.signal();
-			}
-			if (deadline != NONE) {
-				scheduleSweep(deadline);
-			}
+			add(item);
 		}
 		finally {
 			this.lock.unlock();
 		}
 		return item.future;
+	}
+
+	private Item<I, O> newItem(I value, long timeout) {
+		Objects.requireNonNull(value, "item");
+		Object key = this.keyOf.apply(value);
+		long now = System.nanoTime();
+		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
+		return new Item<>(value, key, now, deadline, this::cancelled);
+	}
+
+	/** Queues an item, with the lock held. */
+	private void add(Item<I, O> item) {
+		if (this.state != State.OPEN) {
+			throw closedError();
+		}
+		if (this.queue.size() >= this.maxQueued) {
+			this.rejected++;
+			throw new BatchQueueFullException(this.name, this.maxQueued, retryAfter());
+		}
+		boolean wasEmpty = this.queue.size() == 0;
+		int ofKey = this.queue.add(item);
+		this.submitted++;
+		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
+		// queue was empty, nothing runs, or its key now fills a batch.
+		if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
+			this.work.signal();
+		}
+		if (item.deadline != NONE) {
+			scheduleSweep(item.deadline);
+		}
+	}
+
+	/**
+	 * Submits an item and waits for its result, for callers that would block on the future anyway
+	 * (a request thread). When the batcher is idle (nothing queued, no batch running, a batch slot
+	 * free) the item runs as a batch of one on the calling thread, without the hand-off to a
+	 * dispatch thread and back; otherwise it waits in the queue like {@link #submit(Object)}'s
+	 * items. Either way it is the same batch, handler and failure rules.
+	 * @return the item's result
+	 * @throws RuntimeException the item's failure as {@link #submit(Object)}'s future would carry it
+	 * (an {@link Error} as itself; a checked exception of the handler wrapped in a {@link GpuException})
+	 * @throws BatchQueueFullException when {@code maxQueued} items wait already
+	 * @throws ContextClosedException when the batcher is closed or closing
+	 * @throws GpuException when interrupted while waiting (the item is cancelled, the interrupt kept)
+	 */
+	public O call(I item) {
+		Item<I, O> own = newItem(item, this.timeoutNanos);
+		List<Item<I, O>> inline = null;
+		this.lock.lock();
+		try {
+			if (this.state == State.OPEN && this.queue.size() == 0 && this.busy == 0 && this.inFlight < this.concurrency
+					&& !holdingAfterBatch(own.enqueuedAt)) {
+				own.queued = false;
+				inline = List.of(own);
+				this.submitted++;
+				this.inFlight++;
+				this.busy++;
+				this.running.add(inline);
+				this.batches++;
+				this.dispatched++;
+			}
+			else {
+				add(own);
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		if (inline != null) {
+			StreamLease lease = null;
+			RuntimeException noStream = null;
+			try {
+				lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
+			}
+			catch (RuntimeException ex) {
+				noStream = ex;
+			}
+			execute(inline, lease, noStream, own.enqueuedAt);
+		}
+		try {
+			return own.future.get();
+		}
+		catch (java.util.concurrent.ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw new GpuException("The handler of batcher '" + this.name + "' failed", cause);
+		}
+		catch (java.util.concurrent.CancellationException ex) {
+			throw ex;
+		}
+		catch (InterruptedException ex) {
+			own.future.cancel(false);
+			Thread.currentThread().interrupt();
+			throw new GpuException("Interrupted while waiting for an item of batcher '" + this.name + "'", ex);
+		}
 	}
 
 	/** Queue time the queued items need at the recent rate, for {@link BatchQueueFullException}; lock held. */
@@ -303,6 +383,11 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 						this.work.awaitUninterruptibly();
 						continue;
 					}
+					if (this.inFlight >= this.concurrency) {
+						// A caller runs a batch inline (call): no slot is free until it ends.
+						this.work.await();
+						continue;
+					}
 					long wait = nanosUntilReady(System.nanoTime());
 					if (wait <= 0) {
 						break;
@@ -349,6 +434,15 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		return this.maxDelayNanos - sinceEnd;
 	}
 
+	/**
+	 * Whether an item arriving now, with nothing else waiting or running, would be held for the
+	 * callers of the last batch (a batch of more than one ended within the delay); lock held.
+	 */
+	private boolean holdingAfterBatch(long now) {
+		return this.maxDelayNanos > 0 && this.lastBatchEnd != Long.MIN_VALUE
+				&& now - this.lastBatchEnd < this.maxDelayNanos && Math.min(this.maxBatchSize, this.lastBatchSize) > 1;
+	}
+
 	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
 	private void runOne() {
 		StreamLease lease = null;
@@ -392,6 +486,14 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			finish(batch);
 			return;
 		}
+		execute(batch, lease, noStream, start);
+	}
+
+	/**
+	 * Runs a taken batch (on a dispatch thread, or inline on a caller's thread), then releases its
+	 * results, completes its futures and ends its reservation.
+	 */
+	private void execute(List<Item<I, O>> batch, StreamLease lease, RuntimeException noStream, long start) {
 		GpuListener listener = this.context.listener();
 		listener.batchDispatched(this.name, batch.size());
 		for (Item<I, O> item : batch) {

@@ -84,7 +84,13 @@ public abstract class BatcherContractSuite {
 		return (batch) -> {
 			this.seen.add(List.copyOf(batch.items()));
 			during.accept(batch);
-			return runSaxpy(batch, this.saxpy);
+			List<Float> results = runSaxpy(batch, this.saxpy);
+			for (int i = 0; i < batch.size(); i++) {
+				if (batch.items().get(i).isNaN()) {
+					batch.fail(i, new IllegalArgumentException("NaN item"));
+				}
+			}
+			return results;
 		};
 	}
 
@@ -298,6 +304,63 @@ public abstract class BatcherContractSuite {
 			assertThat(this.seen).containsExactly(List.of(0f), List.of(1f, 2f), List.of(3f, 4f));
 		}
 		assertPoolFull();
+	}
+
+	@Test
+	void callRunsOnTheCallersThreadWhenIdleAndWaitsInTheQueueOtherwise() throws Exception {
+		List<String> threads = java.util.Collections.synchronizedList(new ArrayList<>());
+		List<CountDownLatch> starts = List.of(new CountDownLatch(1), new CountDownLatch(1));
+		List<CountDownLatch> releases = List.of(new CountDownLatch(1), new CountDownLatch(1));
+		AtomicInteger calls = new AtomicInteger();
+		Consumer<Batch<Float>> hold = (batch) -> {
+			threads.add(Thread.currentThread().getName());
+			int call = calls.getAndIncrement();
+			if (call < 2) {
+				starts.get(call).countDown();
+				await(releases.get(call));
+			}
+		};
+		java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(2);
+		try (GpuBatcher<Float, Float> batcher = batcher(doubling(hold)).maxBatchSize(8)
+			.maxQueueDelay(Duration.ofHours(1))
+			.build()) {
+			// Idle: the first call runs on its own thread, as a batch of one, while submitted items queue.
+			java.util.concurrent.Future<Float> inline = callers.submit(() -> batcher.call(1f));
+			await(starts.get(0));
+			assertThat(threads.get(0)).startsWith("pool-");
+			List<CompletableFuture<Float>> waiting = List.of(batcher.submit(2f), batcher.submit(3f));
+			assertThat(batcher.queued()).as("no second batch beside the inline one (one slot)").isEqualTo(2);
+			releases.get(0).countDown();
+			assertThat(inline.get(30, TimeUnit.SECONDS)).isEqualTo(2f);
+			// The queued pair runs on a dispatch thread; a call meanwhile waits in the queue.
+			await(starts.get(1));
+			java.util.concurrent.Future<Float> queued = callers.submit(() -> batcher.call(4f));
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (batcher.queued() == 0 && System.nanoTime() < deadline) {
+				Thread.sleep(1);
+			}
+			releases.get(1).countDown();
+			for (CompletableFuture<Float> future : waiting) {
+				get(future);
+			}
+			// The last batch had two items: the call is held until a second item joins it.
+			CompletableFuture<Float> joins = batcher.submit(5f);
+			assertThat(queued.get(30, TimeUnit.SECONDS)).isEqualTo(8f);
+			assertThat(get(joins)).isEqualTo(10f);
+			assertThat(this.seen).containsExactly(List.of(1f), List.of(2f, 3f), List.of(4f, 5f));
+			assertThat(threads.get(1)).startsWith("gpu-");
+			assertThat(threads.get(2)).startsWith("gpu-");
+		}
+		finally {
+			callers.shutdownNow();
+		}
+		// A failure comes out of call as itself.
+		try (GpuBatcher<Float, Float> plain = batcher(doubling((batch) -> {
+		})).build()) {
+			assertThatThrownBy(() -> plain.call(Float.NaN)).isInstanceOf(IllegalArgumentException.class)
+				.hasMessage("NaN item");
+			assertThat(plain.call(7f)).isEqualTo(14f);
+		}
 	}
 
 	// ---- back-pressure, deadlines, cancellation -------------------------------------------------
@@ -663,14 +726,16 @@ public abstract class BatcherContractSuite {
 		/** A deadline of a few microseconds: 2x or a timeout. */
 		DEADLINE,
 		/** Cancelled right after submit: cancelled, or its result when it was done already. */
-		CANCELLED
+		CANCELLED,
+		/** Through call (inline when the batcher is idle): must get 2x, or its batch's failure. */
+		CALLED
 
 	}
 
 	/**
 	 * 8 threads submit items with 4 keys for a while; 1 % of the items fail alone, 0.2 % poison their
 	 * whole batch with a failing kernel, 2 % have a deadline of microseconds, 2 % are cancelled at
-	 * once. Every future must complete exactly once (one callback), with its own result or the
+	 * once, 10 % go through {@code call} (inline when the batcher is idle). Every future must complete exactly once (one callback), with its own result or the
 	 * failure that belongs to it; the batcher's counts must add up; nothing is held afterwards.
 	 */
 	@Test
@@ -731,21 +796,34 @@ public abstract class BatcherContractSuite {
 					for (int i = 0; i < perThread && System.nanoTime() < deadline; i++) {
 						int roll = random.nextInt(1000);
 						Mode mode = (roll < 10) ? Mode.FAILING : (roll < 12) ? Mode.POISON : (roll < 32) ? Mode.DEADLINE
-								: (roll < 52) ? Mode.CANCELLED : Mode.PLAIN;
+								: (roll < 52) ? Mode.CANCELLED : (roll < 152) ? Mode.CALLED : Mode.PLAIN;
 						SoakItem item = new SoakItem(thread * perThread + i, random.nextInt(1 << 20), random.nextInt(4),
 								mode);
 						CompletableFuture<Float> future;
+						AtomicInteger callbacks = new AtomicInteger();
 						try {
-							future = (mode == Mode.DEADLINE)
-									? batcher.submit(item, Duration.ofNanos(1 + random.nextInt(200_000)))
-									: batcher.submit(item);
+							if (mode == Mode.CALLED) {
+								try {
+									future = CompletableFuture.completedFuture(batcher.call(item));
+								}
+								catch (BatchQueueFullException ex) {
+									throw ex;
+								}
+								catch (RuntimeException ex) {
+									future = CompletableFuture.failedFuture(ex);
+								}
+							}
+							else {
+								future = (mode == Mode.DEADLINE)
+										? batcher.submit(item, Duration.ofNanos(1 + random.nextInt(200_000)))
+										: batcher.submit(item);
+							}
 						}
 						catch (BatchQueueFullException ex) {
 							rejected.incrementAndGet();
 							Thread.sleep(1);
 							continue;
 						}
-						AtomicInteger callbacks = new AtomicInteger();
 						future.whenComplete((v, e) -> callbacks.incrementAndGet());
 						boolean cancelledByUs = (mode == Mode.CANCELLED) && future.cancel(true);
 						records.add(new Object[] { item, future, callbacks, cancelledByUs });
@@ -766,6 +844,7 @@ public abstract class BatcherContractSuite {
 		int failedWithBatch = 0;
 		int timedOut = 0;
 		int cancelled = 0;
+		int called = 0;
 		int stranded = 0;
 		List<String> wrong = new ArrayList<>();
 		for (List<Object[]> records : perThreadRecords) {
@@ -778,6 +857,9 @@ public abstract class BatcherContractSuite {
 				Integer batch = batchOf.get(item.id());
 				boolean inPoisonedBatch = batch != null && poisonedBatches.contains(batch);
 				String outcome;
+				if (item.mode() == Mode.CALLED) {
+					called++;
+				}
 				try {
 					Float value = future.get(60, TimeUnit.SECONDS);
 					outcome = (value == 2 * item.x() && !inPoisonedBatch && item.mode() != Mode.FAILING && !cancelledByUs)
@@ -822,15 +904,17 @@ public abstract class BatcherContractSuite {
 		}
 		batcher.close();
 		BatcherStats stats = batcher.stats();
-		System.out.printf("batcher soak (%s, %d threads, %d s): items=%d ok=%d failed alone=%d failed with their batch=%d "
-				+ "(%d poisoned batches) timed out=%d cancelled=%d rejected=%d stranded=%d; batches=%d mean size %.1f; %s%n",
-				this.context.backend(), threads, soakSeconds(), total, ok, failedAlone, failedWithBatch,
+		System.out.printf("batcher soak (%s, %d threads, %d s): items=%d (called %d) ok=%d failed alone=%d failed with "
+				+ "their batch=%d (%d poisoned batches) timed out=%d cancelled=%d rejected=%d stranded=%d; batches=%d mean "
+				+ "size %.1f; %s%n",
+				this.context.backend(), threads, soakSeconds(), total, called, ok, failedAlone, failedWithBatch,
 				poisonedBatches.size(), timedOut, cancelled, rejected.get(), stranded, stats.batches(),
 				stats.meanBatchSize(), stats);
 		assertThat(wrong).as("items with an outcome that is not theirs").isEmpty();
 		assertThat(stranded).as("futures never completed").isZero();
 		assertThat(total).isGreaterThan(1000);
 		assertThat(failedAlone).isPositive();
+		assertThat(called).isPositive();
 		assertThat(stats.submitted()).isEqualTo(total);
 		assertThat(stats.rejected()).isEqualTo(rejected.get());
 		assertThat(stats.queued()).isZero();

@@ -98,16 +98,18 @@ class SearchQueueFullTest {
 		List<CompletableFuture<HttpResponse<String>>> queued = new ArrayList<>();
 		HttpClient client = HttpClient.newHttpClient();
 		try {
-			for (int i = 0; i < 2; i++) {
+			// The first finds the batcher idle and waits for a stream on its own thread; two more queue.
+			for (int i = 0; i < 3; i++) {
 				queued.add(client.sendAsync(HttpRequest.newBuilder(URI.create(http.base() + "/collections/q/search"))
 					.header("Content-Type", "application/json")
 					.POST(HttpRequest.BodyPublishers.ofString(search))
 					.timeout(Duration.ofSeconds(60))
 					.build(), HttpResponse.BodyHandlers.ofString()));
-			}
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-			while (this.searches.batcher().queued() < 2 && System.nanoTime() < deadline) {
-				Thread.sleep(1);
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+				while (this.searches.batcher().stats().runningBatches() + this.searches.batcher().queued() < i + 1
+						&& System.nanoTime() < deadline) {
+					Thread.sleep(1);
+				}
 			}
 			assertThat(this.searches.batcher().queued()).isEqualTo(2);
 			HttpResponse<String> refused = client.send(HttpRequest.newBuilder(URI.create(http.base() + "/collections/q/search"))

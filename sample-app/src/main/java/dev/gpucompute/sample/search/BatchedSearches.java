@@ -2,7 +2,6 @@ package dev.gpucompute.sample.search;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 
 import dev.gpucompute.Batch;
 import dev.gpucompute.BatchHandler;
@@ -94,23 +93,9 @@ public final class BatchedSearches implements AutoCloseable {
 			return this.store.search(name, queries, k);
 		}
 		Vectors.check("vectors", queries, dim, info.metric());
-		try {
-			return this.batcher.submit(new Request(name, k, queries, count)).get();
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			if (cause instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new IllegalStateException("A batched search failed", cause);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while waiting for a batched search", ex);
-		}
+		// The request thread waits anyway: when the batcher is idle the search runs right here, no
+		// hand-off to a batcher thread and back; otherwise it joins the next batch.
+		return this.batcher.call(new Request(name, k, queries, count));
 	}
 
 	/** The batcher small requests join, or {@code null} when batching is off. */
