@@ -15,7 +15,7 @@
 # and end, and the load average with every figure.
 #
 # Environment: JAVA (default java), PYTHON (default python3), RESULTS (default
-# benchmarks/results/batching), BUILD=1, PIP_OPTS.
+# benchmarks/results/batching), BUILD=1, PIP_OPTS, KEEP=1 (keep the services' logs and data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

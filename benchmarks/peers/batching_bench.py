@@ -236,8 +236,11 @@ def main():
         f.write(text + "\n")
     print()
     print(text)
-    base.log(f"results: {path}.json and {path}.md (service logs under {work})")
-    shutil.rmtree(os.path.join(work), ignore_errors=True) if not os.environ.get("KEEP") else None
+    base.log(f"results: {path}.json and {path}.md")
+    if os.environ.get("KEEP"):
+        base.log(f"service logs and data kept under {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def markdown(report):
