@@ -502,7 +502,8 @@ final class ContextLauncher implements GpuLauncher {
 			try {
 				fork.record(parentStream);
 				// All at once, so concurrent groups cannot each hold part of the pool and wait for the rest.
-				leases.addAll(pool.acquireAll(StreamPriority.NORMAL, branches.size(), pool.acquireTimeout()));
+				// At the parent's priority: work forked from a high-priority stream stays ahead of normal work.
+				leases.addAll(pool.acquireAll(parent.priority(), branches.size(), pool.acquireTimeout()));
 				for (int i = 0; i < branches.size(); i++) {
 					Consumer<GpuStream> branch = branches.get(i);
 					GpuStream stream = leases.get(i).stream();

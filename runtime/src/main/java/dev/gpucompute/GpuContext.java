@@ -31,8 +31,9 @@ import dev.gpucompute.spi.NativeStream;
  *
  * <p>Open one with {@link #builder()}; in Spring it is a singleton bean. It is thread-safe. The
  * application owns it and closes it once; {@link #close()} is idempotent and tears down in order:
- * stop accepting work, drain the streams (up to the drain timeout), destroy events, destroy pooled
- * streams, free memory, release the device. Every stream, event, buffer and kernel of a closed
+ * close its {@link GpuBatcher}s (their queued items still run), stop accepting work, drain the
+ * streams (all within the drain timeout), destroy events, destroy pooled streams, free memory,
+ * release the device. Every stream, event, buffer and kernel of a closed
  * context raises {@link ContextClosedException} on use, and its {@code close()} is a no-op.
  */
 public final class GpuContext implements AutoCloseable {
@@ -106,6 +107,12 @@ public final class GpuContext implements AutoCloseable {
 	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
 	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
 
+	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
+	private boolean closeStarted;
+
+	/** Open batchers, closed before the pool stops; guarded by this for registration. */
+	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
+
 	/** Set at close once pending work is given up on; completions registered later end at once. */
 	private volatile String abandonedAtClose;
 
@@ -140,7 +147,7 @@ public final class GpuContext implements AutoCloseable {
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
-				builder.leakDetectionThreshold);
+				builder.leakDetectionThreshold, builder.priorityLimits);
 		this.launcher = new ContextLauncher(this, builder.kernelLoadWaitThreshold);
 		failures.launcher = this.launcher;
 		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
@@ -272,6 +279,38 @@ public final class GpuContext implements AutoCloseable {
 
 	public KernelTiming kernelTiming() {
 		return this.kernelTiming;
+	}
+
+	/** Longest wait at close for queued batches and work in flight ({@link Builder#drainTimeout}). */
+	public Duration drainTimeout() {
+		return this.drainTimeout;
+	}
+
+	/**
+	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
+	 * context closes them first when it drains or closes, while its pool still leases streams.
+	 */
+	public List<GpuBatcher<?, ?>> batchers() {
+		return List.copyOf(this.batchers);
+	}
+
+	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
+	synchronized void register(GpuBatcher<?, ?> batcher) {
+		ensureOpen();
+		if (this.closeStarted) {
+			throw new ContextClosedException("GPU context #" + this.id + " is closing: no batcher can be added");
+		}
+		for (GpuBatcher<?, ?> open : this.batchers) {
+			if (open.name().equals(batcher.name())) {
+				throw new IllegalStateException("GPU context #" + this.id + " has an open batcher named '"
+						+ batcher.name() + "' already; batcher names must be unique per context");
+			}
+		}
+		this.batchers.add(batcher);
+	}
+
+	void unregister(GpuBatcher<?, ?> batcher) {
+		this.batchers.remove(batcher);
 	}
 
 	/**
@@ -455,12 +494,17 @@ public final class GpuContext implements AutoCloseable {
 
 	/** Runs a completion action on the completion threads, never on the backend's callback thread. */
 	private void dispatch(java.util.function.Consumer<GpuException> action, GpuException failure) {
+		execute(() -> action.accept(failure));
+	}
+
+	/** Runs a task that completes futures on the completion threads (a thread of its own once they stopped). */
+	void execute(Runnable task) {
 		try {
-			this.completions.execute(() -> action.accept(failure));
+			this.completions.execute(task);
 		}
 		catch (java.util.concurrent.RejectedExecutionException ex) {
 			// Closed: still never on the backend's callback thread, where driver calls are refused.
-			Thread thread = new Thread(() -> action.accept(failure), "gpu-" + this.id + "-late-completion");
+			Thread thread = new Thread(task, "gpu-" + this.id + "-late-completion");
 			thread.setDaemon(true);
 			thread.start();
 		}
@@ -558,18 +602,29 @@ public final class GpuContext implements AutoCloseable {
 	@Override
 	public void close() {
 		synchronized (this) {
-			if (this.state != State.OPEN) {
+			if (this.state != State.OPEN || this.closeStarted) {
 				return;
 			}
-			this.state = State.CLOSING;
+			this.closeStarted = true;
 		}
 		LeakTracker.closing(this);
 		long started = System.nanoTime();
+		// Batchers first, while the context is open and its pool leases: their queued items run within
+		// the drain timeout. No batcher can be added meanwhile (closeStarted).
+		try {
+			GpuBatcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
+		}
+		catch (RuntimeException ex) {
+			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
+		}
+		synchronized (this) {
+			this.state = State.CLOSING;
+		}
 		boolean drained = true;
 		int abandoned = 0;
 		try {
 			this.pool.stopAccepting();
-			drained = this.backend.awaitIdle(this.drainTimeout.toNanos());
+			drained = this.backend.awaitIdle(Math.max(0, this.drainTimeout.toNanos() - (System.nanoTime() - started)));
 			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
 					+ ") closed before this work finished: it was abandoned at close, "
 					+ (drained ? "submitted while the context was closing"
@@ -615,8 +670,10 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	/**
-	 * Stops handing out stream leases and waits up to {@code timeout} for the work already enqueued
-	 * on the device to finish, releasing nothing: the first half of {@link #close()}, for containers
+	 * Closes this context's {@link GpuBatcher}s (their queued items are dispatched within
+	 * {@code timeout}, what is left then is abandoned), stops handing out stream leases and waits for
+	 * the rest of {@code timeout} for the work already enqueued on the device to finish, releasing
+	 * nothing: the first half of {@link #close()}, for containers
 	 * that stop work in one phase and release resources in a later one (Spring stops its lifecycle
 	 * beans before it destroys beans). Leases already held stay usable until they are closed, and
 	 * launches on them or on default streams still run; acquiring a lease afterwards raises
@@ -632,8 +689,10 @@ public final class GpuContext implements AutoCloseable {
 		if (this.state == State.CLOSED) {
 			return true;
 		}
+		long started = System.nanoTime();
+		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
 		this.pool.stopAccepting();
-		return this.backend.awaitIdle(nanos);
+		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
 	}
 
 	private static void awaitQuietly(ExecutorService executor) {
@@ -719,7 +778,16 @@ public final class GpuContext implements AutoCloseable {
 
 		private Duration kernelLoadWaitThreshold = Duration.ofMillis(5);
 
+		/** Per priority (by ordinal): most streams leased at once; unlimited (the pool's maximum) by default. */
+		private int[] priorityLimits = unlimited();
+
 		private Builder() {
+		}
+
+		private static int[] unlimited() {
+			int[] limits = new int[StreamPriority.values().length];
+			java.util.Arrays.fill(limits, MAX_STREAMS);
+			return limits;
 		}
 
 		/** A builder with the same settings, for opening one context per device. */
@@ -749,6 +817,7 @@ public final class GpuContext implements AutoCloseable {
 			copy.cpuDevices = this.cpuDevices;
 			copy.kernels = this.kernels;
 			copy.kernelLoadWaitThreshold = this.kernelLoadWaitThreshold;
+			copy.priorityLimits = this.priorityLimits.clone();
 			return copy;
 		}
 
@@ -797,6 +866,19 @@ public final class GpuContext implements AutoCloseable {
 		/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
 		public Builder maxSize(int maxSize) {
 			this.maxSize = Checks.within(maxSize, 1, MAX_STREAMS, "maxSize");
+			return this;
+		}
+
+		/**
+		 * Most pooled streams leased at once at {@code priority}, 1 to {@value GpuContext#MAX_STREAMS}
+		 * (default: no limit but the pool's maximum): a limit on {@link StreamPriority#NORMAL} keeps
+		 * streams free for {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool.
+		 * Callers beyond the limit wait like callers of a full pool (see {@link StreamPool}).
+		 */
+		public Builder priorityLimit(StreamPriority priority, int limit) {
+			Objects.requireNonNull(priority, "priority");
+			this.priorityLimits[priority.ordinal()] = Checks.within(limit, 1, MAX_STREAMS,
+					"priorityLimit(" + priority + ")");
 			return this;
 		}
 

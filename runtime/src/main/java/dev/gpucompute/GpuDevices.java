@@ -256,11 +256,24 @@ public final class GpuDevices implements AutoCloseable {
 	}
 
 	/**
-	 * Closes every device: first stops new leases on all of them, so that their work drains in
-	 * parallel, then closes each (each within its drain timeout). Idempotent.
+	 * Closes every device: first closes every device's batchers (their queued items run within the
+	 * longest drain timeout, in parallel), then stops new leases on all of them, so that their work
+	 * drains in parallel, then closes each (each within its drain timeout). Idempotent.
 	 */
 	@Override
 	public void close() {
+		List<GpuBatcher<?, ?>> batchers = new ArrayList<>();
+		java.time.Duration longest = java.time.Duration.ZERO;
+		for (GpuContext context : this.contexts) {
+			batchers.addAll(context.batchers());
+			longest = (context.drainTimeout().compareTo(longest) > 0) ? context.drainTimeout() : longest;
+		}
+		try {
+			GpuBatcher.closeAll(batchers, longest);
+		}
+		catch (RuntimeException ex) {
+			log.warn("Closing the batchers failed", ex);
+		}
 		for (GpuContext context : this.contexts) {
 			try {
 				context.drain(java.time.Duration.ZERO);

@@ -52,4 +52,16 @@ public interface GpuListener {
 	default void leaseTimedOut(long waitNanos) {
 	}
 
+	/** A {@link GpuBatcher} of this context was built; its meters can be registered now. */
+	default void batcherOpened(String batcher) {
+	}
+
+	/** A batcher handed a batch of {@code size} items to its handler. */
+	default void batchDispatched(String batcher, int size) {
+	}
+
+	/** An item of a batcher was dispatched after waiting {@code waitNanos} in its queue. */
+	default void batchItemWaited(String batcher, long waitNanos) {
+	}
+
 }

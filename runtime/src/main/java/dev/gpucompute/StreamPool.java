@@ -31,6 +31,13 @@ import dev.gpucompute.spi.NativeStream;
  * other priority is needed and the pool is at its maximum. Idle streams are handed out
  * last-in-first-out so the most recently used, warmest streams go first.
  *
+ * <p>Waiting callers are served in order: every {@link StreamPriority#HIGH} waiter before any
+ * {@link StreamPriority#NORMAL} one, first come first served within a priority, and nobody takes a
+ * stream while a caller ahead of it waits for one (a released stream is handed to the first waiter,
+ * not to whoever asks next). A priority may have a limit of its own ({@code priorityLimit}): at most
+ * that many streams leased at that priority at once, so that bulk work cannot take the whole pool;
+ * a waiter held back only by its priority's limit does not hold up the other priority.
+ *
  * <p>Thread-safe. The pool belongs to its {@link GpuContext}, which destroys every stream at close;
  * leases still open then become stale (their use raises {@link ContextClosedException}).
  */
@@ -88,6 +95,36 @@ public final class StreamPool {
 
 	}
 
+	/**
+	 * A caller waiting for {@code count} streams of one priority. The thread that makes streams
+	 * available grants them under the lock (idle streams, or the right to create or to replace one)
+	 * and wakes this waiter alone; the waiter then creates what it was granted outside the lock.
+	 */
+	private static final class Waiter {
+
+		final int priority;
+
+		final int count;
+
+		final Condition granted;
+
+		// Guarded by the pool lock.
+		boolean served;
+
+		final List<Slot> slots = new ArrayList<>(1);
+
+		final List<Slot> evicted = new ArrayList<>(0);
+
+		int creates;
+
+		Waiter(int priority, int count, Condition granted) {
+			this.priority = priority;
+			this.count = count;
+			this.granted = granted;
+		}
+
+	}
+
 	private final GpuContext context;
 
 	private final int minSize;
@@ -100,10 +137,18 @@ public final class StreamPool {
 
 	private final ReentrantLock lock = new ReentrantLock();
 
-	private final Condition available = this.lock.newCondition();
-
 	@SuppressWarnings("unchecked")
 	private final ArrayDeque<Slot>[] idle = new ArrayDeque[PRIORITIES];
+
+	/** Waiting callers by priority, first come first; guarded by lock. */
+	@SuppressWarnings("unchecked")
+	private final ArrayDeque<Waiter>[] waiters = new ArrayDeque[PRIORITIES];
+
+	/** Most streams leased at once per priority (the pool's maximum when unlimited). */
+	private final int[] limits = new int[PRIORITIES];
+
+	/** Streams leased now per priority; guarded by lock. */
+	private final int[] leasedBy = new int[PRIORITIES];
 
 	private final List<Slot> all = new CopyOnWriteArrayList<>();
 
@@ -117,9 +162,6 @@ public final class StreamPool {
 	private int active;
 
 	private int pending;
-
-	/** Waiters for several streams at once; a release then wakes every waiter, not just one. */
-	private int groupWaiters;
 
 	private int highWaterMark;
 
@@ -136,7 +178,8 @@ public final class StreamPool {
 
 	private boolean closed;
 
-	StreamPool(GpuContext context, int minSize, int maxSize, Duration acquireTimeout, Duration leakThreshold) {
+	StreamPool(GpuContext context, int minSize, int maxSize, Duration acquireTimeout, Duration leakThreshold,
+			int[] priorityLimits) {
 		this.context = context;
 		this.minSize = minSize;
 		this.maxSize = maxSize;
@@ -144,6 +187,8 @@ public final class StreamPool {
 		this.leakThresholdNanos = leakThreshold.toNanos();
 		for (int i = 0; i < PRIORITIES; i++) {
 			this.idle[i] = new ArrayDeque<>(maxSize);
+			this.waiters[i] = new ArrayDeque<>();
+			this.limits[i] = Math.min(maxSize, priorityLimits[i]);
 		}
 	}
 
@@ -192,58 +237,182 @@ public final class StreamPool {
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
-		Slot slot;
+		Slot slot = null;
 		Slot evicted = null;
 		boolean create = false;
+		PoolExhaustedException timedOut = null;
 		this.lock.lock();
 		try {
-			long remaining = timeout.toNanos();
-			while (true) {
-				if (this.closed) {
-					throw closedError();
-				}
+			if (this.closed) {
+				throw closedError();
+			}
+			if (!mustQueue(p, 1)) {
 				slot = this.idle[p].pollLast();
 				if (slot != null) {
 					slot.leased = true;
-					break;
 				}
-				if (this.total < this.maxSize) {
+				else if (this.total < this.maxSize) {
 					this.total++;
 					create = true;
-					break;
 				}
-				evicted = this.idle[PRIORITIES - 1 - p].pollFirst();
-				if (evicted != null) {
+				else {
 					// At the maximum with only other-priority streams idle: replace one.
+					evicted = this.idle[PRIORITIES - 1 - p].pollFirst();
 					create = true;
-					break;
 				}
-				if (remaining <= 0) {
-					this.timeouts++;
-					this.lastTimeoutAt = System.nanoTime();
-					int activeNow = this.active;
-					int pendingNow = this.pending;
-					this.lock.unlock();
-					try {
-						this.context.listener().leaseTimedOut((start == 0) ? 0 : System.nanoTime() - start);
-					}
-					finally {
-						this.lock.lock();
-					}
-					throw new PoolExhaustedException(timeout, activeNow, this.maxSize, pendingNow);
-				}
-				if (start == 0) {
-					start = System.nanoTime();
-				}
-				remaining = awaitRelease(remaining, false);
+				countLeased(p, 1);
 			}
-			countLeased(1);
+			else {
+				start = System.nanoTime();
+				Waiter waiter = await(p, 1, timeout, start);
+				if (waiter.slots.isEmpty()) {
+					create = true;
+					evicted = waiter.evicted.isEmpty() ? null : waiter.evicted.get(0);
+				}
+				else {
+					slot = waiter.slots.get(0);
+				}
+			}
+		}
+		catch (PoolExhaustedException ex) {
+			timedOut = ex;
 		}
 		finally {
 			this.lock.unlock();
 		}
+		if (timedOut != null) {
+			throw timedOut(timedOut, start);
+		}
 		Slot leased = create ? createOrGiveBack(priority, evicted) : slot;
 		return lease(leased, start);
+	}
+
+	/**
+	 * Whether a caller asking for {@code count} streams of priority {@code p} must wait, with the
+	 * lock held: when a caller of its priority waits already, when a higher-priority caller waits
+	 * for streams, or when what it asks for is not there.
+	 */
+	private boolean mustQueue(int p, int count) {
+		if (this.pending > 0) {
+			if (!this.waiters[p].isEmpty()) {
+				return true;
+			}
+			for (int q = PRIORITIES - 1; q > p; q--) {
+				Waiter head = this.waiters[q].peekFirst();
+				// Waiters are served whenever they can be, so one whose own limit has room waits for streams.
+				if (head != null && classRoom(q) >= head.count) {
+					return true;
+				}
+			}
+		}
+		return classRoom(p) < count || obtainable(p) < count;
+	}
+
+	private int classRoom(int p) {
+		return this.limits[p] - this.leasedBy[p];
+	}
+
+	/** Streams of priority {@code p} that could be leased now: idle ones, new ones, replaced ones. */
+	private int obtainable(int p) {
+		return this.idle[p].size() + (this.maxSize - this.total) + this.idle[PRIORITIES - 1 - p].size();
+	}
+
+	/**
+	 * Queues the caller and waits, with the lock held, until its streams are granted.
+	 * @return the waiter with its grant
+	 * @throws PoolExhaustedException at the timeout (the caller tells the listener, outside the lock)
+	 * @throws ContextClosedException when the pool stops
+	 */
+	private Waiter await(int p, int count, Duration timeout, long start) {
+		Waiter waiter = new Waiter(p, count, this.lock.newCondition());
+		this.waiters[p].addLast(waiter);
+		this.pending++;
+		long remaining = timeout.toNanos();
+		try {
+			while (!waiter.served) {
+				if (this.closed) {
+					throw closedError();
+				}
+				if (remaining <= 0) {
+					this.timeouts++;
+					this.lastTimeoutAt = System.nanoTime();
+					// Told to the listener by the caller, outside the lock.
+					throw new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
+				}
+				try {
+					remaining = waiter.granted.awaitNanos(remaining);
+				}
+				catch (InterruptedException ex) {
+					if (waiter.served) {
+						// Granted meanwhile: the caller gets its streams and its interrupt.
+						Thread.currentThread().interrupt();
+						break;
+					}
+					Thread.currentThread().interrupt();
+					throw new GpuException("Interrupted while waiting for a pooled stream", ex);
+				}
+			}
+			return waiter;
+		}
+		finally {
+			this.pending--;
+			if (!waiter.served) {
+				this.waiters[p].remove(waiter);
+				// A waiter that leaves may have held back the ones behind it.
+				serveWaiters();
+			}
+		}
+	}
+
+	/**
+	 * Grants streams to waiters in order, with the lock held: higher priorities first, first come
+	 * first within a priority. A head held back by its priority's limit lets the other priority go;
+	 * a head held back for want of streams stops everyone behind it.
+	 */
+	private void serveWaiters() {
+		for (int p = PRIORITIES - 1; p >= 0; p--) {
+			ArrayDeque<Waiter> queue = this.waiters[p];
+			Waiter head;
+			while ((head = queue.peekFirst()) != null) {
+				if (classRoom(p) < head.count) {
+					break;
+				}
+				if (obtainable(p) < head.count) {
+					return;
+				}
+				queue.pollFirst();
+				grant(head);
+				head.granted.signal();
+			}
+		}
+	}
+
+	/** Books streams for a waiter, with the lock held; what must be created is created by the waiter. */
+	private void grant(Waiter waiter) {
+		int p = waiter.priority;
+		for (int i = 0; i < waiter.count; i++) {
+			Slot slot = this.idle[p].pollLast();
+			if (slot != null) {
+				slot.leased = true;
+				waiter.slots.add(slot);
+			}
+			else if (this.total < this.maxSize) {
+				this.total++;
+				waiter.creates++;
+			}
+			else {
+				waiter.evicted.add(this.idle[PRIORITIES - 1 - p].pollFirst());
+				waiter.creates++;
+			}
+		}
+		waiter.served = true;
+		countLeased(p, waiter.count);
+	}
+
+	/** Tells the listener of a timed-out acquisition (outside the lock) and returns the exception to throw. */
+	private PoolExhaustedException timedOut(PoolExhaustedException ex, long start) {
+		this.context.listener().leaseTimedOut(System.nanoTime() - start);
+		return ex;
 	}
 
 	private static void checkArguments(StreamPriority priority, Duration timeout) {
@@ -299,69 +468,48 @@ public final class StreamPool {
 			throw new IllegalArgumentException("Can lease 1 to " + this.maxSize + " streams at once (the pool's "
 					+ "maximum), asked for " + count);
 		}
-		long start = System.nanoTime();
 		int p = priority.ordinal();
-		int other = PRIORITIES - 1 - p;
-		List<Slot> taken = new ArrayList<>(count);
-		List<Slot> evicted = new ArrayList<>();
-		int creates = 0;
+		if (count > this.limits[p]) {
+			throw new IllegalArgumentException("Can lease 1 to " + this.limits[p] + " streams of priority " + priority
+					+ " at once (its limit), asked for " + count);
+		}
+		long start = System.nanoTime();
+		Waiter waiter = null;
 		PoolExhaustedException timedOut = null;
 		this.lock.lock();
 		try {
-			long remaining = timeout.toNanos();
-			while (true) {
-				if (this.closed) {
-					throw closedError();
-				}
-				int obtainable = this.idle[p].size() + (this.maxSize - this.total) + this.idle[other].size();
-				if (obtainable >= count) {
-					for (int i = 0; i < count; i++) {
-						Slot slot = this.idle[p].pollLast();
-						if (slot != null) {
-							slot.leased = true;
-							taken.add(slot);
-						}
-						else if (this.total < this.maxSize) {
-							this.total++;
-							creates++;
-						}
-						else {
-							evicted.add(this.idle[other].pollFirst());
-							creates++;
-						}
-					}
-					break;
-				}
-				if (remaining <= 0) {
-					this.timeouts++;
-					this.lastTimeoutAt = System.nanoTime();
-					timedOut = new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
-					break;
-				}
-				remaining = awaitRelease(remaining, true);
+			if (this.closed) {
+				throw closedError();
 			}
-			if (timedOut == null) {
-				countLeased(count);
+			if (!mustQueue(p, count)) {
+				waiter = new Waiter(p, count, null);
+				grant(waiter);
 			}
+			else {
+				waiter = await(p, count, timeout, start);
+			}
+		}
+		catch (PoolExhaustedException ex) {
+			timedOut = ex;
 		}
 		finally {
 			this.lock.unlock();
 		}
 		if (timedOut != null) {
-			this.context.listener().leaseTimedOut(System.nanoTime() - start);
-			throw timedOut;
+			throw timedOut(timedOut, start);
 		}
-		for (Slot slot : evicted) {
+		List<Slot> taken = waiter.slots;
+		for (Slot slot : waiter.evicted) {
 			destroy(slot);
 		}
 		int created = 0;
 		try {
-			for (; created < creates; created++) {
+			for (; created < waiter.creates; created++) {
 				taken.add(newSlot(priority, true));
 			}
 		}
 		catch (RuntimeException ex) {
-			giveBack(taken, creates - created, count);
+			giveBack(taken, waiter.creates - created, p, count);
 			throw ex;
 		}
 		List<StreamLease> leases = new ArrayList<>(count);
@@ -372,7 +520,7 @@ public final class StreamPool {
 	}
 
 	/** Undoes a group acquisition whose stream creation failed. */
-	private void giveBack(List<Slot> taken, int notCreated, int count) {
+	private void giveBack(List<Slot> taken, int notCreated, int p, int count) {
 		this.lock.lock();
 		try {
 			for (Slot slot : taken) {
@@ -381,36 +529,17 @@ public final class StreamPool {
 			}
 			this.total -= notCreated;
 			this.active -= count;
-			this.available.signalAll();
+			this.leasedBy[p] -= count;
+			serveWaiters();
 		}
 		finally {
 			this.lock.unlock();
 		}
 	}
 
-	/** Waits, with the lock held, for a release; returns the time left. */
-	private long awaitRelease(long remaining, boolean group) {
-		this.pending++;
-		if (group) {
-			this.groupWaiters++;
-		}
-		try {
-			return this.available.awaitNanos(remaining);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new GpuException("Interrupted while waiting for a pooled stream", ex);
-		}
-		finally {
-			this.pending--;
-			if (group) {
-				this.groupWaiters--;
-			}
-		}
-	}
-
-	/** Books {@code count} granted leases, with the lock held. */
-	private void countLeased(int count) {
+	/** Books {@code count} granted leases of priority {@code p}, with the lock held. */
+	private void countLeased(int p, int count) {
+		this.leasedBy[p] += count;
 		this.active += count;
 		this.acquisitions += count;
 		if (this.active > this.highWaterMark) {
@@ -430,7 +559,8 @@ public final class StreamPool {
 			try {
 				this.total--;
 				this.active--;
-				this.available.signal();
+				this.leasedBy[priority.ordinal()]--;
+				serveWaiters();
 			}
 			finally {
 				this.lock.unlock();
@@ -496,14 +626,12 @@ public final class StreamPool {
 			slot.leases++;
 			slot.heldNanos += heldNanos;
 			this.active--;
+			this.leasedBy[slot.priority.ordinal()]--;
 			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
 			if (!this.closed) {
 				this.idle[slot.priority.ordinal()].addLast(slot);
-				if (this.groupWaiters > 0) {
-					this.available.signalAll();
-				}
-				else {
-					this.available.signal();
+				if (this.pending > 0) {
+					serveWaiters();
 				}
 			}
 		}
@@ -523,7 +651,11 @@ public final class StreamPool {
 		this.lock.lock();
 		try {
 			this.closed = true;
-			this.available.signalAll();
+			for (ArrayDeque<Waiter> queue : this.waiters) {
+				for (Waiter waiter : queue) {
+					waiter.granted.signal();
+				}
+			}
 		}
 		finally {
 			this.lock.unlock();
@@ -725,6 +857,14 @@ public final class StreamPool {
 
 	public int maxSize() {
 		return this.maxSize;
+	}
+
+	/**
+	 * Most streams leased at once at {@code priority}: its limit ({@code priorityLimit} of the
+	 * builder, {@code gpu.streams.priority-limits}), or the pool's maximum when it has none.
+	 */
+	public int priorityLimit(StreamPriority priority) {
+		return this.limits[priority.ordinal()];
 	}
 
 	public int minSize() {

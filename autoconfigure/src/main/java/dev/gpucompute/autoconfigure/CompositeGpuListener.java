@@ -74,4 +74,25 @@ final class CompositeGpuListener implements GpuListener {
 		}
 	}
 
+	@Override
+	public void batcherOpened(String batcher) {
+		for (GpuListener listener : this.listeners) {
+			listener.batcherOpened(batcher);
+		}
+	}
+
+	@Override
+	public void batchDispatched(String batcher, int size) {
+		for (GpuListener listener : this.listeners) {
+			listener.batchDispatched(batcher, size);
+		}
+	}
+
+	@Override
+	public void batchItemWaited(String batcher, long waitNanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.batchItemWaited(batcher, waitNanos);
+		}
+	}
+
 }

@@ -34,8 +34,9 @@ import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
  * {@code gpu.device} names), on the backend chosen by {@code gpu.backend}; the primary (first)
  * device's context, {@link StreamPool}, {@link EventRegistry} and {@link GpuLauncher}; the kernels
  * found under {@code gpu.kernels.locations} and in {@link KernelSource} beans, loaded on every
- * device; and a {@link GpuLifecycle} that drains every device after the web server has finished its
- * requests. Every bean backs off when the application defines its own; {@code gpu.enabled=false}
+ * device; {@link GpuBatchers}, which creates the batchers configured under {@code gpu.batching}; and
+ * a {@link GpuLifecycle} that closes the batchers and drains every device after the web server has
+ * finished its requests. Every bean backs off when the application defines its own; {@code gpu.enabled=false}
  * turns all of them off.
  *
  * <p>Only the {@link GpuDevices} bean closes the contexts: the {@link GpuContext} bean is a view of
@@ -135,6 +136,14 @@ public final class GpuAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpuLauncher gpuLauncher(GpuContext context, GpuKernels kernels) {
 		return context.launcher();
+	}
+
+	/** Creates the named batchers of {@code gpu.batching} on the primary device's context. */
+	@Bean
+	@ConditionalOnSingleCandidate(GpuContext.class)
+	@ConditionalOnMissingBean
+	GpuBatchers gpuBatchers(GpuContext context, GpuProperties properties) {
+		return new GpuBatchers(context, properties.getBatching());
 	}
 
 	@Bean

@@ -132,6 +132,7 @@ final class GpuContextFactory {
 		if (threads != null) {
 			builder.cpuThreads(threads);
 		}
+		this.properties.getStreams().getPriorityLimits().forEach(builder::priorityLimit);
 		for (GpuContextCustomizer customizer : this.customizers) {
 			customizer.customize(builder);
 		}

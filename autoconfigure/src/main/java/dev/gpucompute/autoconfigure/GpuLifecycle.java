@@ -1,6 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.commons.logging.Log;
@@ -10,6 +11,7 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
@@ -18,7 +20,8 @@ import dev.gpucompute.PoolStats;
 
 /**
  * Drains the {@link GpuContext} (or every context of a {@link GpuDevices}) when the application
- * stops: the stream pools stop handing out leases and the devices finish the work already enqueued,
+ * stops: first every {@link GpuBatcher} of the contexts closes, its queued items running while the
+ * pools still lease streams; then the stream pools stop handing out leases and the devices finish the work already enqueued,
  * within {@code gpu.shutdown.drain-timeout}. With several devices, every pool is stopped first and
  * then the devices are waited for, so that they drain in parallel within one timeout. Native resources (streams, events, device memory, the device
  * context) are released later, when the context bean is destroyed, so beans that depend on the
@@ -91,6 +94,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 		PoolStats[] before = new PoolStats[n];
 		long[] launchesBefore = new long[n];
 		long start = System.nanoTime();
+		closeBatchers();
 		// Stop every pool first, so that the devices drain in parallel, then wait for each.
 		for (int i = 0; i < n; i++) {
 			GpuContext context = this.contexts.get(i);
@@ -113,6 +117,36 @@ public final class GpuLifecycle implements SmartLifecycle {
 				logger.warn(what + " did not finish within gpu.shutdown.drain-timeout (" + this.drainTimeout
 						+ ", waited " + millis + " ms): " + drained + "; its resources will be released anyway");
 			}
+		}
+	}
+
+	/**
+	 * Closes every batcher of every device first, while the pools still lease streams: their queued
+	 * items run, in parallel, within the drain timeout; what is left then is abandoned at close.
+	 */
+	private void closeBatchers() {
+		List<GpuBatcher<?, ?>> batchers = new ArrayList<>();
+		for (GpuContext context : this.contexts) {
+			batchers.addAll(context.batchers());
+		}
+		if (batchers.isEmpty()) {
+			return;
+		}
+		long started = System.nanoTime();
+		long queued = 0;
+		for (GpuBatcher<?, ?> batcher : batchers) {
+			queued += batcher.queued();
+		}
+		boolean clean = GpuBatcher.closeAll(batchers, this.drainTimeout);
+		long millis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+		String names = batchers.stream().map(GpuBatcher::name).toList().toString();
+		if (clean) {
+			logger.info("Closed GPU batchers " + names + " in " + millis + " ms; the " + queued
+					+ ((queued == 1) ? " item" : " items") + " queued at stop ran");
+		}
+		else {
+			logger.warn("GPU batchers " + names + " did not finish within gpu.shutdown.drain-timeout (" + this.drainTimeout
+					+ "): items still queued or running then were abandoned at close");
 		}
 	}
 

@@ -3,14 +3,19 @@ package dev.gpucompute.autoconfigure;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.KernelTiming;
+import dev.gpucompute.StreamPriority;
 
 /**
  * Configuration of the GPU beans, bound to the {@code gpu.*} properties.
@@ -43,6 +48,9 @@ public class GpuProperties implements Validator {
 
 	/** Error code of a {@code gpu.device} (set explicitly) that is not among {@code gpu.devices}. */
 	public static final String CODE_DEVICE_NOT_LISTED = "gpu.device-not-listed";
+
+	/** Error code of a {@code gpu.batching} name that cannot name a batcher. */
+	public static final String CODE_INVALID_NAME = "gpu.invalid-name";
 
 	/** Most devices the CPU backend stands in for ({@code gpu.cpu.devices}). */
 	public static final int MAX_CPU_DEVICES = dev.gpucompute.GpuContext.MAX_CPU_DEVICES;
@@ -96,6 +104,13 @@ public class GpuProperties implements Validator {
 	private final Cpu cpu = new Cpu();
 
 	private final ProblemDetails problemDetails = new ProblemDetails();
+
+	/**
+	 * Dynamic batchers by name, each created in code through the GpuBatchers bean, which gives it
+	 * these settings: gpu.batching.<name>.max-batch-size (default 64), .max-queue-delay (0),
+	 * .max-queued (1024), .priority (normal), .timeout (0: none) and .max-concurrent-batches (1).
+	 */
+	private final Map<String, Batcher> batching = new LinkedHashMap<>();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -170,6 +185,10 @@ public class GpuProperties implements Validator {
 		return this.problemDetails;
 	}
 
+	public Map<String, Batcher> getBatching() {
+		return this.batching;
+	}
+
 	@Override
 	public boolean supports(Class<?> type) {
 		return GpuProperties.class.isAssignableFrom(type);
@@ -208,6 +227,10 @@ public class GpuProperties implements Validator {
 			errors.rejectValue("streams.poolSize", CODE_POOL_EXCEEDS_MAX, new Object[] { streams.getMaxSize() },
 					"must not exceed gpu.streams.max-size (" + streams.getMaxSize() + ")");
 		}
+		for (Map.Entry<StreamPriority, Integer> limit : streams.getPriorityLimits().entrySet()) {
+			String field = "streams.priorityLimits[" + limit.getKey().name().toLowerCase(java.util.Locale.ROOT) + "]";
+			rejectOutside(errors, field, limit.getValue(), 1, Math.max(1, streams.getMaxSize()));
+		}
 		rejectNegative(errors, "streams.acquireTimeout", streams.getAcquireTimeout());
 		rejectNegative(errors, "streams.leakDetectionThreshold", streams.getLeakDetectionThreshold());
 		if (streams.getDefaultStream() == null) {
@@ -228,6 +251,9 @@ public class GpuProperties implements Validator {
 		if (threads != null && threads < 1) {
 			errors.rejectValue("cpu.threads", CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
 		}
+		for (Map.Entry<String, Batcher> entry : properties.getBatching().entrySet()) {
+			validateBatcher(errors, entry.getKey(), entry.getValue(), streams);
+		}
 		int cpuDevices = properties.getCpu().getDevices();
 		if (cpuDevices < 1) {
 			errors.rejectValue("cpu.devices", CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
@@ -235,6 +261,36 @@ public class GpuProperties implements Validator {
 		else if (cpuDevices > MAX_CPU_DEVICES) {
 			errors.rejectValue("cpu.devices", CODE_TOO_LARGE, new Object[] { MAX_CPU_DEVICES },
 					"must be at most " + MAX_CPU_DEVICES);
+		}
+	}
+
+	private static void validateBatcher(Errors errors, String name, Batcher batcher, Streams streams) {
+		String field = "batching[" + name + "].";
+		if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
+			errors.rejectValue("batching", CODE_INVALID_NAME, new Object[] { name },
+					"has a batcher named '" + name + "'; a name is 1 to 64 letters, digits, '.', '_' or '-'");
+		}
+		rejectOutside(errors, field + "maxBatchSize", batcher.getMaxBatchSize(), 1, GpuBatcher.MAX_BATCH_SIZE);
+		rejectOutside(errors, field + "maxQueued", batcher.getMaxQueued(), 1, GpuBatcher.MAX_QUEUED);
+		int leasable = Math.max(1, streams.getMaxSize());
+		Integer limit = (batcher.getPriority() != null) ? streams.getPriorityLimits().get(batcher.getPriority()) : null;
+		if (limit != null && limit >= 1) {
+			leasable = Math.min(leasable, limit);
+		}
+		rejectOutside(errors, field + "maxConcurrentBatches", batcher.getMaxConcurrentBatches(), 1, leasable);
+		rejectNegative(errors, field + "maxQueueDelay", batcher.getMaxQueueDelay());
+		rejectNegative(errors, field + "timeout", batcher.getTimeout());
+		if (batcher.getPriority() == null) {
+			errors.rejectValue(field + "priority", CODE_BLANK, "must be one of normal, high");
+		}
+	}
+
+	private static void rejectOutside(Errors errors, String field, int value, int min, int max) {
+		if (value < min) {
+			errors.rejectValue(field, CODE_TOO_SMALL, new Object[] { min }, "must be at least " + min);
+		}
+		else if (value > max) {
+			errors.rejectValue(field, CODE_TOO_LARGE, new Object[] { max }, "must be at most " + max);
 		}
 	}
 
@@ -293,6 +349,13 @@ public class GpuProperties implements Validator {
 		private Duration leakDetectionThreshold = Duration.ofSeconds(60);
 
 		/**
+		 * Most streams leased at once per priority ('normal', 'high'), each 1 to max-size; no limit
+		 * but the pool's maximum by default. A limit on 'normal' keeps streams free for 'high' work
+		 * (a high-priority batcher), so bulk work cannot take the whole pool.
+		 */
+		private Map<StreamPriority, Integer> priorityLimits = new EnumMap<>(StreamPriority.class);
+
+		/**
 		 * The pooled streams created at start-up: the value set, else {@value #DEFAULT_POOL_SIZE} or
 		 * {@link #getMaxSize() the maximum} when that is smaller.
 		 */
@@ -335,6 +398,92 @@ public class GpuProperties implements Validator {
 
 		public void setLeakDetectionThreshold(Duration leakDetectionThreshold) {
 			this.leakDetectionThreshold = leakDetectionThreshold;
+		}
+
+		public Map<StreamPriority, Integer> getPriorityLimits() {
+			return this.priorityLimits;
+		}
+
+		public void setPriorityLimits(Map<StreamPriority, Integer> priorityLimits) {
+			this.priorityLimits = priorityLimits;
+		}
+
+	}
+
+	/**
+	 * One dynamic batcher: {@code gpu.batching.<name>.*}. The settings of Triton Inference Server's
+	 * dynamic batcher, as {@link GpuBatcher.Builder} describes them.
+	 */
+	public static class Batcher {
+
+		/** Most items per batch (1 to 65536). */
+		private int maxBatchSize = 64;
+
+		/**
+		 * Longest time items are held in the hope of a fuller batch: while batches run, from the
+		 * oldest item's arrival; right after a batch of n items, from its end and only until n items
+		 * wait. Never applies to an item that finds the batcher idle.
+		 */
+		private Duration maxQueueDelay = Duration.ZERO;
+
+		/** Most items waiting; beyond, submit fails at once (BatchQueueFullException, HTTP 503). */
+		private int maxQueued = 1024;
+
+		/** Priority of the batches' stream leases: 'normal' or 'high' (overtakes normal work at the pool). */
+		private StreamPriority priority = StreamPriority.NORMAL;
+
+		/** Longest wait of an item in the queue before it times out without running; 0 for none. */
+		private Duration timeout = Duration.ZERO;
+
+		/** Most batches run at once, each on its own stream and thread. */
+		private int maxConcurrentBatches = 1;
+
+		public int getMaxBatchSize() {
+			return this.maxBatchSize;
+		}
+
+		public void setMaxBatchSize(int maxBatchSize) {
+			this.maxBatchSize = maxBatchSize;
+		}
+
+		public Duration getMaxQueueDelay() {
+			return this.maxQueueDelay;
+		}
+
+		public void setMaxQueueDelay(Duration maxQueueDelay) {
+			this.maxQueueDelay = maxQueueDelay;
+		}
+
+		public int getMaxQueued() {
+			return this.maxQueued;
+		}
+
+		public void setMaxQueued(int maxQueued) {
+			this.maxQueued = maxQueued;
+		}
+
+		public StreamPriority getPriority() {
+			return this.priority;
+		}
+
+		public void setPriority(StreamPriority priority) {
+			this.priority = priority;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public int getMaxConcurrentBatches() {
+			return this.maxConcurrentBatches;
+		}
+
+		public void setMaxConcurrentBatches(int maxConcurrentBatches) {
+			this.maxConcurrentBatches = maxConcurrentBatches;
 		}
 
 	}

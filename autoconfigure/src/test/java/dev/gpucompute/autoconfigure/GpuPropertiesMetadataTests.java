@@ -46,7 +46,10 @@ class GpuPropertiesMetadataTests {
 
 	/** Defaults computed at start-up: no constant in the metadata, the description says what they are. */
 	private static final Map<String, String> COMPUTED_DEFAULTS = Map.of("gpu.kernels.cache-dir", "system temp directory",
-			"gpu.cpu.threads", "number of available processors", "gpu.devices", "the one device gpu.device names");
+			"gpu.cpu.threads", "number of available processors", "gpu.devices", "the one device gpu.device names",
+			// Maps: their keys are the application's (priorities, batcher names); the description names the defaults.
+			"gpu.streams.priority-limits", "no limit but the pool's maximum by default", "gpu.batching",
+			"max-batch-size (default 64)");
 
 	private static final Path METADATA = Path.of("target/classes/META-INF/spring-configuration-metadata.json");
 
@@ -83,7 +86,8 @@ class GpuPropertiesMetadataTests {
 		assertThat(hintValues(json, "gpu.devices")).containsExactly("all");
 		assertThat(hintValues(json, "gpu.unknown-properties")).containsExactly("fail", "warn", "ignore");
 		List<String> descriptions = JsonPath.parse(json).read("$.hints[?(@.name =~ /gpu\\..*/)].values[*].description");
-		assertThat(descriptions).hasSize(12).allSatisfy((description) -> assertThat(description).isNotBlank());
+		assertThat(hintValues(json, "gpu.streams.priority-limits.keys")).containsExactly("normal", "high");
+		assertThat(descriptions).hasSize(14).allSatisfy((description) -> assertThat(description).isNotBlank());
 	}
 
 	@Test

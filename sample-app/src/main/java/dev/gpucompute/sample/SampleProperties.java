@@ -163,6 +163,12 @@ public class SampleProperties {
 		 */
 		private Duration timeout = Duration.ofSeconds(30);
 
+		private final Batching batching = new Batching();
+
+		public Batching getBatching() {
+			return this.batching;
+		}
+
 		public int getParallelism() {
 			return this.parallelism;
 		}
@@ -193,6 +199,40 @@ public class SampleProperties {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+		/**
+		 * Small search requests joined into batches: {@code sample.search.batching.*}. The batcher's own
+		 * settings are the starter's {@code gpu.batching.search.*}.
+		 */
+		public static class Batching {
+
+			/**
+			 * Whether search requests of at most max-request-queries queries join the 'search' batcher
+			 * (configured under gpu.batching.search.*), so that concurrent small requests are answered by
+			 * one search; false searches every request on its own.
+			 */
+			private boolean enabled = true;
+
+			/** Most queries a request may hold to join a batch; larger requests are searched on their own. */
+			private int maxRequestQueries = 8;
+
+			public boolean isEnabled() {
+				return this.enabled;
+			}
+
+			public void setEnabled(boolean enabled) {
+				this.enabled = enabled;
+			}
+
+			public int getMaxRequestQueries() {
+				return this.maxRequestQueries;
+			}
+
+			public void setMaxRequestQueries(int maxRequestQueries) {
+				this.maxRequestQueries = maxRequestQueries;
+			}
+
 		}
 
 	}

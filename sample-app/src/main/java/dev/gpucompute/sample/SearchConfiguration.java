@@ -12,14 +12,18 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.Backend;
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
+import dev.gpucompute.autoconfigure.GpuBatchers;
 import dev.gpucompute.autoconfigure.GpuLifecycle;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.sample.search.BatchedSearches;
 import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;
+import dev.gpucompute.sample.search.Hit;
 import dev.gpucompute.sample.search.KnnEngine;
 import dev.gpucompute.sample.search.KnnKernels;
 import dev.gpucompute.sample.search.SearchDevice;
@@ -133,15 +137,32 @@ class SearchConfiguration {
 		return new CollectionFiles(properties.getDataDir());
 	}
 
+	/**
+	 * Searches, with small requests joined into batches by the starter's batcher 'search'
+	 * ({@code gpu.batching.search.*}), unless {@code sample.search.batching.enabled=false}. Closed before
+	 * the store; at shutdown the starter has closed the batcher already, its queued searches answered.
+	 */
+	@Bean(destroyMethod = "close")
+	BatchedSearches batchedSearches(CollectionStore store, GpuBatchers batchers, SampleProperties properties) {
+		SampleProperties.Search.Batching batching = properties.getSearch().getBatching();
+		CollectionStore.Limits limits = limits(properties);
+		GpuBatcher<BatchedSearches.Request, List<List<Hit>>> batcher = batching.isEnabled()
+				? batchers.create("search", BatchedSearches::batchKey, BatchedSearches.handler(store, limits)) : null;
+		return new BatchedSearches(store, batcher, batching.getMaxRequestQueries(), limits);
+	}
+
+	private static CollectionStore.Limits limits(SampleProperties properties) {
+		SampleProperties.Limits limits = properties.getLimits();
+		return new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
+				limits.getMaxResults());
+	}
+
 	@Bean(destroyMethod = "close")
 	CollectionStore collectionStore(GpuDevices devices, GpuKernels kernels, CollectionFiles files,
 			SampleProperties properties) {
 		// GpuKernels: the start-up kernels are loaded on every device before an engine looks them up.
-		SampleProperties.Limits limits = properties.getLimits();
 		SampleProperties.Storage storage = properties.getStorage();
-		CollectionStore store = new CollectionStore(searchDevices(devices, properties), files,
-				new CollectionStore.Limits(limits.getMaxDimension(), limits.getMaxQueries(), limits.getMaxIdLength(),
-						limits.getMaxResults()),
+		CollectionStore store = new CollectionStore(searchDevices(devices, properties), files, limits(properties),
 				new CollectionStore.Durability(storage.isSync(), storage.getLogFoldSize().toBytes(),
 						storage.getRetryAfter()));
 		store.start();

@@ -12,10 +12,12 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 import dev.gpucompute.Backend;
+import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry.EventStats;
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
@@ -32,7 +34,8 @@ import dev.gpucompute.StreamPriority;
  * <p>With one device, {@code /actuator/gpu} is that device's report ({@link GpuDescriptor}) and
  * {@code /actuator/gpu/{part}} one part of it: {@code backend}, {@code device}, {@code streams},
  * {@code leases} (the oldest leases held now, with the thread and the stack that acquired each),
- * {@code events}, {@code kernels} or {@code memory}. With several devices ({@code gpu.devices}),
+ * {@code events}, {@code kernels}, {@code memory} or {@code batchers} (each open batcher's
+ * settings and figures, by name). With several devices ({@code gpu.devices}),
  * {@code /actuator/gpu} is {@link DevicesDescriptor}: the primary device's ordinal and every device's
  * report keyed by ordinal, and {@code /actuator/gpu/{part}} that part of every device, keyed by
  * ordinal. Whatever the number of devices, {@code /actuator/gpu/devices} has every device's report
@@ -48,7 +51,7 @@ public class GpuEndpoint {
 
 	/** The parts of a device's report. */
 	private static final Set<String> PARTS = Set.of("backend", "device", "streams", "leases", "events", "kernels",
-			"memory");
+			"memory", "batchers");
 
 	/** How many of the oldest leases the report lists. */
 	static final int LEASES_SHOWN = 16;
@@ -86,7 +89,7 @@ public class GpuEndpoint {
 	/**
 	 * One part of {@link #gpu()}, or {@code devices}: every device's report by ordinal.
 	 * @param part {@code backend}, {@code device}, {@code streams}, {@code events}, {@code kernels},
-	 * {@code memory} or {@code devices}
+	 * {@code memory}, {@code batchers} or {@code devices}
 	 * @return the part (with several devices, the part of each device keyed by ordinal), or
 	 * {@code null} (HTTP 404) for an unknown part, or for {@code memory} of a single device once its
 	 * context is closed
@@ -159,7 +162,7 @@ public class GpuEndpoint {
 
 	private static GpuDescriptor report(GpuContext context) {
 		return new GpuDescriptor(backend(context), context.device(), context.streams().stats(), leases(context),
-				context.events().stats(), kernels(context), memory(context));
+				context.events().stats(), kernels(context), memory(context), batchers(context));
 	}
 
 	private static Object part(GpuContext context, String part) {
@@ -171,6 +174,7 @@ public class GpuEndpoint {
 			case "events" -> context.events().stats();
 			case "kernels" -> kernels(context);
 			case "memory" -> memory(context);
+			case "batchers" -> batchers(context);
 			default -> null;
 		};
 	}
@@ -201,6 +205,16 @@ public class GpuEndpoint {
 		return kernels;
 	}
 
+	private static Map<String, BatcherDescriptor> batchers(GpuContext context) {
+		Map<String, BatcherDescriptor> batchers = new TreeMap<>();
+		for (GpuBatcher<?, ?> batcher : context.batchers()) {
+			batchers.put(batcher.name(), new BatcherDescriptor(batcher.maxBatchSize(), batcher.maxQueueDelay().toNanos(),
+					batcher.maxQueued(), batcher.priority(), batcher.timeout().toNanos(), batcher.maxConcurrentBatches(),
+					batcher.stats()));
+		}
+		return batchers;
+	}
+
 	private static MemoryInfo memory(GpuContext context) {
 		try {
 			return context.memory();
@@ -229,9 +243,11 @@ public class GpuEndpoint {
 	 * @param events the event registry
 	 * @param kernels loaded kernels by name
 	 * @param memory device memory, {@code null} once the context is closed
+	 * @param batchers the open batchers by name
 	 */
 	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, PoolStats streams,
-			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, MemoryInfo memory) {
+			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, MemoryInfo memory,
+			Map<String, BatcherDescriptor> batchers) {
 	}
 
 	/**
@@ -245,6 +261,21 @@ public class GpuEndpoint {
 	 */
 	public record LeaseDescriptor(String stream, StreamPriority priority, long heldMillis, String thread,
 			List<String> site) {
+	}
+
+	/**
+	 * One batcher: its settings ({@code gpu.batching.<name>.*}) and figures.
+	 *
+	 * @param maxBatchSize most items per batch
+	 * @param maxQueueDelayNanos longest hold of an item while other batches run, in nanoseconds
+	 * @param maxQueued most items waiting
+	 * @param priority the priority of its stream leases
+	 * @param timeoutNanos deadline of an item in the queue, in nanoseconds; 0 for none
+	 * @param maxConcurrentBatches most batches run at once
+	 * @param stats queued, running and the counts since it was built
+	 */
+	public record BatcherDescriptor(int maxBatchSize, long maxQueueDelayNanos, int maxQueued, StreamPriority priority,
+			long timeoutNanos, int maxConcurrentBatches, BatcherStats stats) {
 	}
 
 	/**

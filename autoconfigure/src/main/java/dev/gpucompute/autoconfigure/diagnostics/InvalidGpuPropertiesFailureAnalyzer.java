@@ -21,7 +21,7 @@ import dev.gpucompute.autoconfigure.GpuProperties;
  * Explains {@code gpu.*} values rejected by {@link GpuProperties}' validation: values out of range
  * and, specially, a pool whose up-front size exceeds its maximum, and a {@code gpu.devices} that is
  * neither {@code all} nor a list of distinct ordinals or leaves out the {@code gpu.device} it should
- * hold. Each value is shown with where it was set (for a list, where its first element was).
+ * hold, and batcher settings ({@code gpu.batching.<name>.*}) out of range. Each value is shown with where it was set (for a list, where its first element was).
  */
 class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidationException> {
 
@@ -66,6 +66,14 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			if (hasCode(errors, GpuProperties.CODE_DEVICE_NOT_LISTED)) {
 				action += " gpu.device names the primary device among gpu.devices: add it to gpu.devices, or remove "
 						+ "gpu.device to make the first device listed the primary one.";
+			}
+			if (errors.getAllErrors().stream().anyMatch((error) -> error instanceof FieldError field
+					&& field.getField().startsWith("batching"))) {
+				action += " gpu.batching.<name>.* configures the batcher that GpuBatchers.create(name, ...) builds: "
+						+ "max-batch-size 1 to " + dev.gpucompute.GpuBatcher.MAX_BATCH_SIZE + ", max-queued at least 1, "
+						+ "max-concurrent-batches 1 to the streams the pool can lease at the batcher's priority "
+						+ "(gpu.streams.max-size, gpu.streams.priority-limits), durations not negative; names are letters, "
+						+ "digits, '.', '_' or '-'.";
 			}
 			if (hasField(errors, "cpu.devices")) {
 				action += " gpu.cpu.devices is how many devices the CPU backend stands in for: 1 to "
@@ -139,13 +147,32 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 		return elements.stream().map((element) -> String.valueOf(element.getValue())).collect(Collectors.joining(","));
 	}
 
+	/**
+	 * The property name of a validation field: {@code streams.poolSize} is {@code streams.pool-size};
+	 * a map key ({@code batching[search].maxBatchSize}) is kept as it was written, as its own segment
+	 * when it is a plain one ({@code batching.search.max-batch-size}), in brackets otherwise.
+	 */
 	private static String dashed(String field) {
 		StringBuilder result = new StringBuilder();
-		for (String part : field.split("\\.")) {
-			if (!result.isEmpty()) {
-				result.append('.');
+		int i = 0;
+		while (i < field.length()) {
+			int bracket = field.indexOf('[', i);
+			String names = field.substring(i, (bracket < 0) ? field.length() : bracket);
+			for (String part : names.split("\\.")) {
+				if (!part.isEmpty()) {
+					if (!result.isEmpty()) {
+						result.append('.');
+					}
+					result.append(DataObjectPropertyName.toDashedForm(part));
+				}
 			}
-			result.append(DataObjectPropertyName.toDashedForm(part));
+			if (bracket < 0) {
+				break;
+			}
+			int close = field.indexOf(']', bracket);
+			String key = field.substring(bracket + 1, (close < 0) ? field.length() : close);
+			result.append(key.matches("[a-z0-9-]+") ? "." + key : "[" + key + "]");
+			i = (close < 0) ? field.length() : close + 1;
 		}
 		return result.toString();
 	}

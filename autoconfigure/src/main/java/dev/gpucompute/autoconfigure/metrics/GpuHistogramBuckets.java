@@ -13,8 +13,9 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 
 /**
  * Default histogram buckets for the GPU timers whose distribution the Grafana dashboard reads
- * ({@value GpuMetrics#KERNEL_DURATION} and {@value GpuMetrics#STREAMS_ACQUIRE}): 1-2-5 steps from
- * 1 µs to 60 s, 25 buckets. Kernels and lease waits range from microseconds to seconds; a quantile
+ * ({@value GpuMetrics#KERNEL_DURATION}, {@value GpuMetrics#STREAMS_ACQUIRE} and
+ * {@value GpuMetrics#BATCH_WAIT}): 1-2-5 steps from 1 µs to 60 s, 25 buckets; and for the batch
+ * sizes ({@value GpuMetrics#BATCH_SIZE}): powers of two from 1 to 65536, 17 buckets. Kernels and lease waits range from microseconds to seconds; a quantile
  * estimate stays inside its bucket, at most 2.5 times wide, where a percentile histogram over the
  * same range would have over a hundred buckets.
  *
@@ -32,9 +33,15 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 public final class GpuHistogramBuckets implements MeterFilter {
 
 	/** The timers that get the default buckets. */
-	public static final Set<String> TIMERS = Set.of(GpuMetrics.KERNEL_DURATION, GpuMetrics.STREAMS_ACQUIRE);
+	public static final Set<String> TIMERS = Set.of(GpuMetrics.KERNEL_DURATION, GpuMetrics.STREAMS_ACQUIRE,
+			GpuMetrics.BATCH_WAIT);
+
+	/** The distribution summaries that get the default batch-size buckets (powers of two, 1 to 65536). */
+	public static final Set<String> SUMMARIES = Set.of(GpuMetrics.BATCH_SIZE);
 
 	private static final double[] BUCKETS_NANOS = bucketNanos();
+
+	private static final double[] BATCH_SIZES = batchSizes();
 
 	private final Predicate<Meter.Id> configuredElsewhere;
 
@@ -54,12 +61,24 @@ public final class GpuHistogramBuckets implements MeterFilter {
 
 	@Override
 	public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
-		if (id.getType() != Meter.Type.TIMER || !TIMERS.contains(id.getName())
-				|| config.getServiceLevelObjectiveBoundaries() != null || config.isPercentileHistogram() != null
-				|| this.configuredElsewhere.test(id)) {
+		boolean timer = id.getType() == Meter.Type.TIMER && TIMERS.contains(id.getName());
+		boolean summary = id.getType() == Meter.Type.DISTRIBUTION_SUMMARY && SUMMARIES.contains(id.getName());
+		if ((!timer && !summary) || config.getServiceLevelObjectiveBoundaries() != null
+				|| config.isPercentileHistogram() != null || this.configuredElsewhere.test(id)) {
 			return config;
 		}
-		return DistributionStatisticConfig.builder().serviceLevelObjectives(BUCKETS_NANOS).build().merge(config);
+		return DistributionStatisticConfig.builder()
+			.serviceLevelObjectives(timer ? BUCKETS_NANOS : BATCH_SIZES)
+			.build()
+			.merge(config);
+	}
+
+	private static double[] batchSizes() {
+		double[] sizes = new double[17];
+		for (int i = 0; i < sizes.length; i++) {
+			sizes[i] = 1 << i;
+		}
+		return sizes;
 	}
 
 	/** The bucket boundaries. */

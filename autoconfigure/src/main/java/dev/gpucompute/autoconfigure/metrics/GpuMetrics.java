@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,9 +15,11 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLoad;
@@ -46,7 +49,20 @@ import dev.gpucompute.StreamPool;
  * <tr><td>{@code gpu.events.live}</td><td>gauge</td><td>{@link EventRegistry#live()}</td></tr>
  * <tr><td>{@code gpu.memory.used}, {@code gpu.memory.cached}, {@code gpu.memory.total}</td><td>gauges, bytes</td>
  * <td>{@link GpuContext#memory()}</td></tr>
+ * <tr><td>{@code gpu.batch.size} (tag {@code batcher})</td><td>distribution summary, items</td><td>the
+ * listener: items per dispatched batch</td></tr>
+ * <tr><td>{@code gpu.batch.wait} (tag {@code batcher})</td><td>timer</td><td>the listener: time each
+ * dispatched item waited in its batcher's queue</td></tr>
+ * <tr><td>{@code gpu.batch.queued} (tag {@code batcher})</td><td>gauge</td><td>{@link GpuBatcher#queued()}</td></tr>
+ * <tr><td>{@code gpu.batch.rejected}, {@code gpu.batch.timeouts} (tag {@code batcher})</td><td>function
+ * counters</td><td>{@link GpuBatcher#stats()}: items refused because the queue was full, items
+ * that expired in the queue</td></tr>
  * </table>
+ *
+ * <p>A batcher's meters are registered when it is built (or, for batchers built before binding,
+ * at binding); a later batcher of the same name on the same context continues its counters.
+ * Batcher names are chosen by the application, so the {@code batcher} tag's cardinality is
+ * bounded by the code.
  *
  * <p>Every meter carries the tags {@code gpu} (device ordinal), {@code backend} ({@code cuda},
  * {@code cpu}) and {@code uuid} (the device UUID, as DCGM exporter labels it, so dashboards can join
@@ -121,6 +137,24 @@ public final class GpuMetrics implements MeterBinder {
 
 	/** Bytes the context holds from the device for reuse but no buffer uses (CUDA's caching allocator). */
 	public static final String MEMORY_CACHED = "gpu.memory.cached";
+
+	/** Items per dispatched batch, by {@value #TAG_BATCHER}. */
+	public static final String BATCH_SIZE = "gpu.batch.size";
+
+	/** Time an item waited in its batcher's queue before dispatch, by {@value #TAG_BATCHER}. */
+	public static final String BATCH_WAIT = "gpu.batch.wait";
+
+	/** Items waiting in a batcher's queue, by {@value #TAG_BATCHER}. */
+	public static final String BATCH_QUEUED = "gpu.batch.queued";
+
+	/** Items refused because a batcher's queue was full, by {@value #TAG_BATCHER}. */
+	public static final String BATCH_REJECTED = "gpu.batch.rejected";
+
+	/** Items that timed out in a batcher's queue, by {@value #TAG_BATCHER}. */
+	public static final String BATCH_TIMEOUTS = "gpu.batch.timeouts";
+
+	/** Tag: the batcher's name. */
+	public static final String TAG_BATCHER = "batcher";
 
 	/** Tag: device ordinal. */
 	public static final String TAG_GPU = "gpu";
@@ -229,9 +263,56 @@ public final class GpuMetrics implements MeterBinder {
 		for (Kernel kernel : this.context.launcher().kernels()) {
 			bound.kernelSeen(kernel.name());
 		}
+		for (GpuBatcher<?, ?> batcher : this.context.batchers()) {
+			bound.batcherOpened(batcher.name());
+		}
 		if (this.listener != null) {
 			this.listener.add(bound);
 		}
+	}
+
+	/**
+	 * The meters of one batcher name; they follow the batcher of that name now open, and carry the
+	 * counts of earlier ones forward so that the counters never go down.
+	 */
+	static final class BatcherMeters {
+
+		final DistributionSummary size;
+
+		final Timer wait;
+
+		private GpuBatcher<?, ?> batcher;
+
+		private long rejectedBefore;
+
+		private long timeoutsBefore;
+
+		BatcherMeters(DistributionSummary size, Timer wait) {
+			this.size = size;
+			this.wait = wait;
+		}
+
+		synchronized void follow(GpuBatcher<?, ?> next) {
+			if (this.batcher != null && this.batcher != next) {
+				BatcherStats stats = this.batcher.stats();
+				this.rejectedBefore += stats.rejected();
+				this.timeoutsBefore += stats.expired();
+			}
+			this.batcher = next;
+		}
+
+		synchronized double queued() {
+			return (this.batcher != null) ? this.batcher.queued() : 0;
+		}
+
+		synchronized double rejected() {
+			return this.rejectedBefore + ((this.batcher != null) ? this.batcher.stats().rejected() : 0);
+		}
+
+		synchronized double timeouts() {
+			return this.timeoutsBefore + ((this.batcher != null) ? this.batcher.stats().expired() : 0);
+		}
+
 	}
 
 	private static double memory(GpuContext context, java.util.function.ToLongFunction<MemoryInfo> figure) {
@@ -254,6 +335,9 @@ public final class GpuMetrics implements MeterBinder {
 
 		/** Per-kernel device-time timers; a key exists once the kernel's meters are registered. */
 		private final Map<String, Timer> kernels = new ConcurrentHashMap<>();
+
+		/** Per-batcher meters by name; a key exists once its meters are registered. */
+		private final Map<String, BatcherMeters> batchers = new ConcurrentHashMap<>();
 
 		Bound(MeterRegistry registry) {
 			this.registry = registry;
@@ -316,6 +400,74 @@ public final class GpuMetrics implements MeterBinder {
 				return null;
 			}
 			return this.kernels.computeIfAbsent(name, (key) -> registerKernel(kernel));
+		}
+
+		/** Registers a batcher's meters, or points existing ones of that name at the batcher now open. */
+		void batcherOpened(String name) {
+			GpuBatcher<?, ?> batcher = openBatcher(name);
+			if (batcher == null) {
+				return;
+			}
+			this.batchers.computeIfAbsent(name, this::registerBatcher).follow(batcher);
+		}
+
+		void batchDispatched(String name, int size) {
+			BatcherMeters meters = batcherMeters(name);
+			if (meters != null) {
+				meters.size.record(size);
+			}
+		}
+
+		void batchItemWaited(String name, long waitNanos) {
+			BatcherMeters meters = batcherMeters(name);
+			if (meters != null) {
+				meters.wait.record(Math.max(waitNanos, 0), TimeUnit.NANOSECONDS);
+			}
+		}
+
+		private BatcherMeters batcherMeters(String name) {
+			BatcherMeters meters = this.batchers.get(name);
+			if (meters == null) {
+				batcherOpened(name);
+				meters = this.batchers.get(name);
+			}
+			return meters;
+		}
+
+		private GpuBatcher<?, ?> openBatcher(String name) {
+			for (GpuBatcher<?, ?> batcher : GpuMetrics.this.context.batchers()) {
+				if (batcher.name().equals(name)) {
+					return batcher;
+				}
+			}
+			return null;
+		}
+
+		private BatcherMeters registerBatcher(String name) {
+			Tags batcherTags = Tags.concat(GpuMetrics.this.tags, TAG_BATCHER, name);
+			BatcherMeters meters = new BatcherMeters(
+					DistributionSummary.builder(BATCH_SIZE)
+						.description("Items per batch a GPU batcher dispatched")
+						.baseUnit("items")
+						.tags(batcherTags)
+						.register(this.registry),
+					Timer.builder(BATCH_WAIT)
+						.description("Time items waited in a GPU batcher's queue before their batch was dispatched")
+						.tags(batcherTags)
+						.register(this.registry));
+			Gauge.builder(BATCH_QUEUED, meters, BatcherMeters::queued)
+				.description("Items waiting in a GPU batcher's queue")
+				.tags(batcherTags)
+				.register(this.registry);
+			FunctionCounter.builder(BATCH_REJECTED, meters, BatcherMeters::rejected)
+				.description("Items a GPU batcher refused because its queue was full")
+				.tags(batcherTags)
+				.register(this.registry);
+			FunctionCounter.builder(BATCH_TIMEOUTS, meters, BatcherMeters::timeouts)
+				.description("Items that timed out in a GPU batcher's queue without running")
+				.tags(batcherTags)
+				.register(this.registry);
+			return meters;
 		}
 
 		private Timer registerKernel(Kernel kernel) {

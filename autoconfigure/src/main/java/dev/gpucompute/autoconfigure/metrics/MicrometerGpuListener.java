@@ -6,10 +6,11 @@ import dev.gpucompute.KernelLoad;
 
 /**
  * The {@link GpuListener} that feeds Micrometer: device time of timed launches
- * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}) and lease hold times
+ * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}), lease hold times
  * ({@code gpu.streams.usage}), kernel loads that waited for work in flight ({@code gpu.kernel.load.wait};
- * loads before the binding, at start-up, are not recorded), and registers the per-kernel meters of
- * kernels loaded after start-up.
+ * loads before the binding, at start-up, are not recorded), batch sizes and queue waits
+ * ({@code gpu.batch.size}, {@code gpu.batch.wait}), and registers the per-kernel meters of kernels
+ * loaded after start-up and the per-batcher meters of batchers built after it.
  *
  * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
  * {@link GpuContext.Builder#listener(GpuListener)}), while the meters' tags (device ordinal, UUID)
@@ -87,7 +88,28 @@ public final class MicrometerGpuListener implements GpuListener {
 		}
 	}
 
-	// Timeouts need no callback: gpu.streams.timeout reads the pool's own count, so none is missed
-	// before binding.
+	@Override
+	public void batcherOpened(String batcher) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.batcherOpened(batcher);
+		}
+	}
+
+	@Override
+	public void batchDispatched(String batcher, int size) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.batchDispatched(batcher, size);
+		}
+	}
+
+	@Override
+	public void batchItemWaited(String batcher, long waitNanos) {
+		for (GpuMetrics.Bound meters : this.bound) {
+			meters.batchItemWaited(batcher, waitNanos);
+		}
+	}
+
+	// Timeouts need no callback: gpu.streams.timeout, gpu.batch.rejected and gpu.batch.timeouts read
+	// the pool's and the batchers' own counts, so none is missed before binding.
 
 }

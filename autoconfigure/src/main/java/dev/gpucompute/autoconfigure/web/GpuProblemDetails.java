@@ -13,6 +13,8 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 
+import dev.gpucompute.BatchQueueFullException;
+import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
@@ -28,6 +30,8 @@ import dev.gpucompute.PoolExhaustedException;
  * <caption>The mapping, most specific type first</caption>
  * <tr><th>exception</th><th>status</th><th>type</th></tr>
  * <tr><td>{@link PoolExhaustedException}</td><td>503 with {@code Retry-After}</td><td>{@code pool-exhausted}</td></tr>
+ * <tr><td>{@link BatchQueueFullException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-queue-full}</td></tr>
+ * <tr><td>{@link BatchTimeoutException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-timeout}</td></tr>
  * <tr><td>{@link GpuOutOfMemoryException}</td><td>503</td><td>{@code out-of-memory}</td></tr>
  * <tr><td>{@link ContextClosedException}</td><td>503</td><td>{@code unavailable}</td></tr>
  * <tr><td>{@link KernelLaunchException}</td><td>500, naming the kernel</td><td>{@code kernel-failed}</td></tr>
@@ -50,9 +54,10 @@ public final class GpuProblemDetails {
 	private static final List<Mapping<?>> MAPPINGS = List.of(
 			new Mapping<>(PoolExhaustedException.class, HttpStatus.SERVICE_UNAVAILABLE, "pool-exhausted", "GPU busy",
 					RETRY, (ex) -> "Every GPU stream is in use; retry later."),
-			// Issue 21's queue-full exception joins here, one line, as a 503 with Retry-After:
-			// new Mapping<>(BatchQueueFullException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-queue-full",
-			// "GPU busy", RETRY, (ex) -> "The GPU batch queue is full; retry later."),
+			new Mapping<>(BatchQueueFullException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-queue-full",
+					"GPU busy", RETRY, (ex) -> "The GPU batch queue is full; retry later."),
+			new Mapping<>(BatchTimeoutException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-timeout", "GPU busy",
+					RETRY, (ex) -> "The request waited too long in the GPU batch queue; retry later."),
 			new Mapping<>(GpuOutOfMemoryException.class, HttpStatus.SERVICE_UNAVAILABLE, "out-of-memory",
 					"GPU out of memory", NO_RETRY, (ex) -> "The GPU has not enough free memory for this request."),
 			new Mapping<>(ContextClosedException.class, HttpStatus.SERVICE_UNAVAILABLE, "unavailable",

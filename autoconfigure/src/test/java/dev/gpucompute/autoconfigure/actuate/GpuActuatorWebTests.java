@@ -23,6 +23,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.Kernel;
@@ -30,6 +31,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.autoconfigure.GpuBatchers;
 
 /**
  * The {@code gpu} endpoint, health and info contributors over HTTP, in a running application on
@@ -38,7 +40,8 @@ import dev.gpucompute.StreamLease;
 @SpringBootTest(classes = GpuActuatorWebTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cpu", "gpu.streams.pool-size=2", "gpu.streams.max-size=4", "gpu.cpu.threads=1",
 				"gpu.metrics.kernel-timing=all", "management.endpoints.web.exposure.include=gpu,health,info",
-				"management.endpoint.health.show-details=always" })
+				"management.endpoint.health.show-details=always", "gpu.batching.echo.max-batch-size=8",
+				"gpu.batching.echo.timeout=2s", "gpu.batching.echo.priority=high" })
 class GpuActuatorWebTests {
 
 	private static final HttpClient http = HttpClient.newHttpClient();
@@ -51,6 +54,9 @@ class GpuActuatorWebTests {
 
 	@Autowired
 	private GpuContext context;
+
+	@Autowired
+	private Echo echo;
 
 	@Test
 	void wholeReport() throws Exception {
@@ -128,6 +134,24 @@ class GpuActuatorWebTests {
 	}
 
 	@Test
+	void batchersSelectorShowsEachBatchersSettingsAndFigures() throws Exception {
+		GpuBatcher<Integer, Integer> echo = this.echo.batcher();
+		long before = echo.stats().submitted();
+		echo.submit(5).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		DocumentContext json = getJson("/actuator/gpu/batchers");
+		assertThat(json.read("$.echo.maxBatchSize", Integer.class)).isEqualTo(8);
+		assertThat(json.read("$.echo.maxQueued", Integer.class)).isEqualTo(1024);
+		assertThat(json.read("$.echo.priority", String.class)).isEqualTo("HIGH");
+		assertThat(json.read("$.echo.timeoutNanos", Long.class)).isEqualTo(2_000_000_000L);
+		assertThat(json.read("$.echo.maxQueueDelayNanos", Long.class)).isZero();
+		assertThat(json.read("$.echo.maxConcurrentBatches", Integer.class)).isEqualTo(1);
+		assertThat(json.read("$.echo.stats.submitted", Long.class)).isEqualTo(before + 1);
+		assertThat(json.read("$.echo.stats.queued", Integer.class)).isZero();
+		assertThat(json.read("$.echo.stats.name", String.class)).isEqualTo("echo");
+		assertThat(getJson("/actuator/gpu").read("$.batchers.echo.maxBatchSize", Integer.class)).isEqualTo(8);
+	}
+
+	@Test
 	void memorySelector() throws Exception {
 		DocumentContext json = getJson("/actuator/gpu/memory");
 		assertThat(json.read("$.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
@@ -138,7 +162,8 @@ class GpuActuatorWebTests {
 	@Test
 	void oneDeviceKeepsTheSingleDeviceShapeAndHasTheDeviceSelectorsToo() throws Exception {
 		Map<String, Object> whole = getJson("/actuator/gpu").read("$");
-		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "leases", "events", "kernels", "memory");
+		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "leases", "events", "kernels", "memory",
+				"batchers");
 		assertThat(getJson("/actuator/gpu/leases").read("$.length()", Integer.class)).as("nothing leased").isZero();
 		Map<String, Object> devices = getJson("/actuator/gpu/devices").read("$");
 		assertThat(devices).containsOnlyKeys("0");
@@ -221,6 +246,15 @@ class GpuActuatorWebTests {
 			});
 		}
 
+		@Bean
+		Echo echo(GpuBatchers batchers) {
+			return new Echo(batchers.create("echo", (batch) -> new java.util.ArrayList<>(batch.items())));
+		}
+
+	}
+
+	/** The application's batcher, created as an application would: through {@link GpuBatchers}. */
+	record Echo(GpuBatcher<Integer, Integer> batcher) {
 	}
 
 }

@@ -89,6 +89,25 @@ class GpuFailureAnalyzersTests {
 	}
 
 	@Test
+	void batcherSettingsSayWhatABatcherNeeds() {
+		FailureAnalysis analysis = analyze(new InvalidGpuPropertiesFailureAnalyzer(),
+				"gpu.streams.priority-limits.high=2", "gpu.batching.interactive.priority=high",
+				"gpu.batching.interactive.max-concurrent-batches=3");
+		assertThat(analysis.getDescription()).contains("gpu.batching.interactive.max-concurrent-batches = 3")
+			.contains("must be at most 2");
+		assertThat(analysis.getAction()).contains("gpu.batching.<name>.* configures the batcher that GpuBatchers.create")
+			.contains("gpu.streams.priority-limits");
+	}
+
+	@Test
+	void unknownBatcherPriority() {
+		FailureAnalysis analysis = analyze(new InvalidGpuPropertyValueFailureAnalyzer(),
+				"gpu.batching.search.priority=urgent");
+		assertThat(analysis.getDescription()).contains("gpu.batching.search.priority is set to 'urgent'")
+			.contains("normal, high");
+	}
+
+	@Test
 	void poolSizesThatContradictEachOther() {
 		FailureAnalysis analysis = analyze(new InvalidGpuPropertiesFailureAnalyzer(), "gpu.streams.pool-size=40",
 				"gpu.streams.max-size=16");
@@ -109,6 +128,16 @@ class GpuFailureAnalyzersTests {
 			gpu.shutdown.drain-timeout=-30s        | gpu.shutdown.drain-timeout = -30s        | must not be negative
 			gpu.cpu.threads=0                      | gpu.cpu.threads = 0                      | must be at least 1
 			gpu.kernels.locations[0]=              | gpu.kernels.locations =                  | must not contain an empty location
+			gpu.streams.priority-limits.normal=0   | gpu.streams.priority-limits.normal = 0   | must be at least 1
+			gpu.streams.priority-limits.high=33    | gpu.streams.priority-limits.high = 33    | must be at most 32
+			gpu.batching.search.max-batch-size=0   | gpu.batching.search.max-batch-size = 0   | must be at least 1
+			gpu.batching.search.max-batch-size=70000 | gpu.batching.search.max-batch-size = 70000 | must be at most 65536
+			gpu.batching.search.max-queued=0       | gpu.batching.search.max-queued = 0       | must be at least 1
+			gpu.batching.search.max-queue-delay=-1ms | gpu.batching.search.max-queue-delay = -1ms | must not be negative
+			gpu.batching.search.timeout=-2s        | gpu.batching.search.timeout = -2s        | must not be negative
+			gpu.batching.search.max-concurrent-batches=40 | gpu.batching.search.max-concurrent-batches = 40 | must be at most 32
+			gpu.batching.search.max-concurrent-batches=0 | gpu.batching.search.max-concurrent-batches = 0 | must be at least 1
+			gpu.batching[my batcher].max-batch-size=4 | gpu.batching = | a name is 1 to 64 letters
 			""")
 	void valuesOutOfRange(String property, String shown, String reason) {
 		FailureAnalysis analysis = analyze(new InvalidGpuPropertiesFailureAnalyzer(), property);

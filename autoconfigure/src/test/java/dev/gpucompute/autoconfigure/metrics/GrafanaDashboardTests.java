@@ -49,7 +49,9 @@ class GrafanaDashboardTests {
 		assertThat(used).contains("gpu_streams_active", "gpu_streams_idle", "gpu_streams_pending", "gpu_streams_max",
 				"gpu_streams_utilization", "gpu_kernel_launches_total", "gpu_kernel_duration_seconds_bucket",
 				"gpu_streams_acquire_seconds_bucket", "gpu_streams_timeout_total", "gpu_memory_used_bytes",
-				"gpu_memory_total_bytes", "gpu_events_live", "DCGM_FI_DEV_GPU_UTIL");
+				"gpu_memory_total_bytes", "gpu_events_live", "DCGM_FI_DEV_GPU_UTIL", "gpu_batch_size_items_bucket",
+				"gpu_batch_wait_seconds_bucket", "gpu_batch_queued", "gpu_batch_rejected_total",
+				"gpu_batch_timeouts_total");
 		assertThat(DashboardQueries.load().panelQueries())
 			.anySatisfy((query) -> assertThat(query).contains("DCGM_FI_DEV_GPU_UTIL").contains("on (UUID)")
 				.contains("\"uuid\""));
@@ -64,9 +66,13 @@ class GrafanaDashboardTests {
 			.containsExactly("percentunit");
 		// Quantiles and means of timers are durations.
 		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
-				"$.panels[?(@.title in ['Device time percentiles by kernel', 'Stream acquire wait', 'Lease hold time'])]"
-						+ ".fieldConfig.defaults.unit"))
-			.containsExactly("s", "s", "s");
+				"$.panels[?(@.title in ['Device time percentiles by kernel', 'Stream acquire wait', 'Lease hold time', "
+						+ "'Batch queue wait by batcher'])].fieldConfig.defaults.unit"))
+			.containsExactly("s", "s", "s", "s");
+		// Batch sizes are item counts.
+		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
+				"$.panels[?(@.title == 'Batch size by batcher')].fieldConfig.defaults.unit"))
+			.containsExactly("short");
 	}
 
 	@Test
@@ -114,7 +120,7 @@ class GrafanaDashboardTests {
 			.anySatisfy((legend) -> assertThat(legend).contains("{{UUID}}"));
 	}
 
-	/** The metric names of a Prometheus scrape of a CPU context with one launched, timed kernel. */
+	/** The metric names of a Prometheus scrape of a CPU context with one launched, timed kernel and a batcher. */
 	private static Set<String> scrapedNames() {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 		// What Spring Boot applies to Prometheus registries, and the docs ask plain-Java users to add.
@@ -129,6 +135,12 @@ class GrafanaDashboardTests {
 			.open()) {
 			context.launcher().load(GpuMetricsTests.ADD_ONE);
 			new GpuMetrics(context, listener).bindTo(registry);
+			dev.gpucompute.GpuBatcher<Integer, Integer> batcher = dev.gpucompute.GpuBatcher
+				.builder(context, (dev.gpucompute.Batch<Integer> batch) -> batch.items())
+				.name("scraped")
+				.build();
+			batcher.submit(1).join();
+			batcher.close();
 			String scrape = registry.scrape();
 			Set<String> names = new TreeSet<>();
 			Matcher matcher = SAMPLE_NAME.matcher(scrape);

@@ -63,6 +63,9 @@ class PrometheusEndToEndTests {
 	@Autowired
 	private GpuContext context;
 
+	@Autowired
+	private dev.gpucompute.GpuBatcher<Integer, Integer> echo;
+
 	@TempDir
 	Path dir;
 
@@ -86,6 +89,9 @@ class PrometheusEndToEndTests {
 		}
 		this.launcher.synchronize();
 		Awaitility.await().atMost(PATIENCE).until(() -> noop.stats().timedLaunches() == LAUNCHES);
+		// Two items through the batcher, before the pool is taken below.
+		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		this.echo.submit(2).get(30, java.util.concurrent.TimeUnit.SECONDS);
 		// Lease the whole pool (it grows from 2 to its maximum of 3), then time out once.
 		for (int i = 0; i < 3; i++) {
 			this.leases.add(this.context.streams().acquire());
@@ -114,6 +120,12 @@ class PrometheusEndToEndTests {
 		assertThat(this.prometheus.value("gpu_memory_total_bytes" + app))
 			.isEqualTo(this.context.device().totalMemoryBytes());
 
+		// The batcher's meters, after two items in one batch or two.
+		assertThat(this.prometheus.value("gpu_batch_wait_seconds_count{batcher=\"echo\"}")).isEqualTo(2);
+		assertThat(this.prometheus.value("gpu_batch_queued{batcher=\"echo\"}")).isZero();
+		assertThat(this.prometheus.value("gpu_batch_rejected_total{batcher=\"echo\"}")).isZero();
+		assertThat(this.prometheus.value("gpu_batch_timeouts_total{batcher=\"echo\"}")).isZero();
+
 		DashboardQueries dashboard = DashboardQueries.load();
 		Set<String> scraped = this.prometheus.metricNames("{job=\"gpu-app\"}");
 		Set<String> missing = new HashSet<>(dashboard.metricNames());
@@ -134,6 +146,11 @@ class PrometheusEndToEndTests {
 		KernelSource noop() {
 			return KernelSource.named("noop").params(ParamType.INT).cpu((block, args) -> {
 			});
+		}
+
+		@Bean
+		dev.gpucompute.GpuBatcher<Integer, Integer> echo(dev.gpucompute.autoconfigure.GpuBatchers batchers) {
+			return batchers.create("echo", (batch) -> new java.util.ArrayList<>(batch.items()));
 		}
 
 	}

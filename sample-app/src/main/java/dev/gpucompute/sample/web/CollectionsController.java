@@ -19,6 +19,7 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import dev.gpucompute.sample.search.BatchedSearches;
 import dev.gpucompute.sample.search.CollectionInfo;
 import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.Hit;
@@ -40,10 +41,13 @@ class CollectionsController {
 
 	private final CollectionStore store;
 
+	private final BatchedSearches searches;
+
 	private final RequestBodies bodies;
 
-	CollectionsController(CollectionStore store, RequestBodies bodies) {
+	CollectionsController(CollectionStore store, BatchedSearches searches, RequestBodies bodies) {
 		this.store = store;
+		this.searches = searches;
 		this.bodies = bodies;
 	}
 
@@ -199,7 +203,8 @@ class CollectionsController {
 			throw ServiceProblem.invalid("vectors", "At least one query vector is required");
 		}
 		float[] queries = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
-		return new SearchResponse(this.store.search(name, queries, body.k()));
+		// Small requests join a batch of concurrent ones; the answers are the same as alone.
+		return new SearchResponse(this.searches.search(name, queries, body.k()));
 	}
 
 	/**

@@ -18,6 +18,8 @@ import org.springframework.web.context.request.ServletWebRequest;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
+import dev.gpucompute.BatchQueueFullException;
+import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.PoolExhaustedException;
@@ -28,7 +30,7 @@ import dev.gpucompute.sample.search.ServiceProblem;
  * service's own {@link ServiceProblem}s with their status, type, properties and {@code Retry-After}
  * (storage failures: 507 for a full disk, 503 for the rest; see the store), Spring MVC's
  * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
- * (pool exhausted, shutting down) or 500.
+ * (pool exhausted, search queue full or timed out, with {@code Retry-After}; shutting down) or 500.
  */
 @RestControllerAdvice
 class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
@@ -57,6 +59,33 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	ResponseEntity<ProblemDetail> poolExhausted(PoolExhaustedException ex, HttpServletRequest request) {
 		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU stream pool exhausted", ex.getMessage()),
 				request);
+	}
+
+	/**
+	 * The search batcher's queue is full: 503 with {@code Retry-After} (whole seconds, at least 1)
+	 * from the batcher's estimate of when its queue will have room.
+	 */
+	@ExceptionHandler(BatchQueueFullException.class)
+	ResponseEntity<ProblemDetail> queueFull(BatchQueueFullException ex, HttpServletRequest request) {
+		long seconds = Math.max(1, (ex.retryAfter().toMillis() + 999) / 1000);
+		ProblemDetail body = problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "Search queue full", ex.getMessage());
+		body.setProperty("retryAfterSeconds", seconds);
+		body.setProperty("maxQueued", ex.maxQueued());
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, Long.toString(seconds))
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(withInstance(body, request));
+	}
+
+	/** A search waited in the batcher's queue past gpu.batching.search.timeout, and was not run: 503. */
+	@ExceptionHandler(BatchTimeoutException.class)
+	ResponseEntity<ProblemDetail> queueTimeout(BatchTimeoutException ex, HttpServletRequest request) {
+		ProblemDetail body = problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "Search queue timeout", ex.getMessage());
+		body.setProperty("retryAfterSeconds", 1);
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, "1")
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(withInstance(body, request));
 	}
 
 	@ExceptionHandler(ContextClosedException.class)
@@ -120,8 +149,14 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	}
 
 	private static ResponseEntity<ProblemDetail> respond(ProblemDetail body, HttpServletRequest request) {
+		return ResponseEntity.status(body.getStatus())
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(withInstance(body, request));
+	}
+
+	private static ProblemDetail withInstance(ProblemDetail body, HttpServletRequest request) {
 		body.setInstance(URI.create(request.getRequestURI()));
-		return ResponseEntity.status(body.getStatus()).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+		return body;
 	}
 
 }

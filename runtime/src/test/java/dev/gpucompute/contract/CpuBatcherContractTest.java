@@ -1,0 +1,14 @@
+package dev.gpucompute.contract;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+
+/** The batcher's semantics on the CPU backend, which runs on every machine. */
+class CpuBatcherContractTest extends BatcherContractSuite {
+
+	@Override
+	protected GpuContext.Builder builder() {
+		return GpuContext.builder().backend(Backend.CPU).cpuThreads(2);
+	}
+
+}

@@ -1,0 +1,14 @@
+package dev.gpucompute.contract;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+
+/** The pool's order of service on the CPU backend, which runs on every machine. */
+class CpuPoolPriorityContractTest extends PoolPriorityContractSuite {
+
+	@Override
+	protected GpuContext.Builder builder() {
+		return GpuContext.builder().backend(Backend.CPU).cpuThreads(2);
+	}
+
+}

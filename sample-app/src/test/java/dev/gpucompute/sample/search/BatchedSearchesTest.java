@@ -1,0 +1,246 @@
+package dev.gpucompute.sample.search;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.gpucompute.BatcherStats;
+import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.StreamLease;
+
+/**
+ * Small search requests answered in a batch give the same bits as alone (issue 21): every request of
+ * a batch is compared with the store's answer to that request on its own, ids and the float bits of
+ * every score. A batch is made deterministic by holding every stream of the pool while the requests
+ * queue: the first request finds the batcher idle and runs on its own thread, waiting there for a
+ * stream; the others queue behind it and form one batch per (collection, k) when the streams come
+ * back.
+ */
+class BatchedSearchesTest {
+
+	private static final int DIMENSION = 48;
+
+	private static final int SIZE = 3000;
+
+	@TempDir
+	Path dir;
+
+	private StoreFixture fixture;
+
+	private final ExecutorService clients = Executors.newFixedThreadPool(16);
+
+	@BeforeEach
+	void open() {
+		this.fixture = new StoreFixture(this.dir, CollectionStore.Durability.DEFAULT);
+		Random random = new Random(21);
+		for (String metric : List.of("cosine", "dot")) {
+			this.fixture.store.create(metric, DIMENSION, Metric.fromJson(metric));
+			float[] rows = new float[SIZE * DIMENSION];
+			for (int i = 0; i < rows.length; i++) {
+				rows[i] = (float) random.nextGaussian();
+			}
+			this.fixture.store.upsert(metric, IntStream.range(0, SIZE).mapToObj((i) -> "v" + i).toList(), rows);
+		}
+	}
+
+	@AfterEach
+	void close() {
+		this.clients.shutdownNow();
+		this.fixture.close();
+	}
+
+	private BatchedSearches batched(CollectionStore.Limits limits) {
+		GpuBatcher<BatchedSearches.Request, List<List<Hit>>> batcher = GpuBatcher
+			.builder(this.fixture.context, BatchedSearches.handler(this.fixture.store, limits))
+			.name("search")
+			.batchKey(BatchedSearches::batchKey)
+			.maxBatchSize(64)
+			.build();
+		return new BatchedSearches(this.fixture.store, batcher, 8, limits);
+	}
+
+	private static CollectionStore.Limits limits(int maxQueries, int maxResults) {
+		return new CollectionStore.Limits(4096, maxQueries, 256, maxResults);
+	}
+
+	private static float[] queries(Random random, int count) {
+		float[] queries = new float[count * DIMENSION];
+		for (int i = 0; i < queries.length; i++) {
+			queries[i] = (float) random.nextGaussian();
+		}
+		return queries;
+	}
+
+	/** Holds every stream of the pool, so that the batcher's dispatcher waits for one. */
+	private List<StreamLease> holdThePool() {
+		List<StreamLease> leases = new ArrayList<>();
+		for (int i = 0; i < this.fixture.context.streams().maxSize(); i++) {
+			leases.add(this.fixture.context.streams().acquire());
+		}
+		return leases;
+	}
+
+	private static void awaitQueued(GpuBatcher<?, ?> batcher, int queued) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (batcher.queued() != queued) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("queued " + batcher.queued() + ", expected " + queued);
+			}
+			Thread.sleep(1);
+		}
+	}
+
+	/** Waits until a batch runs (the first request, on its own thread, waiting for a stream). */
+	private static void awaitRunning(GpuBatcher<?, ?> batcher) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (batcher.stats().runningBatches() != 1) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("no batch runs: " + batcher.stats());
+			}
+			Thread.sleep(1);
+		}
+	}
+
+	private static void assertSameBits(List<List<Hit>> batched, List<List<Hit>> alone, String what) {
+		assertThat(batched).as(what).hasSameSizeAs(alone);
+		for (int q = 0; q < alone.size(); q++) {
+			assertThat(batched.get(q)).as("%s query %d", what, q).hasSameSizeAs(alone.get(q));
+			for (int r = 0; r < alone.get(q).size(); r++) {
+				Hit a = batched.get(q).get(r);
+				Hit b = alone.get(q).get(r);
+				assertThat(a.id()).as("%s query %d rank %d", what, q, r).isEqualTo(b.id());
+				assertThat(Float.floatToRawIntBits(a.score())).as("%s query %d rank %d: %s vs %s", what, q, r, a.score(),
+						b.score())
+					.isEqualTo(Float.floatToRawIntBits(b.score()));
+			}
+		}
+	}
+
+	private void batchOfConcurrentRequestsGivesTheBitsOfEachAlone(String metric, CollectionStore.Limits limits)
+			throws Exception {
+		try (BatchedSearches searches = batched(limits)) {
+			Random random = new Random(metric.hashCode());
+			List<float[]> requests = new ArrayList<>();
+			for (int i = 0; i < 12; i++) {
+				requests.add(queries(random, 1));
+			}
+			requests.add(queries(random, 3));
+			requests.add(queries(random, 8));
+			List<StreamLease> held = holdThePool();
+			List<CompletableFuture<List<List<Hit>>>> answers = new ArrayList<>();
+			try {
+				for (float[] request : requests) {
+					answers.add(CompletableFuture.supplyAsync(() -> searches.search(metric, request, 10), this.clients));
+					if (answers.size() == 1) {
+						awaitRunning(searches.batcher());
+					}
+				}
+				// A request with another k goes to a batch of its own.
+				answers.add(CompletableFuture.supplyAsync(() -> searches.search(metric, requests.get(0), 3), this.clients));
+				awaitQueued(searches.batcher(), requests.size());
+			}
+			finally {
+				held.forEach(StreamLease::close);
+			}
+			for (int i = 0; i < requests.size(); i++) {
+				assertSameBits(answers.get(i).get(60, TimeUnit.SECONDS), this.fixture.store.search(metric, requests.get(i), 10),
+						metric + " request " + i);
+			}
+			assertSameBits(answers.get(requests.size()).get(60, TimeUnit.SECONDS),
+					this.fixture.store.search(metric, requests.get(0), 3), metric + " request with k = 3");
+			searches.close();
+			BatcherStats stats = searches.batcher().stats();
+			assertThat(stats.batches()).as("the first request alone, then one batch per (collection, k)").isEqualTo(3);
+			assertThat(stats.dispatched()).isEqualTo(requests.size() + 1);
+			assertThat(stats.failed()).isZero();
+		}
+	}
+
+	@Test
+	void aBatchAnswersEachRequestWithTheBitsItGetsAloneCosine() throws Exception {
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(1024, 1_000_000));
+	}
+
+	@Test
+	void aBatchAnswersEachRequestWithTheBitsItGetsAloneDot() throws Exception {
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("dot", limits(1024, 1_000_000));
+	}
+
+	@Test
+	void aBatchBeyondTheStoresPerRequestLimitsIsSearchedInRunsThatFitThem() throws Exception {
+		// 23 queries in the batch against at most 8 queries and 80 hits per store search: four runs.
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(8, 80));
+	}
+
+	@Test
+	void aBadRequestIsRefusedBeforeItJoinsABatch() {
+		try (BatchedSearches searches = batched(limits(1024, 1_000_000))) {
+			float[] nan = queries(new Random(1), 1);
+			nan[5] = Float.NaN;
+			assertThatThrownBy(() -> searches.search("cosine", nan, 10)).isInstanceOfSatisfying(ServiceProblem.class,
+					(problem) -> assertThat(problem.type()).isEqualTo("non-finite-value"));
+			assertThatThrownBy(() -> searches.search("cosine", queries(new Random(2), 1), SIZE + 1))
+				.isInstanceOfSatisfying(ServiceProblem.class,
+						(problem) -> assertThat(problem.type()).isEqualTo("k-out-of-range"));
+			assertThatThrownBy(() -> searches.search("missing", queries(new Random(3), 1), 1))
+				.isInstanceOfSatisfying(ServiceProblem.class,
+						(problem) -> assertThat(problem.type()).isEqualTo("unknown-collection"));
+			assertThat(searches.batcher().stats().submitted()).as("none of them joined the batcher").isZero();
+		}
+	}
+
+	@Test
+	void whenTheCollectionGoesAwayWhileRequestsWaitEachGetsItsOwnAnswer() throws Exception {
+		try (BatchedSearches searches = batched(limits(1024, 1_000_000))) {
+			List<StreamLease> held = holdThePool();
+			List<CompletableFuture<List<List<Hit>>>> answers = new ArrayList<>();
+			try {
+				for (int i = 0; i < 3; i++) {
+					float[] request = queries(new Random(i), 1);
+					answers.add(CompletableFuture.supplyAsync(() -> searches.search("dot", request, 5), this.clients));
+					if (i == 0) {
+						awaitRunning(searches.batcher());
+					}
+				}
+				awaitQueued(searches.batcher(), 2);
+				this.fixture.store.delete("dot");
+			}
+			finally {
+				held.forEach(StreamLease::close);
+			}
+			for (CompletableFuture<List<List<Hit>>> answer : answers) {
+				assertThatThrownBy(() -> answer.get(60, TimeUnit.SECONDS)).cause()
+					.isInstanceOfSatisfying(ServiceProblem.class,
+							(problem) -> assertThat(problem.type()).isEqualTo("unknown-collection"));
+			}
+		}
+	}
+
+	@Test
+	void largeRequestsAndBatchingOffSearchOnTheirOwn() {
+		try (BatchedSearches searches = batched(limits(1024, 1_000_000))) {
+			float[] nine = queries(new Random(9), 9);
+			assertSameBits(searches.search("cosine", nine, 4), this.fixture.store.search("cosine", nine, 4), "9 queries");
+			assertThat(searches.batcher().stats().submitted()).as("above max-request-queries (8)").isZero();
+		}
+		BatchedSearches off = new BatchedSearches(this.fixture.store, null, 8, limits(1024, 1_000_000));
+		float[] one = queries(new Random(1), 1);
+		assertSameBits(off.search("dot", one, 4), this.fixture.store.search("dot", one, 4), "batching off");
+		off.close();
+	}
+
+}
