@@ -88,6 +88,29 @@ class KnnKernelsEmulatedTest {
 	}
 
 	@Test
+	void batchListsMatchTheTwin() {
+		// Groups of 32 and a partial last group; dimensions within one staged chunk of 128 and over
+		// several, multiples of 4 (float4 loads) and not; k from 1 to 128; row counts no multiple of 32.
+		int[] dims = { 1, 7, 16, 33, 128, 130, 385 };
+		int[] counts = { 9, 32, 33, 64, 70 };
+		int[] ks = { 1, 10, 128, 7, 64, 100 };
+		int[] sizes = { 1, 31, 65, 700, 777, 1029 };
+		int[] rowsPerBlock = { 64, 320, 128, 1024 };
+		int round = 0;
+		for (int dim : dims) {
+			for (int variant = 0; variant < 2; variant++, round++) {
+				Random random = new Random(41L * dim + variant);
+				int n = sizes[round % sizes.length];
+				int count = counts[round % counts.length];
+				float[] vectors = Reference.storedRows(random, n, dim, true);
+				float[] queries = Reference.queries(random, count, dim);
+				assertLaunch(vectors, dim, queries, ks[round % ks.length], rowsPerBlock[round % rowsPerBlock.length],
+						cudaGroup(count), round);
+			}
+		}
+	}
+
+	@Test
 	void severalScanGroupsInOneLaunchMatchTheTwin() {
 		Random random = new Random(59);
 		int[][] cases = { { 10, 3, 17 }, { 10, 8, 128 }, { 5, 2, 33 }, { 9, 1, 7 }, { 13, 5, 4 } };
@@ -102,19 +125,21 @@ class KnnKernelsEmulatedTest {
 	@Test
 	void noOrderOfThreadsChangesTheBits() {
 		// Few distinct rows: every list is full of ties, and with k = 128 the lists are sorted in most
-		// iterations, so the order of the offers, the counts and the sorts is exercised.
+		// iterations, so the order of the offers, the counts and the sorts is exercised on both paths.
 		Random random = new Random(61);
 		int dim = 12;
-		int n = 1500;
+		int n = 1100;
 		float[] distinct = Reference.rows(random, 5, dim);
 		float[] vectors = new float[n * dim];
 		for (int v = 0; v < n; v++) {
 			System.arraycopy(distinct, random.nextInt(5) * dim, vectors, v * dim, dim);
 		}
-		float[] queries = Reference.queries(random, 3, dim);
-		for (int k : new int[] { 128, 10 }) {
-			for (long seed = 1; seed <= 4; seed++) {
-				assertLaunch(vectors, dim, queries, k, 768, 3, seed);
+		for (int count : new int[] { 3, 33 }) {
+			float[] queries = Reference.queries(random, count, dim);
+			for (int k : new int[] { 128, 10 }) {
+				for (long seed = 1; seed <= 3; seed++) {
+					assertLaunch(vectors, dim, queries, k, 576, cudaGroup(count), seed);
+				}
 			}
 		}
 	}
