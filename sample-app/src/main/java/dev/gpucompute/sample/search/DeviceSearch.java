@@ -46,6 +46,12 @@ final class DeviceSearch {
 	private static final int CPU_BLOCKS_PER_WORKER = 16;
 
 	/**
+	 * Most queries one sub-batch launches at once: {@code knn_topk} and {@code knn_sort_init} take a
+	 * block row per query, and a grid has at most 65,535 rows (y) on CUDA and on the CPU backend.
+	 */
+	static final int MAX_QUERIES_PER_LAUNCH = 65_535;
+
+	/**
 	 * Most queries per {@code knn_fused} block on the CPU backend. Its twin reads each tile of stored
 	 * rows from memory once per block, for all of the block's queries, so larger groups than CUDA's 32
 	 * read the collection fewer times (at 100 x 384, groups of 32 cost about 10% more CPU time than the
@@ -157,7 +163,7 @@ final class DeviceSearch {
 	/** The fused path, whatever {@link #fused} says (for {@link #search} and tests). */
 	void searchFused(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from, int to,
 			int k, Results results) {
-		int count = to - from;
+		int count = Math.min(to - from, MAX_QUERIES_PER_LAUNCH);
 		while (count > 1 && fusedScratch(count, split(this.device, n, count), k) > this.scratchBytes) {
 			count = ceilDiv(count, 2);
 		}
@@ -198,7 +204,7 @@ final class DeviceSearch {
 	 * pays because every stored vector is read once per sub-batch, not once per query.
 	 */
 	static Plan plan(int n, int k, int queries, long scratchBytes) {
-		int count = Math.max(1, Math.min(queries, 65_535));
+		int count = Math.max(1, Math.min(queries, MAX_QUERIES_PER_LAUNCH));
 		while (true) {
 			int slab = largestSlab(n, k, count, scratchBytes);
 			if (slab >= Math.min(n, MIN_SLAB) || count == 1) {

@@ -1,5 +1,6 @@
 package dev.gpucompute.sample.search;
 
+import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.AfterAll;
@@ -136,6 +137,43 @@ class KnnFusedTest {
 		try (SearchRun small = new SearchRun(Backend.CPU, scratch)) {
 			assertThat(small.fused(vectors, dim, queries, k).entries())
 				.containsExactly(Reference.topK(vectors, dim, queries, k, 0, n).entries());
+		}
+	}
+
+	@Test
+	void moreQueriesThanAGridColumnHoldsAreSearchedInSubBatches() {
+		// knn_topk merges the ranges' lists with a block row per query, and a grid has at most 65,535
+		// rows (y) on CUDA and on the CPU backend: a larger group of queries must not become one launch.
+		Random random = new Random(53);
+		int dim = 3;
+		int n = 40;
+		int k = 2;
+		int count = DeviceSearch.MAX_QUERIES_PER_LAUNCH + 70;
+		float[] vectors = Reference.storedRows(random, n, dim, false);
+		// 7 distinct queries over and over: the expected answers are theirs, repeated.
+		int distinct = 7;
+		float[] some = Reference.queries(random, distinct, dim);
+		SearchRun.Result answers = Reference.topK(vectors, dim, some, k, 0, n);
+		float[] queries = new float[count * dim];
+		int[] expectedSlots = new int[count * k];
+		int[] expectedBits = new int[count * k];
+		for (int q = 0; q < count; q++) {
+			System.arraycopy(some, (q % distinct) * dim, queries, q * dim, dim);
+			for (int r = 0; r < k; r++) {
+				expectedSlots[q * k + r] = answers.slots()[(q % distinct) * k + r];
+				expectedBits[q * k + r] = Float.floatToRawIntBits(answers.scores()[(q % distinct) * k + r]);
+			}
+		}
+		for (SearchRun.Result result : List.of(run.fused(vectors, dim, queries, k), run.general(vectors, dim, queries, k))) {
+			int[] bits = new int[result.scores().length];
+			for (int i = 0; i < bits.length; i++) {
+				bits[i] = Float.floatToRawIntBits(result.scores()[i]);
+			}
+			// The first difference only (AssertJ's element-wise comparison of 131,000 entries takes seconds).
+			int slot = java.util.Arrays.mismatch(result.slots(), expectedSlots);
+			int score = java.util.Arrays.mismatch(bits, expectedBits);
+			assertThat(slot).as("first wrong slot, of query %d", slot / k).isEqualTo(-1);
+			assertThat(score).as("first wrong score, of query %d", score / k).isEqualTo(-1);
 		}
 	}
 
