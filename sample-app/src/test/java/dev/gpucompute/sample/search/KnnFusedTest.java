@@ -141,6 +141,34 @@ class KnnFusedTest {
 	}
 
 	@Test
+	void launchesPastTheDataWritePaddingAsTheKernelsDo() {
+		// No launch of the engine's has a range without rows or a chunk without candidates, but the twins
+		// define what the CUDA kernels do there: all (-inf, NO_ID), the padding that sorts last.
+		Random random = new Random(57);
+		int dim = 5;
+		int n = 300;
+		int k = 10;
+		float[] vectors = Reference.storedRows(random, n, dim, false);
+		float[] queries = Reference.queries(random, 3, dim);
+		SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, 128, 3, 4);
+		String padding = KnnKernels.NO_ID + "=" + Integer.toHexString(Float.floatToRawIntBits(Float.NEGATIVE_INFINITY));
+		for (int q = 0; q < 3; q++) {
+			String[] entries = lists.entries();
+			assertThat(java.util.Arrays.copyOfRange(entries, (q * 4 + 3) * k, (q * 4 + 4) * k)).as("query %d", q)
+				.containsOnly(padding);
+			assertThat(java.util.Arrays.copyOfRange(entries, q * 4 * k, (q * 4 + 3) * k)).as("query %d", q)
+				.containsExactly(java.util.Arrays.copyOfRange(Reference.rangeLists(vectors, dim, queries, k, 128).entries(),
+						q * 3 * k, (q + 1) * 3 * k));
+		}
+		float[] scores = Reference.rows(random, 2 * 100, 1);
+		SearchRun.Result chunks = run.topk(scores, null, 2, k, 0, 2);
+		for (int q = 0; q < 2; q++) {
+			assertThat(java.util.Arrays.copyOfRange(chunks.entries(), (2 * q + 1) * k, (2 * q + 2) * k)).as("row %d", q)
+				.containsOnly(padding);
+		}
+	}
+
+	@Test
 	void moreQueriesThanAGridColumnHoldsAreSearchedInSubBatches() {
 		// knn_topk merges the ranges' lists with a block row per query, and a grid has at most 65,535
 		// rows (y) on CUDA and on the CPU backend: a larger group of queries must not become one launch.

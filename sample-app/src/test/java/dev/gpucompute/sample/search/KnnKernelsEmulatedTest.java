@@ -169,6 +169,23 @@ class KnnKernelsEmulatedTest {
 	}
 
 	@Test
+	void launchesPastTheDataMatchTheTwin() {
+		// A range without rows and a chunk without candidates: no launch of the engine's has one, but
+		// kernel and twin must still agree (all padding).
+		Random random = new Random(73);
+		int dim = 9;
+		float[] vectors = Reference.storedRows(random, 300, dim, true);
+		for (int count : new int[] { 3, 33 }) {
+			float[] queries = Reference.queries(random, count, dim);
+			assertLaunch(count + " queries, a fourth range past 300 rows", vectors, dim, queries, 10, 128, cudaGroup(count),
+					4, 5, false);
+		}
+		float[] scores = Reference.rows(random, 2 * 100, 1);
+		assertThat(emulator.topk(scores, null, 2, 10, 0, 2, 5).entries()).as("knn_topk, a chunk past 100 candidates")
+			.containsExactly(cpu.topk(scores, null, 2, 10, 0, 2).entries());
+	}
+
+	@Test
 	void theEmulatorReportsSharedMemoryTooSmallForTheKernel() {
 		// The checks of the tests above are only worth something if a violation is reported: the launch
 		// that the host sizes 4 bytes too small must fail, not pass quietly.
