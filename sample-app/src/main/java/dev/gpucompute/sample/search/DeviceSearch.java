@@ -45,11 +45,14 @@ final class DeviceSearch {
 
 	private static final int CPU_BLOCKS_PER_WORKER = 16;
 
+	/** Most rows (y) of a grid, on CUDA and on the CPU backend. */
+	static final int MAX_GRID_ROWS = 65_535;
+
 	/**
 	 * Most queries one sub-batch launches at once: {@code knn_topk} and {@code knn_sort_init} take a
-	 * block row per query, and a grid has at most 65,535 rows (y) on CUDA and on the CPU backend.
+	 * block row per query.
 	 */
-	static final int MAX_QUERIES_PER_LAUNCH = 65_535;
+	static final int MAX_QUERIES_PER_LAUNCH = MAX_GRID_ROWS;
 
 	/**
 	 * Most queries per {@code knn_fused} block on the CPU backend. Its twin reads each tile of stored
@@ -138,12 +141,14 @@ final class DeviceSearch {
 	/**
 	 * How {@code knn_fused} splits a shard: {@code ranges} ranges of {@code rowsPerBlock} rows (a
 	 * multiple of {@value KnnKernels#SCAN_TILE}), enough for {@code targetBlocks} blocks over the
-	 * query groups and never a range smaller than one tile.
+	 * query groups, never a range smaller than one tile and never more ranges than a grid has rows
+	 * (the CPU backend's target is 16 blocks per worker, and it may have 4,096 workers).
 	 */
 	record Split(int ranges, int rowsPerBlock) {
 
 		static Split of(int n, int groups, int targetBlocks) {
-			int ranges = Math.max(1, Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)));
+			int ranges = Math.max(1,
+					Math.min(Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)), MAX_GRID_ROWS));
 			int rowsPerBlock = ceilDiv(ceilDiv(n, ranges), KnnKernels.SCAN_TILE) * KnnKernels.SCAN_TILE;
 			return new Split(ceilDiv(n, rowsPerBlock), rowsPerBlock);
 		}

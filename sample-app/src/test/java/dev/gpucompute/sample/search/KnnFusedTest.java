@@ -206,6 +206,21 @@ class KnnFusedTest {
 	}
 
 	@Test
+	void aSplitNeverHasMoreRangesThanAGridHasRows() {
+		// 16 blocks per worker on a CPU backend of 4,096 workers, one query group: 65,536 blocks wanted.
+		for (int n : new int[] { 1, 63, 65, 4_194_304, 5_000_000, Integer.MAX_VALUE - 64 }) {
+			for (int target : new int[] { 1, 264, 16 * 4096 }) {
+				DeviceSearch.Split split = DeviceSearch.Split.of(n, 1, target);
+				assertThat(split.ranges()).as("n=%d, %d blocks", n, target).isBetween(1, DeviceSearch.MAX_GRID_ROWS);
+				assertThat(split.rowsPerBlock() % KnnKernels.SCAN_TILE).isZero();
+				assertThat((long) split.ranges() * split.rowsPerBlock()).as("n=%d, %d blocks", n, target)
+					.isGreaterThanOrEqualTo(n)
+					.isLessThan((long) n + split.rowsPerBlock());
+			}
+		}
+	}
+
+	@Test
 	void theRuleTakesTheFusedPathUpToItsLargestKAndWhereItsSharedMemoryFits() {
 		DeviceInfo cpu = run.context.device();
 		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnKernels.FUSED_MAX_K)).isTrue();
