@@ -384,7 +384,6 @@ final class DeviceSearch {
 		}
 	}
 
-	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
 	/**
 	 * Queries {@code [first, first + count)} on the device, on the current stream. They go through a
 	 * host buffer: one pass over them on the host (the put), where slicing the array and uploading the
@@ -406,6 +405,7 @@ final class DeviceSearch {
 		}
 	}
 
+	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
 	private DeviceBuffer[] allocatePair(long entries) {
 		DeviceBuffer values = this.launcher.allocate(entries * Float.BYTES);
 		try {
