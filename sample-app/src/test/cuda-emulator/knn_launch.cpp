@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 namespace {
@@ -94,6 +95,7 @@ int main(int argc, char** argv)
 	float* outScores = nullptr;
 	int* outIds = nullptr;
 	long long outEntries = 0;
+	std::function<void()> body;
 	if (kernel == 1) {
 		const int n = readInt();
 		const int dim = readInt();
@@ -104,13 +106,9 @@ int main(int argc, char** argv)
 		outEntries = readInt();
 		const float* vectors = readArray<float>((long long) n * dim);
 		const float* queries = readArray<float>((long long) count * dim);
-		outScores = deviceArray<float>(outEntries);
-		outIds = deviceArray<int>(outEntries);
-		std::fill(outScores, outScores + outEntries, __int_as_float(0x7fbadbad));
-		std::fill(outIds, outIds + outEntries, -2);
-		emu::launch(grid, block, (size_t) sharedBytes, (uint64_t) seed, yieldAtomics, [&] {
+		body = [&, n, dim, count, k, rowsPerBlock, groupQueries, vectors, queries] {
 			knn_fused(n, dim, count, k, rowsPerBlock, groupQueries, vectors, queries, outScores, outIds);
-		});
+		};
 	}
 	else if (kernel == 2) {
 		const int m = readInt();
@@ -121,18 +119,19 @@ int main(int argc, char** argv)
 		outEntries = readInt();
 		const float* inScores = readArray<float>((long long) rows * m);
 		const int* inIds = useIds ? readArray<int>((long long) rows * m) : nullptr;
-		outScores = deviceArray<float>(outEntries);
-		outIds = deviceArray<int>(outEntries);
-		std::fill(outScores, outScores + outEntries, __int_as_float(0x7fbadbad));
-		std::fill(outIds, outIds + outEntries, -2);
-		emu::launch(grid, block, (size_t) sharedBytes, (uint64_t) seed, yieldAtomics, [&] {
+		body = [&, m, k, useIds, idBase, inScores, inIds] {
 			knn_topk(m, k, useIds, idBase, inScores, inIds, outScores, outIds);
-		});
+		};
 	}
 	else {
 		std::fprintf(stderr, "unknown kernel %d\n", kernel);
 		return 2;
 	}
+	outScores = deviceArray<float>(outEntries);
+	outIds = deviceArray<int>(outEntries);
+	std::fill(outScores, outScores + outEntries, __int_as_float(0x7fbadbad));
+	std::fill(outIds, outIds + outEntries, -2);
+	emu::launch(grid, block, (size_t) sharedBytes, (uint64_t) seed, yieldAtomics, body);
 	std::fclose(input);
 	for (void* memory : owned) {
 		if (memory != outScores && memory != outIds) {

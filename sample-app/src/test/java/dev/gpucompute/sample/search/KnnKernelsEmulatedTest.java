@@ -68,38 +68,29 @@ class KnnKernelsEmulatedTest {
 
 	@Test
 	void scanListsMatchTheTwin() {
-		int[] dims = { 1, 3, 4, 7, 15, 16, 17, 33, 64, 100, 128, 130, 385 };
-		int[] counts = { 1, 2, 3, 5, 8 };
-		int[] ks = { 1, 10, 100, 128, 7, 64 };
-		int[] sizes = { 1, 63, 65, 1000, 777, 2049 };
-		int[] rowsPerBlock = { 64, 320, 128, 1024 };
-		int round = 0;
-		for (int dim : dims) {
-			for (int variant = 0; variant < 2; variant++, round++) {
-				Random random = new Random(37L * dim + variant);
-				int n = sizes[round % sizes.length];
-				int count = counts[round % counts.length];
-				float[] vectors = Reference.storedRows(random, n, dim, true);
-				float[] queries = Reference.queries(random, count, dim);
-				assertLaunch(vectors, dim, queries, ks[round % ks.length], rowsPerBlock[round % rowsPerBlock.length],
-						cudaGroup(count), round);
-			}
-		}
+		assertShapes(37, new int[] { 1, 3, 4, 7, 15, 16, 17, 33, 64, 100, 128, 130, 385 }, new int[] { 1, 2, 3, 5, 8 },
+				new int[] { 1, 63, 65, 1000, 777, 2049 });
 	}
 
 	@Test
 	void batchListsMatchTheTwin() {
 		// Groups of 32 and a partial last group; dimensions within one staged chunk of 128 and over
-		// several, multiples of 4 (float4 loads) and not; k from 1 to 128; row counts no multiple of 32.
-		int[] dims = { 1, 7, 16, 33, 128, 130, 385 };
-		int[] counts = { 9, 32, 33, 64, 70 };
-		int[] ks = { 1, 10, 128, 7, 64, 100 };
-		int[] sizes = { 1, 31, 65, 700, 777, 1029 };
+		// several, multiples of 4 (float4 loads) and not; row counts no multiple of 32.
+		assertShapes(41, new int[] { 1, 7, 16, 33, 128, 130, 385 }, new int[] { 9, 32, 33, 64, 70 },
+				new int[] { 1, 31, 65, 700, 777, 1029 });
+	}
+
+	/**
+	 * Two launches per dimension, the query counts, row counts, k (1 to 128) and rows per block taken
+	 * in turn, on stored rows with ties and overflowing scores.
+	 */
+	private static void assertShapes(long seed, int[] dims, int[] counts, int[] sizes) {
+		int[] ks = { 1, 10, 100, 128, 7, 64 };
 		int[] rowsPerBlock = { 64, 320, 128, 1024 };
 		int round = 0;
 		for (int dim : dims) {
 			for (int variant = 0; variant < 2; variant++, round++) {
-				Random random = new Random(41L * dim + variant);
+				Random random = new Random(seed * dim + variant);
 				int n = sizes[round % sizes.length];
 				int count = counts[round % counts.length];
 				float[] vectors = Reference.storedRows(random, n, dim, true);
