@@ -32,9 +32,10 @@ import org.opentest4j.AssertionFailedError;
  * additions are the kernels' own, which is what the twins define.
  *
  * <p>Built once per source text into {@code target/cuda-emulator/<hash>}. Linux only (ucontext);
- * tests that use it are skipped without a C++ compiler, and fail instead with
- * {@code KERNEL_EMULATOR_REQUIRED=1} ({@code .ci/run} sets it where it installed one). Not thread-safe:
- * one test class at a time uses an instance.
+ * tests that use it are skipped where it cannot be built (no C++ compiler, or one without the
+ * sanitizers' runtime), saying why, and fail instead with {@code KERNEL_EMULATOR_REQUIRED=1}
+ * ({@code .ci/run} sets it where it has {@code g++}). Not thread-safe: one test class at a time uses
+ * an instance.
  */
 final class KernelEmulator {
 
@@ -52,6 +53,8 @@ final class KernelEmulator {
 	private static final long TIMEOUT_SECONDS = 300;
 
 	private static KernelEmulator instance;
+
+	private static RuntimeException buildFailure;
 
 	private final Path executable;
 
@@ -75,7 +78,14 @@ final class KernelEmulator {
 		public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
 			String missing = unavailable();
 			if (missing == null) {
-				return ConditionEvaluationResult.enabled("C++ compiler: " + compiler());
+				try {
+					get();
+					return ConditionEvaluationResult.enabled("C++ compiler: " + compiler());
+				}
+				catch (RuntimeException ex) {
+					// A compiler without the sanitizers' runtime, for one: where the emulator is required, a failure.
+					missing = ex.getMessage();
+				}
 			}
 			if ("1".equals(System.getenv("KERNEL_EMULATOR_REQUIRED"))) {
 				throw new AssertionFailedError("KERNEL_EMULATOR_REQUIRED=1 but " + missing);
@@ -118,10 +128,19 @@ final class KernelEmulator {
 		return null;
 	}
 
-	/** The emulator, built on first use (a few seconds). */
+	/** The emulator, built on first use (a few seconds); a failed build is not tried again. */
 	static synchronized KernelEmulator get() {
+		if (buildFailure != null) {
+			throw buildFailure;
+		}
 		if (instance == null) {
-			instance = new KernelEmulator(build());
+			try {
+				instance = new KernelEmulator(build());
+			}
+			catch (RuntimeException ex) {
+				buildFailure = ex;
+				throw ex;
+			}
 		}
 		return instance;
 	}
