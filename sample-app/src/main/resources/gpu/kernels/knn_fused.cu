@@ -311,9 +311,10 @@ __device__ void knn_batch(int n, int dim, int count, int k, int rowsPerBlock, co
 	const int warp = threadIdx.x / 32;
 	const int c = lane % 4;
 	const int set = lane / 4;
-	// 64 sets of 4 queries x 4 rows: a warp has 2 query sets x 4 row sets.
-	const int qs = 2 * (warp / 4) + set / 4;
-	const int vs = 4 * (warp % 4) + set % 4;
+	// 64 sets of 4 queries x 4 rows cover the 32 x 32 tile: 8 query sets x 8 row sets. A warp has 2
+	// query sets x 4 row sets; warps 2w and 2w + 1 share their query sets and split the rows.
+	const int qs = 2 * (warp / 2) + set / 4;
+	const int vs = 4 * (warp % 2) + set % 4;
 	// Staging: thread (stageBlock, stageRow) copies one 16-dimension block of one row.
 	const int stageRow = threadIdx.x % KNN_BATCH_TILE;
 	const int stageBlock = threadIdx.x / KNN_BATCH_TILE;

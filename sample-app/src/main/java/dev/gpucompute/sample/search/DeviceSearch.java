@@ -45,6 +45,15 @@ final class DeviceSearch {
 
 	private static final int CPU_BLOCKS_PER_WORKER = 16;
 
+	/** Most rows (y) of a grid, on CUDA and on the CPU backend. */
+	static final int MAX_GRID_ROWS = 65_535;
+
+	/**
+	 * Most queries one sub-batch launches at once: {@code knn_topk} and {@code knn_sort_init} take a
+	 * block row per query.
+	 */
+	static final int MAX_QUERIES_PER_LAUNCH = MAX_GRID_ROWS;
+
 	/**
 	 * Most queries per {@code knn_fused} block on the CPU backend. Its twin reads each tile of stored
 	 * rows from memory once per block, for all of the block's queries, so larger groups than CUDA's 32
@@ -132,12 +141,14 @@ final class DeviceSearch {
 	/**
 	 * How {@code knn_fused} splits a shard: {@code ranges} ranges of {@code rowsPerBlock} rows (a
 	 * multiple of {@value KnnKernels#SCAN_TILE}), enough for {@code targetBlocks} blocks over the
-	 * query groups and never a range smaller than one tile.
+	 * query groups, never a range smaller than one tile and never more ranges than a grid has rows
+	 * (the CPU backend's target is 16 blocks per worker, and it may have 4,096 workers).
 	 */
 	record Split(int ranges, int rowsPerBlock) {
 
 		static Split of(int n, int groups, int targetBlocks) {
-			int ranges = Math.max(1, Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)));
+			int ranges = Math.max(1,
+					Math.min(Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)), MAX_GRID_ROWS));
 			int rowsPerBlock = ceilDiv(ceilDiv(n, ranges), KnnKernels.SCAN_TILE) * KnnKernels.SCAN_TILE;
 			return new Split(ceilDiv(n, rowsPerBlock), rowsPerBlock);
 		}
@@ -157,7 +168,7 @@ final class DeviceSearch {
 	/** The fused path, whatever {@link #fused} says (for {@link #search} and tests). */
 	void searchFused(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int from, int to,
 			int k, Results results) {
-		int count = to - from;
+		int count = Math.min(to - from, MAX_QUERIES_PER_LAUNCH);
 		while (count > 1 && fusedScratch(count, split(this.device, n, count), k) > this.scratchBytes) {
 			count = ceilDiv(count, 2);
 		}
@@ -198,7 +209,7 @@ final class DeviceSearch {
 	 * pays because every stored vector is read once per sub-batch, not once per query.
 	 */
 	static Plan plan(int n, int k, int queries, long scratchBytes) {
-		int count = Math.max(1, Math.min(queries, 65_535));
+		int count = Math.max(1, Math.min(queries, MAX_QUERIES_PER_LAUNCH));
 		while (true) {
 			int slab = largestSlab(n, k, count, scratchBytes);
 			if (slab >= Math.min(n, MIN_SLAB) || count == 1) {
@@ -373,7 +384,6 @@ final class DeviceSearch {
 		}
 	}
 
-	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
 	/**
 	 * Queries {@code [first, first + count)} on the device, on the current stream. They go through a
 	 * host buffer: one pass over them on the host (the put), where slicing the array and uploading the
@@ -395,6 +405,7 @@ final class DeviceSearch {
 		}
 	}
 
+	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
 	private DeviceBuffer[] allocatePair(long entries) {
 		DeviceBuffer values = this.launcher.allocate(entries * Float.BYTES);
 		try {

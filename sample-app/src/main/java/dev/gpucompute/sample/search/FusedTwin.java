@@ -38,12 +38,13 @@ final class FusedTwin {
 		int firstQuery = block.x() * group;
 		int queries = Math.min(group, count - firstQuery);
 		long first = (long) block.y() * rowsPerBlock;
-		int rows = (int) Math.min(n - first, rowsPerBlock);
+		// A range past the last row (no launch of the engine's has one) ends as the kernel's does: all padding.
+		int rows = (int) Math.max(0, Math.min(n - first, rowsPerBlock));
 		if (k < 1 || k > KnnKernels.FUSED_MAX_K || group < 1) {
 			throw new IllegalArgumentException("knn_fused keeps 1 to " + KnnKernels.FUSED_MAX_K
 					+ " entries for groups of at least one query, not k = " + k + " for groups of " + group);
 		}
-		if (queries <= 0 || rows <= 0) {
+		if (queries <= 0) {
 			return;
 		}
 		FloatBuffer vectors = args.floats(6);

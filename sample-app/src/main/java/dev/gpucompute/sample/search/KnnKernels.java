@@ -342,8 +342,9 @@ public final class KnnKernels {
 		long q = block.y();
 		int keep = Math.min(k, CHUNK);
 		int base = chunk * CHUNK;
-		int real = Math.min(CHUNK, m - base);
-		int row = (int) (q * m + base);
+		// A chunk past the row (no launch of the engine's has one) ends as the kernel's does: all padding.
+		int real = Math.max(0, Math.min(CHUNK, m - base));
+		int row = (int) (q * m + Math.min(base, m));
 		inScores.get(row, score, 0, real);
 		if (useIds) {
 			inIds.get(row, id, 0, real);

@@ -91,6 +91,22 @@ class KnnFusedCudaGpuTest {
 	}
 
 	@Test
+	void launchesPastTheDataMatchTheTwin() {
+		// A range without rows and a chunk without candidates (no launch of the engine's has one): all padding.
+		Random random = new Random(73);
+		int dim = 9;
+		float[] vectors = Reference.storedRows(random, 300, dim, true);
+		for (int count : new int[] { 3, 33 }) {
+			float[] queries = Reference.queries(random, count, dim);
+			int group = (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q;
+			assertThat(cuda.fusedLists(vectors, dim, queries, 10, 128, group, 4).entries()).as("%d queries", count)
+				.containsExactly(cpu.fusedLists(vectors, dim, queries, 10, 128, group, 4).entries());
+		}
+		float[] scores = Reference.rows(random, 2 * 100, 1);
+		assertThat(cuda.topk(scores, null, 2, 10, 0, 2).entries()).containsExactly(cpu.topk(scores, null, 2, 10, 0, 2).entries());
+	}
+
+	@Test
 	void wholeSearchesMatchTheCpuBackendForEveryPath() {
 		int[] ks = { 1, 10, 100, 128, 129, 1000, 1025, 4096 };
 		int[] batches = { 1, 3, 16, 100, 257 };

@@ -1,5 +1,6 @@
 package dev.gpucompute.sample.search;
 
+import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.AfterAll;
@@ -136,6 +137,86 @@ class KnnFusedTest {
 		try (SearchRun small = new SearchRun(Backend.CPU, scratch)) {
 			assertThat(small.fused(vectors, dim, queries, k).entries())
 				.containsExactly(Reference.topK(vectors, dim, queries, k, 0, n).entries());
+		}
+	}
+
+	@Test
+	void launchesPastTheDataWritePaddingAsTheKernelsDo() {
+		// No launch of the engine's has a range without rows or a chunk without candidates, but the twins
+		// define what the CUDA kernels do there: all (-inf, NO_ID), the padding that sorts last.
+		Random random = new Random(57);
+		int dim = 5;
+		int n = 300;
+		int k = 10;
+		float[] vectors = Reference.storedRows(random, n, dim, false);
+		float[] queries = Reference.queries(random, 3, dim);
+		SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, 128, 3, 4);
+		String padding = KnnKernels.NO_ID + "=" + Integer.toHexString(Float.floatToRawIntBits(Float.NEGATIVE_INFINITY));
+		for (int q = 0; q < 3; q++) {
+			String[] entries = lists.entries();
+			assertThat(java.util.Arrays.copyOfRange(entries, (q * 4 + 3) * k, (q * 4 + 4) * k)).as("query %d", q)
+				.containsOnly(padding);
+			assertThat(java.util.Arrays.copyOfRange(entries, q * 4 * k, (q * 4 + 3) * k)).as("query %d", q)
+				.containsExactly(java.util.Arrays.copyOfRange(Reference.rangeLists(vectors, dim, queries, k, 128).entries(),
+						q * 3 * k, (q + 1) * 3 * k));
+		}
+		float[] scores = Reference.rows(random, 2 * 100, 1);
+		SearchRun.Result chunks = run.topk(scores, null, 2, k, 0, 2);
+		for (int q = 0; q < 2; q++) {
+			assertThat(java.util.Arrays.copyOfRange(chunks.entries(), (2 * q + 1) * k, (2 * q + 2) * k)).as("row %d", q)
+				.containsOnly(padding);
+		}
+	}
+
+	@Test
+	void moreQueriesThanAGridColumnHoldsAreSearchedInSubBatches() {
+		// knn_topk merges the ranges' lists with a block row per query, and a grid has at most 65,535
+		// rows (y) on CUDA and on the CPU backend: a larger group of queries must not become one launch.
+		Random random = new Random(53);
+		int dim = 3;
+		int n = 40;
+		int k = 2;
+		int count = DeviceSearch.MAX_QUERIES_PER_LAUNCH + 70;
+		float[] vectors = Reference.storedRows(random, n, dim, false);
+		// 7 distinct queries over and over: the expected answers are theirs, repeated.
+		int distinct = 7;
+		float[] some = Reference.queries(random, distinct, dim);
+		SearchRun.Result answers = Reference.topK(vectors, dim, some, k, 0, n);
+		float[] queries = new float[count * dim];
+		int[] expectedSlots = new int[count * k];
+		int[] expectedBits = new int[count * k];
+		for (int q = 0; q < count; q++) {
+			System.arraycopy(some, (q % distinct) * dim, queries, q * dim, dim);
+			for (int r = 0; r < k; r++) {
+				expectedSlots[q * k + r] = answers.slots()[(q % distinct) * k + r];
+				expectedBits[q * k + r] = Float.floatToRawIntBits(answers.scores()[(q % distinct) * k + r]);
+			}
+		}
+		for (SearchRun.Result result : List.of(run.fused(vectors, dim, queries, k), run.general(vectors, dim, queries, k))) {
+			int[] bits = new int[result.scores().length];
+			for (int i = 0; i < bits.length; i++) {
+				bits[i] = Float.floatToRawIntBits(result.scores()[i]);
+			}
+			// The first difference only (AssertJ's element-wise comparison of 131,000 entries takes seconds).
+			int slot = java.util.Arrays.mismatch(result.slots(), expectedSlots);
+			int score = java.util.Arrays.mismatch(bits, expectedBits);
+			assertThat(slot).as("first wrong slot, of query %d", slot / k).isEqualTo(-1);
+			assertThat(score).as("first wrong score, of query %d", score / k).isEqualTo(-1);
+		}
+	}
+
+	@Test
+	void aSplitNeverHasMoreRangesThanAGridHasRows() {
+		// 16 blocks per worker on a CPU backend of 4,096 workers, one query group: 65,536 blocks wanted.
+		for (int n : new int[] { 1, 63, 65, 4_194_304, 5_000_000, Integer.MAX_VALUE - 64 }) {
+			for (int target : new int[] { 1, 264, 16 * 4096 }) {
+				DeviceSearch.Split split = DeviceSearch.Split.of(n, 1, target);
+				assertThat(split.ranges()).as("n=%d, %d blocks", n, target).isBetween(1, DeviceSearch.MAX_GRID_ROWS);
+				assertThat(split.rowsPerBlock() % KnnKernels.SCAN_TILE).isZero();
+				assertThat((long) split.ranges() * split.rowsPerBlock()).as("n=%d, %d blocks", n, target)
+					.isGreaterThanOrEqualTo(n)
+					.isLessThan((long) n + split.rowsPerBlock());
+			}
 		}
 	}
 

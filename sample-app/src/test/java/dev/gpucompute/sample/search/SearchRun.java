@@ -82,9 +82,17 @@ final class SearchRun implements AutoCloseable {
 
 	/** One {@code knn_fused} launch with {@code groupQueries} queries per block. */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries) {
+		return fusedLists(vectors, dim, queries, k, rowsPerBlock, groupQueries,
+				DeviceSearch.ceilDiv(vectors.length / dim, rowsPerBlock));
+	}
+
+	/**
+	 * One {@code knn_fused} launch over {@code ranges} ranges (the engine's split has exactly the
+	 * ranges that hold rows; more are padding only).
+	 */
+	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries, int ranges) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
-		int ranges = DeviceSearch.ceilDiv(n, rowsPerBlock);
 		int entries = count * ranges * k;
 		int shared = (this.context.device().backend() == Backend.CUDA)
 				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
@@ -101,6 +109,30 @@ final class SearchRun implements AutoCloseable {
 					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
 			scores.download(result.scores(), stream).join();
 			ids.download(result.slots(), stream).join();
+		}
+		return result;
+	}
+
+	/**
+	 * One {@code knn_topk} launch, grid ({@code chunks}, {@code rows}), over {@code rows} rows of
+	 * candidates: each chunk's best {@code min(k, CHUNK)}, {@code (row * chunks + chunk) * keep + r}.
+	 * @param ids the candidates' ids, or null for their positions plus {@code idBase}
+	 */
+	Result topk(float[] scores, int[] ids, int rows, int k, int idBase, int chunks) {
+		int m = scores.length / rows;
+		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
+		Result result = new Result(new float[entries], new int[entries]);
+		try (StreamLease lease = this.context.streams().acquire();
+				DeviceBuffer in = this.launcher.upload(scores);
+				DeviceBuffer inIds = this.launcher.upload((ids != null) ? ids : new int[1]);
+				DeviceBuffer out = this.launcher.allocate(4L * entries);
+				DeviceBuffer outIds = this.launcher.allocate(4L * entries)) {
+			GpuStream stream = lease.stream();
+			this.launcher.launch(stream, kernel(KnnKernels.TOPK),
+					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
+					idBase, in, inIds, out, outIds);
+			out.download(result.scores(), stream).join();
+			outIds.download(result.slots(), stream).join();
 		}
 		return result;
 	}
