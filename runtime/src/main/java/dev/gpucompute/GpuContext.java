@@ -102,7 +102,7 @@ public final class GpuContext implements AutoCloseable {
 
 	private final ThreadLocal<GpuStream> perThreadStream;
 
-	private final Set<DeviceBuffer.State> buffers = ConcurrentHashMap.newKeySet();
+	private final Set<DeviceBufferState> buffers = ConcurrentHashMap.newKeySet();
 
 	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
 	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
@@ -575,12 +575,12 @@ public final class GpuContext implements AutoCloseable {
 		return this.copies;
 	}
 
-	void track(DeviceBuffer.State buffer) {
+	void track(DeviceBufferState buffer) {
 		this.buffers.add(buffer);
 		LeakTracker.acquired(buffer);
 	}
 
-	void untrack(DeviceBuffer.State buffer) {
+	void untrack(DeviceBufferState buffer) {
 		this.buffers.remove(buffer);
 	}
 
@@ -709,12 +709,12 @@ public final class GpuContext implements AutoCloseable {
 
 	/** Buffers left open are released with the backend, which holds every allocation. */
 	private void freeBuffers() {
-		List<DeviceBuffer.State> left = new ArrayList<>(this.buffers);
+		List<DeviceBufferState> left = new ArrayList<>(this.buffers);
 		if (!left.isEmpty()) {
 			log.warn("{} device buffers were still open at context close; they are released with the device",
 					left.size());
 		}
-		for (DeviceBuffer.State buffer : left) {
+		for (DeviceBufferState buffer : left) {
 			buffer.markReleasedAtShutdown();
 		}
 		this.buffers.clear();
