@@ -2,14 +2,10 @@ package dev.gpucompute;
 
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 
@@ -44,11 +40,11 @@ import dev.gpucompute.spi.NativeStream;
  */
 public final class DeviceBuffer implements AutoCloseable {
 
-	private final State state;
+	private final DeviceBufferState state;
 
 	private final Cleaner.Cleanable cleanable;
 
-	private DeviceBuffer(State state) {
+	private DeviceBuffer(DeviceBufferState state) {
 		this.state = state;
 		this.cleanable = Leaks.CLEANER.register(this, state);
 	}
@@ -60,7 +56,8 @@ public final class DeviceBuffer implements AutoCloseable {
 		NativeStream target = stream.use();
 		context.ensureSame(stream.context(), "Stream ", stream.name());
 		NativeMemory memory = context.backendHandle().allocate(bytes, target);
-		State state = new State(context, memory, stream, Leaks.site(context.recordsLeakSites(), "Device buffer"));
+		DeviceBufferState state = new DeviceBufferState(context, memory, stream,
+				Leaks.site(context.recordsLeakSites(), "Device buffer"));
 		context.track(state);
 		return new DeviceBuffer(state);
 	}
@@ -76,7 +73,7 @@ public final class DeviceBuffer implements AutoCloseable {
 	}
 
 	public boolean isClosed() {
-		return this.state.closed.get();
+		return this.state.isClosed();
 	}
 
 	/** The calling thread's current stream of this buffer's context, for the copies that name none. */
@@ -500,7 +497,7 @@ public final class DeviceBuffer implements AutoCloseable {
 	NativeMemory memoryFor(GpuContext context) {
 		context.ensureSame(this.state.context, "Device buffer");
 		this.state.context.ensureOpen();
-		if (this.state.closed.get()) {
+		if (this.state.isClosed()) {
 			throw new GpuException("Device buffer of " + byteSize() + " bytes used after it was closed");
 		}
 		return this.state.memory;
@@ -520,7 +517,7 @@ public final class DeviceBuffer implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
-		this.state.explicit = true;
+		this.state.markExplicit();
 		this.cleanable.clean();
 	}
 
@@ -528,164 +525,6 @@ public final class DeviceBuffer implements AutoCloseable {
 	public String toString() {
 		return "DeviceBuffer[" + byteSize() + " bytes on " + this.state.owner.name() + (isClosed() ? ", closed" : "")
 				+ "]";
-	}
-
-	/** What the free needs; shared with the leak cleaner and the context, so it must not refer to the buffer. */
-	static final class State implements Runnable, Tracked {
-
-		private final GpuContext context;
-
-		private final NativeMemory memory;
-
-		private final GpuStream owner;
-
-		private final Throwable site;
-
-		private final AtomicBoolean closed = new AtomicBoolean();
-
-		/** Whether the memory went back; separate from closed, since a close during shutdown leaves it to the context. */
-		private final AtomicBoolean freed = new AtomicBoolean();
-
-		private volatile boolean explicit;
-
-		/** Streams other than the owner this buffer was used on; rare, so a small list. */
-		private List<GpuStream> others;
-
-		State(GpuContext context, NativeMemory memory, GpuStream owner, Throwable site) {
-			this.context = context;
-			this.memory = memory;
-			this.owner = owner;
-			this.site = site;
-		}
-
-		/**
-		 * Remembers a use on {@code stream}, before that use is enqueued. The first use on a stream
-		 * other than the owner makes that stream wait for the owner's work so far, which includes the
-		 * stream-ordered allocation; the free later waits for every such stream.
-		 */
-		void usedOn(GpuStream stream) {
-			if (sameQueue(stream, this.owner)) {
-				return;
-			}
-			synchronized (this) {
-				if (this.others == null) {
-					this.others = new ArrayList<>(2);
-				}
-				for (GpuStream known : this.others) {
-					if (sameQueue(known, stream)) {
-						return;
-					}
-				}
-				this.others.add(stream);
-			}
-			NativeStream after = orderingStream(this.owner);
-			if (after != null) {
-				this.context.events().order(stream.raw(), after);
-			}
-			else {
-				// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
-				this.context.backendHandle().synchronizeDevice();
-			}
-		}
-
-		/**
-		 * A stream this thread may enqueue on whose work so far includes {@code stream}'s: the stream
-		 * itself when reachable from here; for another thread's per-thread default stream that this
-		 * backend cannot reach from here (CUDA), the legacy default stream, which orders after the work
-		 * of every per-thread default stream; {@code null} for a destroyed pooled stream.
-		 */
-		private NativeStream orderingStream(GpuStream stream) {
-			if (stream.reachableFromHere()) {
-				return stream.raw();
-			}
-			if (stream.kind() == StreamKind.DEFAULT_PER_THREAD) {
-				return stream.context().backendHandle().defaultStream(DefaultStreamMode.LEGACY);
-			}
-			return null;
-		}
-
-		private static boolean sameQueue(GpuStream a, GpuStream b) {
-			return a.raw() == b.raw() && a.owner() == b.owner();
-		}
-
-		@Override
-		public void run() {
-			if (!this.closed.compareAndSet(false, true)) {
-				return;
-			}
-			if (!this.explicit) {
-				Leaks.report("Device buffer of " + this.memory.byteSize() + " bytes", this.site);
-			}
-			if (this.context.isClosed() || !this.freed.compareAndSet(false, true)) {
-				return;
-			}
-			this.context.untrack(this);
-			free();
-		}
-
-		private void free() {
-			DeviceBackend backend = this.context.backendHandle();
-			List<GpuStream> used;
-			synchronized (this) {
-				used = (this.others != null) ? List.copyOf(this.others) : List.of();
-			}
-			NativeStream freeOn = orderingStream(this.owner);
-			boolean destroyed = freeOn == null;
-			for (GpuStream stream : used) {
-				destroyed |= orderingStream(stream) == null;
-			}
-			if (destroyed) {
-				// A pooled stream that used the buffer was destroyed since (evicted): wait for the devices.
-				for (GpuStream stream : used) {
-					stream.context().backendHandle().synchronizeDevice();
-				}
-				backend.synchronizeDevice();
-				backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
-				return;
-			}
-			for (GpuStream stream : used) {
-				NativeStream after = orderingStream(stream);
-				if (after != freeOn) {
-					// The marker comes from the stream's own device: a copy to another device used it there.
-					stream.context().events().order(freeOn, after);
-				}
-			}
-			backend.free(this.memory, freeOn);
-		}
-
-		@Override
-		public GpuContext context() {
-			return this.context;
-		}
-
-		@Override
-		public LeakTracker.Kind kind() {
-			return LeakTracker.Kind.DEVICE_BUFFER;
-		}
-
-		@Override
-		public boolean isOpen() {
-			return !this.closed.get();
-		}
-
-		@Override
-		public String describe() {
-			return "Device buffer of " + this.memory.byteSize() + " bytes on " + this.owner.name();
-		}
-
-		@Override
-		public Throwable acquisitionSite() {
-			return this.site;
-		}
-
-		/**
-		 * Marks the buffer closed at context close; the backend releases the memory with the device
-		 * (after the drain), since the streams it could be freed on are already destroyed.
-		 */
-		void markReleasedAtShutdown() {
-			this.closed.set(true);
-			this.freed.set(true);
-		}
 	}
 
 }

@@ -8,9 +8,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -72,9 +69,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	/** No deadline. */
 	private static final long NONE = BatchQueue.NONE;
 
-	/** Weight of the newest batch in the average cost per item (for the retry-after hint). */
-	private static final double COST_ALPHA = 0.2;
-
 	/** Most items per batch ({@code maxBatchSize}). */
 	public static final int MAX_BATCH_SIZE = 1 << 16;
 
@@ -90,8 +84,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	private final GpuContext context;
 
 	private final String name;
-
-	private final BatchHandler<I, O> handler;
 
 	private final Function<? super I, ?> keyOf;
 
@@ -110,6 +102,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	private final Duration acquireTimeout;
 
 	private final Duration drainTimeout;
+
+	private final BatchRunner<I, O> runner;
 
 	private final ReentrantLock lock = new ReentrantLock();
 
@@ -136,9 +130,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	private int idleDispatchers;
 
-	private long nextSweep = NONE;
-
-	private ScheduledFuture<?> sweep;
+	/** Runs {@link #sweep()} by the earliest deadline of the queued items. */
+	private final SweepTimer sweeps;
 
 	private long submitted;
 
@@ -158,19 +151,12 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 	private long failed;
 
-	/** When the last batch's results went out ({@link System#nanoTime()}); holding counts from it. */
-	private long lastBatchEnd = Long.MIN_VALUE;
-
-	/** Items of the last batch: about as many callers it set free may come back at once. */
-	private int lastBatchSize;
-
-	/** Recent device-and-handler time per item, nanoseconds; 0 before the first batch. */
-	private double costPerItem;
+	/** Holding for fuller batches and the retry-after hint, from the recent batches. */
+	private final BatchPacing pacing;
 
 	private GpuBatcher(Builder<I, O> builder) {
 		this.context = builder.context;
 		this.name = builder.name;
-		this.handler = builder.handler;
 		this.keyOf = builder.keyOf;
 		this.maxBatchSize = builder.maxBatchSize;
 		this.maxDelayNanos = builder.maxQueueDelay.toNanos();
@@ -181,6 +167,9 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		this.acquireTimeout = (builder.acquireTimeout != null) ? builder.acquireTimeout
 				: this.context.streams().acquireTimeout();
 		this.drainTimeout = (builder.drainTimeout != null) ? builder.drainTimeout : this.context.drainTimeout();
+		this.pacing = new BatchPacing(this.maxBatchSize, this.maxDelayNanos);
+		this.sweeps = new SweepTimer(this.context, this::sweep);
+		this.runner = new BatchRunner<>(this.name, builder.handler, this.context);
 	}
 
 	/**
@@ -250,7 +239,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 		if (this.queue.size() >= this.maxQueued) {
 			this.rejected++;
-			throw new BatchQueueFullException(this.name, this.maxQueued, retryAfter());
+			throw new BatchQueueFullException(this.name, this.maxQueued,
+					this.pacing.retryAfter(this.queue.size(), this.concurrency));
 		}
 		boolean wasEmpty = this.queue.size() == 0;
 		int ofKey = this.queue.add(item);
@@ -261,7 +251,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			this.work.signal();
 		}
 		if (item.deadline != NONE) {
-			scheduleSweep(item.deadline);
+			this.sweeps.scheduleBy(item.deadline);
 		}
 	}
 
@@ -284,7 +274,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		this.lock.lock();
 		try {
 			if (this.state == State.OPEN && this.queue.size() == 0 && this.busy == 0 && this.inFlight < this.concurrency
-					&& !holdingAfterBatch(own.enqueuedAt)) {
+					&& !this.pacing.holdingAfterBatch(own.enqueuedAt)) {
 				own.queued = false;
 				inline = List.of(own);
 				this.submitted++;
@@ -335,15 +325,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 	}
 
-	/** Queue time the queued items need at the recent rate, for {@link BatchQueueFullException}; lock held. */
-	private Duration retryAfter() {
-		if (this.costPerItem <= 0) {
-			return Duration.ofSeconds(1);
-		}
-		double nanos = this.queue.size() * this.costPerItem / this.concurrency;
-		return Duration.ofNanos((long) Math.min(Math.max(nanos, 1e6), 60e9));
-	}
-
 	private ContextClosedException closedError() {
 		return new ContextClosedException("Batcher '" + this.name + "' is closed" + (this.context.isClosed()
 				? " (its GPU context is closing or closed)" : ""));
@@ -388,7 +369,8 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 						this.work.await();
 						continue;
 					}
-					long wait = nanosUntilReady(System.nanoTime());
+					long wait = this.pacing.nanosUntilReady(System.nanoTime(), this.state == State.OPEN, this.busy,
+							this.queue);
 					if (wait <= 0) {
 						break;
 					}
@@ -410,37 +392,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		finally {
 			this.lock.unlock();
 		}
-	}
-
-	/**
-	 * How long until a batch may be formed, with items queued and the lock held. At once when closing,
-	 * without a delay, or when a key has a full batch. While other batches run, once the oldest item
-	 * has waited {@code maxQueueDelay}. When none runs: at once if no batch ended within the delay (an
-	 * item that finds the batcher idle is never held), or once as many items wait as the last batch
-	 * had (the callers it set free have come back); else when the delay has passed since it ended.
-	 */
-	private long nanosUntilReady(long now) {
-		if (this.state != State.OPEN || this.maxDelayNanos == 0) {
-			return 0;
-		}
-		if (this.busy > 0) {
-			return this.queue.nanosUntilReady(now, this.maxBatchSize, this.maxDelayNanos);
-		}
-		long sinceEnd = now - this.lastBatchEnd;
-		if (this.lastBatchEnd == Long.MIN_VALUE || sinceEnd >= this.maxDelayNanos
-				|| this.queue.largestKey() >= Math.min(this.maxBatchSize, this.lastBatchSize)) {
-			return 0;
-		}
-		return this.maxDelayNanos - sinceEnd;
-	}
-
-	/**
-	 * Whether an item arriving now, with nothing else waiting or running, would be held for the
-	 * callers of the last batch (a batch of more than one ended within the delay); lock held.
-	 */
-	private boolean holdingAfterBatch(long now) {
-		return this.maxDelayNanos > 0 && this.lastBatchEnd != Long.MIN_VALUE
-				&& now - this.lastBatchEnd < this.maxDelayNanos && Math.min(this.maxBatchSize, this.lastBatchSize) > 1;
 	}
 
 	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
@@ -505,7 +456,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			java.util.Arrays.fill(failures, noStream);
 		}
 		else {
-			run(batch, lease, results, failures);
+			this.runner.run(batch, lease, results, failures);
 		}
 		long elapsed = System.nanoTime() - start;
 		released(batch.size(), elapsed);
@@ -543,10 +494,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		this.lock.lock();
 		try {
 			this.busy--;
-			this.lastBatchEnd = System.nanoTime();
-			this.lastBatchSize = size;
-			double cost = (double) elapsed / size;
-			this.costPerItem = (this.costPerItem == 0) ? cost : this.costPerItem + COST_ALPHA * (cost - this.costPerItem);
+			this.pacing.batchEnded(size, elapsed);
 			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
 				this.work.signal();
 			}
@@ -572,65 +520,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * Runs the handler on the leased stream, waits for the stream's work and returns the lease; fills
-	 * each item's result or failure (its own, else the batch's).
-	 */
-	private void run(List<Item<I, O>> items, StreamLease lease, Object[] results, Throwable[] failures) {
-		List<I> values = new ArrayList<>(items.size());
-		for (Item<I, O> item : items) {
-			values.add(item.value);
-		}
-		Batch<I> batch = new Batch<>(this.name, items.get(0).key(), Collections.unmodifiableList(values),
-				lease.stream());
-		List<? extends O> returned = null;
-		Throwable failure = null;
-		try {
-			try (StreamScope scope = this.context.launcher().useStream(lease.stream())) {
-				returned = this.handler.handle(batch);
-			}
-			catch (Throwable ex) {
-				failure = ex;
-			}
-			try {
-				// Failures that surface only now still belong to this batch.
-				lease.stream().synchronize();
-			}
-			catch (RuntimeException ex) {
-				failure = combine(failure, ex);
-			}
-		}
-		finally {
-			lease.close();
-		}
-		if (failure == null && (returned == null || returned.size() != items.size())) {
-			failure = new IllegalStateException("The handler of batcher '" + this.name + "' returned "
-					+ ((returned == null) ? "null" : returned.size() + " results") + " for a batch of " + items.size()
-					+ " items; it must return one result per item");
-		}
-		if (failure instanceof Error error && !(failure instanceof StackOverflowError)) {
-			log.error("The handler of batcher '{}' failed with an error; its batch of {} items fails with it",
-					this.name, items.size(), error);
-		}
-		for (int i = 0; i < items.size(); i++) {
-			Throwable own = batch.failure(i);
-			failures[i] = (own != null) ? own : failure;
-			if (failures[i] == null) {
-				results[i] = returned.get(i);
-			}
-		}
-	}
-
-	private static Throwable combine(Throwable first, Throwable second) {
-		if (first == null) {
-			return second;
-		}
-		if (first != second) {
-			first.addSuppressed(second);
-		}
-		return first;
-	}
-
 	private void expire(List<Item<I, O>> items, long now) {
 		for (Item<I, O> item : items) {
 			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
@@ -638,26 +527,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	}
 
 	// ---- deadlines ----------------------------------------------------------------------------
-
-	/** Makes sure a sweep runs by {@code deadline}; lock held. */
-	private void scheduleSweep(long deadline) {
-		if (deadline >= this.nextSweep) {
-			return;
-		}
-		if (this.sweep != null) {
-			this.sweep.cancel(false);
-		}
-		this.nextSweep = deadline;
-		try {
-			this.sweep = this.context.housekeeping().schedule(this::sweep, Math.max(0, deadline - System.nanoTime()),
-					TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			// The context is closing: dispatchers and the close drop expired items themselves.
-			this.sweep = null;
-			this.nextSweep = NONE;
-		}
-	}
 
 	/**
 	 * Times out the queued items whose deadline passed, so that their callers learn it when it
@@ -669,12 +538,11 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		long now = System.nanoTime();
 		this.lock.lock();
 		try {
-			this.sweep = null;
-			this.nextSweep = NONE;
+			this.sweeps.fired();
 			long next = this.queue.removeExpired(now, expiredNow);
 			this.expired += expiredNow.size();
 			if (next != NONE) {
-				scheduleSweep(next);
+				this.sweeps.scheduleBy(next);
 			}
 			if (!expiredNow.isEmpty()) {
 				this.finished.signalAll();
@@ -770,11 +638,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			for (List<Item<I, O>> batch : this.running) {
 				runningItems.addAll(batch);
 			}
-			if (this.sweep != null) {
-				this.sweep.cancel(false);
-				this.sweep = null;
-				this.nextSweep = NONE;
-			}
+			this.sweeps.cancel();
 			this.work.signalAll();
 			this.finished.signalAll();
 		}

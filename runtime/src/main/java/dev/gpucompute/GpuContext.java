@@ -6,9 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,7 +18,6 @@ import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.BackendProvider;
-import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
 
@@ -90,7 +86,7 @@ public final class GpuContext implements AutoCloseable {
 
 	private final ScheduledThreadPoolExecutor housekeeping;
 
-	private final ExecutorService completions;
+	private final ContextCompletions completions;
 
 	private final EventRegistry events;
 
@@ -102,19 +98,13 @@ public final class GpuContext implements AutoCloseable {
 
 	private final ThreadLocal<GpuStream> perThreadStream;
 
-	private final Set<DeviceBuffer.State> buffers = ConcurrentHashMap.newKeySet();
-
-	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
-	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
+	private final ContextBuffers buffers = new ContextBuffers();
 
 	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
 	private boolean closeStarted;
 
 	/** Open batchers, closed before the pool stops; guarded by this for registration. */
 	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
-
-	/** Set at close once pending work is given up on; completions registered later end at once. */
-	private volatile String abandonedAtClose;
 
 	/** The devices this context was opened with, whose handles it may use (cross-device waits and copies). */
 	private volatile GpuDevices group;
@@ -138,9 +128,9 @@ public final class GpuContext implements AutoCloseable {
 		this.listener = builder.listener;
 		this.kernelTiming = builder.kernelTiming;
 		String prefix = "gpu-" + this.id + "-";
-		this.housekeeping = new ScheduledThreadPoolExecutor(1, daemon(prefix + "housekeeping"));
+		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
 		this.housekeeping.setRemoveOnCancelPolicy(true);
-		this.completions = Executors.newCachedThreadPool(daemon(prefix + "completion"));
+		this.completions = new ContextCompletions(this.id, prefix + "completion");
 		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
 		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-");
 		this.copies = new CopyPipeline(this, this.host);
@@ -169,15 +159,6 @@ public final class GpuContext implements AutoCloseable {
 		}
 	}
 
-	private static java.util.concurrent.ThreadFactory daemon(String prefix) {
-		AtomicInteger n = new AtomicInteger();
-		return (runnable) -> {
-			Thread thread = new Thread(runnable, prefix + "-" + n.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		};
-	}
-
 	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
 	public static Builder builder() {
 		return new Builder();
@@ -196,34 +177,7 @@ public final class GpuContext implements AutoCloseable {
 	 * devices ({@code gpu.cpu.devices}), ordinals {@code 0..cpuDevices-1}.
 	 */
 	public static Selection select(Backend requested, int ordinal, int cpuDevices) {
-		if (requested == Backend.CPU) {
-			BackendProvider cpu = Backends.provider(Backend.CPU);
-			return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "CPU backend requested");
-		}
-		BackendProvider cuda = Backends.provider(Backend.CUDA);
-		Availability availability = (cuda != null) ? cuda.probe(ordinal)
-				: Availability.no("JCuda is not on the class path (add org.jcuda:jcuda and jcuda-natives)");
-		if (requested == Backend.CUDA) {
-			return new Selection(Backend.CUDA, cuda, availability, "CUDA backend requested");
-		}
-		if (availability.available()) {
-			return new Selection(Backend.CUDA, cuda, availability, "auto: CUDA device found (" + availability.reason() + ")");
-		}
-		BackendProvider cpu = Backends.provider(Backend.CPU);
-		if (availability.broken()) {
-			return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "auto: falling back to CPU "
-					+ "although CUDA is installed here, because it cannot be used: " + availability.reason(), true);
-		}
-		return new Selection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices),
-				"auto: falling back to CPU because CUDA is unavailable: " + availability.reason());
-	}
-
-	private static Availability cpuAvailability(BackendProvider cpu, int ordinal, int cpuDevices) {
-		if (ordinal < 0 || ordinal >= cpuDevices) {
-			return Availability.no("the CPU backend stands in for " + cpuDevices + ((cpuDevices == 1) ? " device" : " devices")
-					+ " (gpu.cpu.devices), ordinals 0 to " + (cpuDevices - 1) + "; got ordinal " + ordinal);
-		}
-		return cpu.probe(0);
+		return BackendSelection.select(requested, ordinal, cpuDevices);
 	}
 
 	/**
@@ -411,7 +365,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	public DeviceLoad load() {
 		PoolStats stats = this.pool.stats();
-		return new DeviceLoad(stats.active(), stats.pending(), this.pendingCompletions.size());
+		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
 	}
 
 	/**
@@ -464,87 +418,16 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	/**
-	 * Runs {@code action} off the backend's callback thread once {@code stream}'s work so far is done,
-	 * with the failures of that work not reported yet (see {@link NativeStream#whenDone}). If the
-	 * context closes first and gives up on that work, {@code action} gets a
-	 * {@link ContextClosedException} saying it was abandoned at close: it always runs, once.
+	 * Runs {@code action} once {@code stream}'s work so far is done, or when close gives up on that
+	 * work: see {@link ContextCompletions#whenDone}.
 	 */
 	void whenDone(NativeStream stream, java.util.function.Consumer<GpuException> action) {
-		PendingCompletion pending = new PendingCompletion(action);
-		this.pendingCompletions.add(pending);
-		if (this.abandonedAtClose != null) {
-			abandon(pending);
-			return;
-		}
-		try {
-			stream.whenDone((failure) -> {
-				if (pending.claim()) {
-					this.pendingCompletions.remove(pending);
-					dispatch(action, failure);
-				}
-			});
-		}
-		catch (RuntimeException ex) {
-			if (pending.claim()) {
-				this.pendingCompletions.remove(pending);
-			}
-			throw ex;
-		}
+		this.completions.whenDone(stream, action);
 	}
 
-	/** Runs a completion action on the completion threads, never on the backend's callback thread. */
-	private void dispatch(java.util.function.Consumer<GpuException> action, GpuException failure) {
-		execute(() -> action.accept(failure));
-	}
-
-	/** Runs a task that completes futures on the completion threads (a thread of its own once they stopped). */
+	/** Runs a task that completes futures on the completion threads (see {@link ContextCompletions#execute}). */
 	void execute(Runnable task) {
-		try {
-			this.completions.execute(task);
-		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
-			// Closed: still never on the backend's callback thread, where driver calls are refused.
-			Thread thread = new Thread(task, "gpu-" + this.id + "-late-completion");
-			thread.setDaemon(true);
-			thread.start();
-		}
-	}
-
-	private void abandon(PendingCompletion pending) {
-		if (pending.claim()) {
-			this.pendingCompletions.remove(pending);
-			dispatch(pending.action, new ContextClosedException(this.abandonedAtClose));
-		}
-	}
-
-	/** A completion action that runs once: when its work is done, or when close gives up on that work. */
-	private static final class PendingCompletion {
-
-		private static final java.lang.invoke.VarHandle CLAIMED;
-
-		static {
-			try {
-				CLAIMED = java.lang.invoke.MethodHandles.lookup().findVarHandle(PendingCompletion.class, "claimed",
-						boolean.class);
-			}
-			catch (ReflectiveOperationException ex) {
-				throw new ExceptionInInitializerError(ex);
-			}
-		}
-
-		final java.util.function.Consumer<GpuException> action;
-
-		@SuppressWarnings("unused") // through CLAIMED
-		private volatile boolean claimed;
-
-		PendingCompletion(java.util.function.Consumer<GpuException> action) {
-			this.action = action;
-		}
-
-		boolean claim() {
-			return CLAIMED.compareAndSet(this, false, true);
-		}
-
+		this.completions.execute(task);
 	}
 
 	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
@@ -575,13 +458,12 @@ public final class GpuContext implements AutoCloseable {
 		return this.copies;
 	}
 
-	void track(DeviceBuffer.State buffer) {
-		this.buffers.add(buffer);
-		LeakTracker.acquired(buffer);
+	void track(DeviceBufferState buffer) {
+		this.buffers.track(buffer);
 	}
 
-	void untrack(DeviceBuffer.State buffer) {
-		this.buffers.remove(buffer);
+	void untrack(DeviceBufferState buffer) {
+		this.buffers.untrack(buffer);
 	}
 
 	int id() {
@@ -631,22 +513,14 @@ public final class GpuContext implements AutoCloseable {
 							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
 			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));
 			this.housekeeping.shutdownNow();
-			awaitQuietly(this.housekeeping);
+			ContextThreads.awaitQuietly(this.housekeeping);
 			this.launcher.drainTimings(true);
-			this.abandonedAtClose = reason;
-			for (PendingCompletion pending : List.copyOf(this.pendingCompletions)) {
-				if (pending.claim()) {
-					abandoned++;
-					this.pendingCompletions.remove(pending);
-					dispatch(pending.action, new ContextClosedException(reason));
-				}
-			}
+			abandoned = this.completions.abandonAll(reason);
 			this.completions.shutdown();
-			awaitQuietly(this.completions);
 			this.host.close(quiet);
 			this.events.destroyAll();
 			this.pool.destroyAll();
-			freeBuffers();
+			this.buffers.releaseAtClose();
 		}
 		finally {
 			this.state = State.CLOSED;
@@ -693,31 +567,6 @@ public final class GpuContext implements AutoCloseable {
 		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
 		this.pool.stopAccepting();
 		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
-	}
-
-	private static void awaitQuietly(ExecutorService executor) {
-		try {
-			if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
-				executor.shutdownNow();
-			}
-		}
-		catch (InterruptedException ex) {
-			executor.shutdownNow();
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	/** Buffers left open are released with the backend, which holds every allocation. */
-	private void freeBuffers() {
-		List<DeviceBuffer.State> left = new ArrayList<>(this.buffers);
-		if (!left.isEmpty()) {
-			log.warn("{} device buffers were still open at context close; they are released with the device",
-					left.size());
-		}
-		for (DeviceBuffer.State buffer : left) {
-			buffer.markReleasedAtShutdown();
-		}
-		this.buffers.clear();
 	}
 
 	@Override

@@ -33,7 +33,7 @@ public final class StreamLease implements AutoCloseable {
 
 	private final Cleaner.Cleanable cleanable;
 
-	StreamLease(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site) {
+	StreamLease(StreamPool pool, PoolSlot slot, long acquiredAt, Throwable site) {
 		if (site == null) {
 			site = Leaks.site(LeakTracker.active(), "Stream lease");
 		}
@@ -103,7 +103,7 @@ public final class StreamLease implements AutoCloseable {
 
 		private final StreamPool pool;
 
-		private final StreamPool.Slot slot;
+		private final PoolSlot slot;
 
 		private final long acquiredAt;
 
@@ -116,7 +116,7 @@ public final class StreamLease implements AutoCloseable {
 
 		private volatile ScheduledFuture<?> leakTask;
 
-		Release(StreamPool pool, StreamPool.Slot slot, long acquiredAt, Throwable site, String thread) {
+		Release(StreamPool pool, PoolSlot slot, long acquiredAt, Throwable site, String thread) {
 			this.pool = pool;
 			this.slot = slot;
 			this.acquiredAt = acquiredAt;
@@ -136,7 +136,7 @@ public final class StreamLease implements AutoCloseable {
 			return this.thread;
 		}
 
-		StreamPool.Slot slot() {
+		PoolSlot slot() {
 			return this.slot;
 		}
 

@@ -1,25 +1,17 @@
 package dev.gpucompute;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import dev.gpucompute.spi.NativeStream;
 
 /**
  * A bounded pool of non-blocking streams with exclusive leases. {@code minSize} streams are
@@ -47,54 +39,6 @@ public final class StreamPool {
 
 	private static final int PRIORITIES = StreamPriority.values().length;
 
-	/** One pooled stream and its bookkeeping. */
-	static final class Slot {
-
-		/** {@link #current}: a release store and an acquire load, which cost no fence on the lease path. */
-		static final VarHandle CURRENT;
-
-		static {
-			try {
-				CURRENT = MethodHandles.lookup().findVarHandle(Slot.class, "current", StreamLease.Release.class);
-			}
-			catch (ReflectiveOperationException ex) {
-				throw new ExceptionInInitializerError(ex);
-			}
-		}
-
-		final NativeStream stream;
-
-		final StreamPriority priority;
-
-		// Guarded by the pool lock. Plain fields: a volatile write costs a fence, and the lease path
-		// would pay three of them for figures that only stats() reads, under the same lock.
-		boolean leased;
-
-		long leases;
-
-		long heldNanos;
-
-		/** Written by the housekeeping thread only. */
-		volatile double busyShare;
-
-		/** Set when the stream is destroyed (evicted or at close); handles still pointing at it must not enqueue. */
-		volatile boolean destroyed;
-
-		/** The lease holding the stream now, for {@link StreamPool#leases()}; accessed through {@link #CURRENT}. */
-		@SuppressWarnings("unused")
-		private StreamLease.Release current;
-
-		StreamLease.Release current() {
-			return (StreamLease.Release) CURRENT.getAcquire(this);
-		}
-
-		Slot(NativeStream stream, StreamPriority priority) {
-			this.stream = stream;
-			this.priority = priority;
-		}
-
-	}
-
 	/**
 	 * A caller waiting for {@code count} streams of one priority. The thread that makes streams
 	 * available grants them under the lock (idle streams, or the right to create or to replace one)
@@ -111,9 +55,9 @@ public final class StreamPool {
 		// Guarded by the pool lock.
 		boolean served;
 
-		final List<Slot> slots = new ArrayList<>(1);
+		final List<PoolSlot> slots = new ArrayList<>(1);
 
-		final List<Slot> evicted = new ArrayList<>(0);
+		final List<PoolSlot> evicted = new ArrayList<>(0);
 
 		int creates;
 
@@ -138,7 +82,7 @@ public final class StreamPool {
 	private final ReentrantLock lock = new ReentrantLock();
 
 	@SuppressWarnings("unchecked")
-	private final ArrayDeque<Slot>[] idle = new ArrayDeque[PRIORITIES];
+	private final ArrayDeque<PoolSlot>[] idle = new ArrayDeque[PRIORITIES];
 
 	/** Waiting callers by priority, first come first; guarded by lock. */
 	@SuppressWarnings("unchecked")
@@ -150,11 +94,13 @@ public final class StreamPool {
 	/** Streams leased now per priority; guarded by lock. */
 	private final int[] leasedBy = new int[PRIORITIES];
 
-	private final List<Slot> all = new CopyOnWriteArrayList<>();
+	private final List<PoolSlot> all = new CopyOnWriteArrayList<>();
 
 	private final AtomicInteger names = new AtomicInteger();
 
-	private final AtomicLong leaksDetected = new AtomicLong();
+	private final LeaseReports reports;
+
+	private final PoolUtilization utilization;
 
 	// Guarded by lock.
 	private int total;
@@ -185,6 +131,8 @@ public final class StreamPool {
 		this.maxSize = maxSize;
 		this.acquireTimeout = acquireTimeout;
 		this.leakThresholdNanos = leakThreshold.toNanos();
+		this.reports = new LeaseReports(this.all, this.leakThresholdNanos);
+		this.utilization = new PoolUtilization(context, this.all);
 		for (int i = 0; i < PRIORITIES; i++) {
 			this.idle[i] = new ArrayDeque<>(maxSize);
 			this.waiters[i] = new ArrayDeque<>();
@@ -199,7 +147,7 @@ public final class StreamPool {
 	/** Creates the up-front streams. */
 	void fill() {
 		for (int i = 0; i < this.minSize; i++) {
-			Slot slot = newSlot(StreamPriority.NORMAL, false);
+			PoolSlot slot = newSlot(StreamPriority.NORMAL, false);
 			this.lock.lock();
 			try {
 				this.total++;
@@ -237,8 +185,8 @@ public final class StreamPool {
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
-		Slot slot = null;
-		Slot evicted = null;
+		PoolSlot slot = null;
+		PoolSlot evicted = null;
 		boolean create = false;
 		PoolExhaustedException timedOut = null;
 		this.lock.lock();
@@ -283,7 +231,7 @@ public final class StreamPool {
 		if (timedOut != null) {
 			throw timedOut(timedOut, start);
 		}
-		Slot leased = create ? createOrGiveBack(priority, evicted) : slot;
+		PoolSlot leased = create ? createOrGiveBack(priority, evicted) : slot;
 		return lease(leased, start);
 	}
 
@@ -391,7 +339,7 @@ public final class StreamPool {
 	private void grant(Waiter waiter) {
 		int p = waiter.priority;
 		for (int i = 0; i < waiter.count; i++) {
-			Slot slot = this.idle[p].pollLast();
+			PoolSlot slot = this.idle[p].pollLast();
 			if (slot != null) {
 				slot.leased = true;
 				waiter.slots.add(slot);
@@ -420,16 +368,13 @@ public final class StreamPool {
 		Checks.nanos(timeout, "Acquire timeout");
 	}
 
-	private StreamLease lease(Slot slot, long start) {
+	private StreamLease lease(PoolSlot slot, long start) {
 		long now = System.nanoTime();
 		this.context.listener().leaseAcquired((start == 0) ? 0 : now - start);
 		StreamLease lease = new StreamLease(this, slot, now, Leaks.site(this.leakThresholdNanos > 0, "Stream lease"));
-		Slot.CURRENT.setRelease(slot, lease.release());
+		PoolSlot.CURRENT.setRelease(slot, lease.release());
 		if (this.leakThresholdNanos > 0) {
-			// The task must not hold the lease, or the leak cleaner could never see it unreachable.
-			Throwable site = lease.site();
-			lease.leakTask(this.context.housekeeping()
-				.schedule(() -> reportLeak(site, slot), this.leakThresholdNanos, TimeUnit.NANOSECONDS));
+			this.reports.watch(lease, slot, this.context.housekeeping());
 		}
 		return lease;
 	}
@@ -498,8 +443,8 @@ public final class StreamPool {
 		if (timedOut != null) {
 			throw timedOut(timedOut, start);
 		}
-		List<Slot> taken = waiter.slots;
-		for (Slot slot : waiter.evicted) {
+		List<PoolSlot> taken = waiter.slots;
+		for (PoolSlot slot : waiter.evicted) {
 			destroy(slot);
 		}
 		int created = 0;
@@ -513,17 +458,17 @@ public final class StreamPool {
 			throw ex;
 		}
 		List<StreamLease> leases = new ArrayList<>(count);
-		for (Slot slot : taken) {
+		for (PoolSlot slot : taken) {
 			leases.add(lease(slot, start));
 		}
 		return new StreamLeases(leases);
 	}
 
 	/** Undoes a group acquisition whose stream creation failed. */
-	private void giveBack(List<Slot> taken, int notCreated, int p, int count) {
+	private void giveBack(List<PoolSlot> taken, int notCreated, int p, int count) {
 		this.lock.lock();
 		try {
-			for (Slot slot : taken) {
+			for (PoolSlot slot : taken) {
 				slot.leased = false;
 				this.idle[slot.priority.ordinal()].addLast(slot);
 			}
@@ -547,7 +492,7 @@ public final class StreamPool {
 		}
 	}
 
-	private Slot createOrGiveBack(StreamPriority priority, Slot evicted) {
+	private PoolSlot createOrGiveBack(StreamPriority priority, PoolSlot evicted) {
 		if (evicted != null) {
 			destroy(evicted);
 		}
@@ -569,9 +514,9 @@ public final class StreamPool {
 		}
 	}
 
-	private Slot newSlot(StreamPriority priority, boolean leased) {
+	private PoolSlot newSlot(StreamPriority priority, boolean leased) {
 		String name = "pool-" + this.names.incrementAndGet() + ((priority == StreamPriority.HIGH) ? "-high" : "");
-		Slot slot = new Slot(this.context.backendHandle().createStream(priority, name), priority);
+		PoolSlot slot = new PoolSlot(this.context.backendHandle().createStream(priority, name), priority);
 		this.all.add(slot);
 		this.lock.lock();
 		try {
@@ -584,7 +529,7 @@ public final class StreamPool {
 		return slot;
 	}
 
-	private void destroy(Slot slot) {
+	private void destroy(PoolSlot slot) {
 		slot.destroyed = true;
 		this.all.remove(slot);
 		try {
@@ -602,18 +547,12 @@ public final class StreamPool {
 		}
 	}
 
-	private void reportLeak(Throwable site, Slot slot) {
-		this.leaksDetected.incrementAndGet();
-		log.warn("Stream lease of {} held for more than {} ms; possible leak. Acquired at:", slot.stream.name(),
-				TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos), site);
-	}
-
 	/**
 	 * Returns a lease's stream, called by its close or by the leak cleaner; false, with nothing
 	 * done, when that lease was already closed.
 	 */
 	boolean release(StreamLease.Release lease, long heldNanos) {
-		Slot slot = lease.slot();
+		PoolSlot slot = lease.slot();
 		this.lock.lock();
 		try {
 			if (!lease.markClosed()) {
@@ -621,7 +560,7 @@ public final class StreamPool {
 			}
 			// Before anyone else can lease it: the next holder must never be told of this holder's failures.
 			slot.stream.discardFailures();
-			Slot.CURRENT.setRelease(slot, null);
+			PoolSlot.CURRENT.setRelease(slot, null);
 			slot.leased = false;
 			slot.leases++;
 			slot.heldNanos += heldNanos;
@@ -664,17 +603,17 @@ public final class StreamPool {
 
 	/** Destroys every pooled stream, leased or not. Called once by the context after draining. */
 	void destroyAll() {
-		List<Slot> slots;
+		List<PoolSlot> slots;
 		int leased = 0;
 		this.lock.lock();
 		try {
 			slots = new ArrayList<>(this.all);
-			for (Slot slot : slots) {
+			for (PoolSlot slot : slots) {
 				if (slot.leased) {
 					leased++;
 				}
 			}
-			for (ArrayDeque<Slot> queue : this.idle) {
+			for (ArrayDeque<PoolSlot> queue : this.idle) {
 				queue.clear();
 			}
 			this.total = 0;
@@ -682,7 +621,7 @@ public final class StreamPool {
 		finally {
 			this.lock.unlock();
 		}
-		for (Slot slot : slots) {
+		for (PoolSlot slot : slots) {
 			destroy(slot);
 		}
 		if (leased > 0) {
@@ -692,18 +631,7 @@ public final class StreamPool {
 
 	/** Samples whether each pooled stream has work in flight; an exponential average per stream. */
 	void sampleBusy(double alpha) {
-		if (this.context.isClosed()) {
-			return;
-		}
-		for (Slot slot : this.all) {
-			try {
-				double busy = slot.stream.query() ? 0 : 1;
-				slot.busyShare += alpha * (busy - slot.busyShare);
-			}
-			catch (RuntimeException ex) {
-				// A stream destroyed between the snapshot and the query; it is gone from the next sample.
-			}
-		}
+		this.utilization.sample(alpha);
 	}
 
 	/**
@@ -711,17 +639,7 @@ public final class StreamPool {
 	 * that cannot be queried counts as idle). For the kernel-load report; not for the launch path.
 	 */
 	boolean anyBusy() {
-		for (Slot slot : this.all) {
-			try {
-				if (!slot.stream.query()) {
-					return true;
-				}
-			}
-			catch (RuntimeException ex) {
-				// Destroyed meanwhile, or the device failed: nothing in flight that a load would wait for.
-			}
-		}
-		return false;
+		return this.utilization.anyBusy();
 	}
 
 	/**
@@ -729,31 +647,7 @@ public final class StreamPool {
 	 * with leak detection on, where. What to look at when the pool runs dry.
 	 */
 	public List<LeaseInfo> leases() {
-		long now = System.nanoTime();
-		List<LeaseInfo> leases = new ArrayList<>();
-		for (Slot slot : this.all) {
-			StreamLease.Release lease = slot.current();
-			if (lease != null) {
-				leases.add(new LeaseInfo(slot.stream.name(), slot.priority, Duration.ofNanos(now - lease.acquiredAt()),
-						lease.thread(), site(lease.site())));
-			}
-		}
-		leases.sort(Comparator.comparing(LeaseInfo::held).reversed());
-		return leases;
-	}
-
-	/** The frames of an acquisition site from the pool's caller on (the pool's and the site's own frames dropped). */
-	private static List<StackTraceElement> site(Throwable site) {
-		if (site == null) {
-			return List.of();
-		}
-		StackTraceElement[] frames = site.getStackTrace();
-		int first = 0;
-		while (first < frames.length && (frames[first].getClassName().equals(Leaks.class.getName())
-				|| frames[first].getClassName().equals(StreamPool.class.getName()))) {
-			first++;
-		}
-		return List.of(Arrays.copyOfRange(frames, first, frames.length));
+		return this.reports.leases();
 	}
 
 	/**
@@ -778,7 +672,7 @@ public final class StreamPool {
 			if (this.closed || this.active < this.maxSize) {
 				return null;
 			}
-			for (Slot slot : this.all) {
+			for (PoolSlot slot : this.all) {
 				if (slot.leased) {
 					StreamLease.Release lease = slot.current();
 					// A lease being handed out has no release yet: it is the youngest of all.
@@ -792,26 +686,7 @@ public final class StreamPool {
 		finally {
 			this.lock.unlock();
 		}
-		if (youngest < this.leakThresholdNanos || (pendingNow == 0 && sinceTimeout > this.leakThresholdNanos)) {
-			return null;
-		}
-		StringBuilder reason = new StringBuilder("All ").append(this.maxSize)
-			.append(" pooled streams have been leased for more than ")
-			.append(TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos))
-			.append(" ms (the leak-detection threshold; the most recent lease is ")
-			.append(TimeUnit.NANOSECONDS.toMillis(youngest))
-			.append(" ms old) while callers wait for one (");
-		if (pendingNow > 0) {
-			reason.append(pendingNow).append(" waiting now");
-		}
-		if (timeoutsNow > 0 && sinceTimeout <= this.leakThresholdNanos) {
-			reason.append((pendingNow > 0) ? ", " : "")
-				.append("the last acquisition timed out ")
-				.append(TimeUnit.NANOSECONDS.toMillis(sinceTimeout))
-				.append(" ms ago");
-		}
-		return reason.append("): leases are not being returned; their acquisition sites are logged and listed by "
-				+ "StreamPool.leases()").toString();
+		return this.reports.stallReason(this.maxSize, youngest, pendingNow, timeoutsNow, sinceTimeout);
 	}
 
 	/** Leases held longer than this are reported as possible leaks; zero when leak detection is off. */
@@ -825,18 +700,18 @@ public final class StreamPool {
 		double utilization = 0;
 		this.lock.lock();
 		try {
-			for (Slot slot : this.all) {
+			for (PoolSlot slot : this.all) {
 				streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
 						slot.heldNanos, slot.busyShare));
 				utilization += slot.busyShare;
 			}
 			utilization = streams.isEmpty() ? 0 : utilization / streams.size();
 			int idleNow = 0;
-			for (ArrayDeque<Slot> queue : this.idle) {
+			for (ArrayDeque<PoolSlot> queue : this.idle) {
 				idleNow += queue.size();
 			}
 			return new PoolStats(this.total, this.active, idleNow, this.pending, this.minSize, this.maxSize, this.created,
-					this.destroyed, this.acquisitions, this.timeouts, this.highWaterMark, this.leaksDetected.get(),
+					this.destroyed, this.acquisitions, this.timeouts, this.highWaterMark, this.reports.leaksDetected(),
 					utilization, List.copyOf(streams));
 		}
 		finally {

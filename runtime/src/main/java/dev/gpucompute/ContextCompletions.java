@@ -1,0 +1,156 @@
+package dev.gpucompute;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+
+import dev.gpucompute.spi.NativeStream;
+
+/**
+ * The completions of a {@link GpuContext}: actions that run once a stream's work so far is done
+ * (the futures of copies and stream work), on the context's completion threads, never on the
+ * backend's callback thread; and, at close, the end of those whose work the context gives up on.
+ * Thread-safe; the context owns it and shuts it down at close.
+ */
+final class ContextCompletions {
+
+	private final int contextId;
+
+	private final ExecutorService completions;
+
+	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
+	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
+
+	/** Set at close once pending work is given up on; completions registered later end at once. */
+	private volatile String abandonedAtClose;
+
+	/**
+	 * Starts no thread yet: completion threads start when there is work for them.
+	 * @param contextId the context's number, for the name of a thread started after the shutdown
+	 * @param threadPrefix the name of the completion threads, numbered from 1
+	 */
+	ContextCompletions(int contextId, String threadPrefix) {
+		this.contextId = contextId;
+		this.completions = Executors.newCachedThreadPool(ContextThreads.daemon(threadPrefix));
+	}
+
+	/**
+	 * Runs {@code action} off the backend's callback thread once {@code stream}'s work so far is done,
+	 * with the failures of that work not reported yet (see {@link NativeStream#whenDone}). If the
+	 * context closes first and gives up on that work, {@code action} gets a
+	 * {@link ContextClosedException} saying it was abandoned at close: it always runs, once.
+	 */
+	void whenDone(NativeStream stream, Consumer<GpuException> action) {
+		PendingCompletion pending = new PendingCompletion(action);
+		this.pendingCompletions.add(pending);
+		if (this.abandonedAtClose != null) {
+			abandon(pending);
+			return;
+		}
+		try {
+			stream.whenDone((failure) -> {
+				if (pending.claim()) {
+					this.pendingCompletions.remove(pending);
+					dispatch(action, failure);
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			if (pending.claim()) {
+				this.pendingCompletions.remove(pending);
+			}
+			throw ex;
+		}
+	}
+
+	/** Runs a completion action on the completion threads, never on the backend's callback thread. */
+	private void dispatch(Consumer<GpuException> action, GpuException failure) {
+		execute(() -> action.accept(failure));
+	}
+
+	/** Runs a task that completes futures on the completion threads (a thread of its own once they stopped). */
+	void execute(Runnable task) {
+		try {
+			this.completions.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: still never on the backend's callback thread, where driver calls are refused.
+			Thread thread = new Thread(task, "gpu-" + this.contextId + "-late-completion");
+			thread.setDaemon(true);
+			thread.start();
+		}
+	}
+
+	private void abandon(PendingCompletion pending) {
+		if (pending.claim()) {
+			this.pendingCompletions.remove(pending);
+			dispatch(pending.action, new ContextClosedException(this.abandonedAtClose));
+		}
+	}
+
+	/** Completions whose work is not done yet. */
+	int pending() {
+		return this.pendingCompletions.size();
+	}
+
+	/**
+	 * Gives up on the work of every waiting completion, at close: each runs now with a
+	 * {@link ContextClosedException} carrying {@code reason}, and so does every completion registered
+	 * from now on.
+	 * @return how many waiting completions were abandoned
+	 */
+	int abandonAll(String reason) {
+		this.abandonedAtClose = reason;
+		int abandoned = 0;
+		for (PendingCompletion pending : List.copyOf(this.pendingCompletions)) {
+			if (pending.claim()) {
+				abandoned++;
+				this.pendingCompletions.remove(pending);
+				dispatch(pending.action, new ContextClosedException(reason));
+			}
+		}
+		return abandoned;
+	}
+
+	/** Stops the completion threads once the tasks handed to them ran; later tasks get a thread of their own. */
+	void shutdown() {
+		this.completions.shutdown();
+		ContextThreads.awaitQuietly(this.completions);
+	}
+
+	/** A completion action that runs once: when its work is done, or when close gives up on that work. */
+	private static final class PendingCompletion {
+
+		private static final VarHandle CLAIMED;
+
+		static {
+			try {
+				CLAIMED = MethodHandles.lookup().findVarHandle(PendingCompletion.class, "claimed", boolean.class);
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
+			}
+		}
+
+		final Consumer<GpuException> action;
+
+		@SuppressWarnings("unused") // through CLAIMED
+		private volatile boolean claimed;
+
+		PendingCompletion(Consumer<GpuException> action) {
+			this.action = action;
+		}
+
+		boolean claim() {
+			return CLAIMED.compareAndSet(this, false, true);
+		}
+
+	}
+
+}
