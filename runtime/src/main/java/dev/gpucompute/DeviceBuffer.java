@@ -197,6 +197,14 @@ public final class DeviceBuffer implements AutoCloseable {
 	}
 
 	/**
+	 * Copies all of {@code src} to the start of this buffer on the current stream, straight from its
+	 * memory, like {@link #upload(HostBuffer, GpuStream)}.
+	 */
+	public CompletableFuture<Void> upload(HostBuffer src) {
+		return upload(src, current());
+	}
+
+	/**
 	 * Copies all of {@code src} to the start of this buffer on {@code stream}, straight from its memory
 	 * (no staging copy; a DMA transfer on CUDA). The copy reads {@code src} when it runs: leave those
 	 * bytes unchanged until the returned future completes (see {@link HostBuffer}).
@@ -340,6 +348,14 @@ public final class DeviceBuffer implements AutoCloseable {
 			throw new IllegalArgumentException("The download destination is a read-only buffer");
 		}
 		return toHost(byteOffset, dst.remaining(), stream, CopyPipeline.sink(dst));
+	}
+
+	/**
+	 * Copies the start of this buffer into all of {@code dst} on the current stream, straight into its
+	 * memory, like {@link #download(HostBuffer, GpuStream)}.
+	 */
+	public CompletableFuture<Void> download(HostBuffer dst) {
+		return download(dst, current());
 	}
 
 	/**

@@ -287,7 +287,7 @@ public final class GpuContext implements AutoCloseable {
 	 * CPU backend, from the pool that staging memory comes from. Its contents are unspecified (pooled
 	 * memory is not cleared). The caller owns it and closes it; see {@link HostBuffer} for the
 	 * ordering rules of copies that use it.
-	 * @param bytes 1 to {@link Integer#MAX_VALUE}
+	 * @param bytes 0 to {@link Integer#MAX_VALUE}; a buffer of 0 bytes takes part in copies of 0 bytes
 	 * @throws InvalidBufferRangeException when {@code bytes} is outside that range
 	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
 	 * the operating system)

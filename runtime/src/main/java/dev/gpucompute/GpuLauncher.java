@@ -178,6 +178,17 @@ public interface GpuLauncher {
 		return uploaded(allocate(data.remaining(), ElementType.BYTE), (buffer) -> buffer.upload(data, 0, buffer.stream()));
 	}
 
+	/**
+	 * Like {@link #upload(float[])} for all of {@code data}'s bytes, copied straight from its memory (no
+	 * staging pass). Unlike an array, {@code data} is read when the copy runs: leave it unchanged until
+	 * the copy has run (synchronise the current stream, or download after it), as {@link HostBuffer}
+	 * says. The caller closes the device buffer.
+	 */
+	default DeviceBuffer upload(HostBuffer data) {
+		java.util.Objects.requireNonNull(data, "data");
+		return uploaded(allocate(data.byteSize(), ElementType.BYTE), (buffer) -> buffer.upload(data, buffer.stream()));
+	}
+
 	/** Runs the copy into a new buffer, closing the buffer when the copy cannot be enqueued. */
 	private static DeviceBuffer uploaded(DeviceBuffer buffer, Consumer<DeviceBuffer> copy) {
 		try {

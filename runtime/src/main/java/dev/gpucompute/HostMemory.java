@@ -101,10 +101,12 @@ final class HostMemory {
 	// ---- host buffers -------------------------------------------------------------------------------
 
 	HostBuffer allocate(long bytes) {
-		if (bytes < 1 || bytes > Integer.MAX_VALUE) {
-			throw new InvalidBufferRangeException("A host buffer holds 1 to " + Integer.MAX_VALUE + " bytes, got " + bytes);
+		if (bytes < 0 || bytes > Integer.MAX_VALUE) {
+			throw new InvalidBufferRangeException("A host buffer holds 0 to " + Integer.MAX_VALUE + " bytes, got " + bytes);
 		}
-		ByteBuffer block = this.pool.take(bytes);
+		// A buffer of 0 bytes is as usable as a device buffer of 0 bytes: copies of nothing. It still holds
+		// the smallest pooled block, so that it is tracked and closed like any other.
+		ByteBuffer block = this.pool.take(Math.max(1, bytes));
 		HostBuffer.State state = new HostBuffer.State(this.context, this, block, bytes,
 				Leaks.site(this.context.recordsLeakSites(), "Host buffer"));
 		this.hostBufferBytes.addAndGet(block.capacity());

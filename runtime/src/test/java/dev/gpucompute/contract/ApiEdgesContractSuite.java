@@ -23,6 +23,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
@@ -115,6 +116,36 @@ public abstract class ApiEdgesContractSuite {
 	}
 
 	@Test
+	void hostBufferCopiesWithoutAStreamGoToTheScopesStream() {
+		Kernel slow = this.launcher.load(ContractKernels.SLEEP_THEN_SET);
+		try (StreamLease lease = this.pool.acquire(); HostBuffer host = this.launcher.allocateHost(2 * Integer.BYTES);
+				DeviceBuffer cells = this.launcher.upload(new int[] { 0, 0 })) {
+			cells.fill((byte) 0, lease.stream());
+			try (StreamScope scope = this.launcher.useStream(lease.stream())) {
+				this.launcher.launch(slow, ONE, cells, 1, 42, 300);
+				// On the default stream this download would not wait for the kernel and would read zeros.
+				cells.download(host).join();
+				int[] out = new int[2];
+				host.get(0, out);
+				assertThat(out).containsExactly(0, 42);
+				host.put(0, new int[] { 7, 8 });
+				try (DeviceBuffer copy = this.launcher.upload(host)) {
+					assertThat(copy.stream()).as("allocated on the scope's stream").isSameAs(lease.stream());
+					assertThat(copy.byteSize()).isEqualTo(host.byteSize());
+					int[] back = new int[2];
+					copy.download(back).join();
+					assertThat(back).containsExactly(7, 8);
+				}
+				this.launcher.launch(slow, ONE, cells, 0, 5, 300);
+				cells.upload(host); // after the kernel on the same stream, so it wins
+				cells.download(out).join();
+				assertThat(out).containsExactly(7, 8);
+			}
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
 	void copiesWithoutAStreamOutsideAScopeGoToTheThreadsDefaultStream() {
 		Kernel slow = this.launcher.load(ContractKernels.SLEEP_THEN_SET);
 		try (StreamLease lease = this.pool.acquire()) {
@@ -158,6 +189,13 @@ public abstract class ApiEdgesContractSuite {
 				assertThat(buffer.byteSize()).isZero();
 			}
 			assertThat(x.download(new float[0])).succeedsWithin(Duration.ofSeconds(10));
+			try (HostBuffer empty = this.launcher.allocateHost(0); DeviceBuffer fromEmpty = this.launcher.upload(empty)) {
+				assertThat(empty.byteSize()).isZero();
+				assertThat(empty.asByteBuffer().remaining()).isZero();
+				assertThat(fromEmpty.byteSize()).isZero();
+				assertThat(x.upload(empty)).succeedsWithin(Duration.ofSeconds(10));
+				assertThat(x.download(empty)).succeedsWithin(Duration.ofSeconds(10));
+			}
 			assertThat(y.upload(new float[0])).succeedsWithin(Duration.ofSeconds(10));
 			x.fill((byte) 1);
 			y.copyFrom(x, 0, 0, 0);

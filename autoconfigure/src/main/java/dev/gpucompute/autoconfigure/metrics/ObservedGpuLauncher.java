@@ -15,6 +15,7 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -192,6 +193,11 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 
 	@Override
 	public DeviceBuffer upload(byte[] data) {
+		return this.delegate.upload(data);
+	}
+
+	@Override
+	public DeviceBuffer upload(HostBuffer data) {
 		return this.delegate.upload(data);
 	}
 
