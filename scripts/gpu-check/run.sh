@@ -269,7 +269,8 @@ step_sample() { # seconds
 	local port data out="$work/sample-check.txt" app_log="$work/sample-app.txt" rc app_rc
 	port=$(free_port) || return 1
 	data=$(mktemp -d /tmp/gpu-check-data.XXXXXX)
-	"$java" -cp "$(classpath sample-app app)" dev.gpucompute.sample.SampleApplication --server.port="$port" \
+	# The flag as README and the Dockerfile start the sample: the CPU rehearsal scores with SIMD.
+	"$java" --add-modules jdk.incubator.vector -cp "$(classpath sample-app app)" dev.gpucompute.sample.SampleApplication --server.port="$port" \
 		--gpu.backend="$sample_backend" --sample.data-dir="$data" --sample.limits.max-body-size=32MB \
 		> "$app_log" 2>&1 &
 	app_pid=$!

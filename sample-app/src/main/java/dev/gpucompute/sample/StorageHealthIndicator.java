@@ -1,6 +1,5 @@
 package dev.gpucompute.sample;
 
-import java.nio.file.Files;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -9,6 +8,7 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.util.unit.DataSize;
 
 import dev.gpucompute.sample.search.CollectionStore;
+import dev.gpucompute.sample.storage.StorageFailure;
 
 /**
  * Health of the sample's storage, component {@code storage}: OUT_OF_SERVICE while the data
@@ -19,7 +19,8 @@ import dev.gpucompute.sample.search.CollectionStore;
  * restarted, only taken out of rotation, which a readiness group that includes this component does
  * (see docs/sample-app.md). It comes back UP by itself once space is free and the logs are folded.
  *
- * <p>Details: the directory, its free bytes, the threshold, the logs that refuse writes and the
+ * <p>Details: the directory, its usable bytes (-1 where the file system's figures cannot be read,
+ * which alone does not take the component out of service), the threshold, the logs that refuse writes and the
  * folds that failed (with reasons), and how many writes the storage refused since start-up, with the
  * last one. Thread-safe; it only reads the store's state and the file system.
  */
@@ -38,9 +39,10 @@ final class StorageHealthIndicator extends AbstractHealthIndicator {
 	@Override
 	protected void doHealthCheck(Health.Builder builder) throws Exception {
 		CollectionStore.StorageStatus status = this.store.storageStatus();
-		long free = Files.getFileStore(status.directory()).getUsableSpace();
+		long free = StorageFailure.usableSpace(status.directory());
 		Map<String, Object> details = new LinkedHashMap<>();
 		details.put("path", status.directory().toString());
+		// -1: the file system's figures cannot be read; the logs' state still decides.
 		details.put("free", free);
 		details.put("minFree", this.minFree.toBytes());
 		details.put("brokenLogs", status.brokenLogs());
@@ -50,7 +52,7 @@ final class StorageHealthIndicator extends AbstractHealthIndicator {
 			details.put("lastRefusal", status.lastRefusal());
 			details.put("lastRefusalAt", status.lastRefusalAt().toString());
 		}
-		if (free < this.minFree.toBytes()) {
+		if (free >= 0 && free < this.minFree.toBytes()) {
 			builder.outOfService()
 				.withDetail("reason", "the data directory's file system has " + free
 						+ " bytes usable, less than sample.storage.health.min-free (" + this.minFree.toBytes() + ")");

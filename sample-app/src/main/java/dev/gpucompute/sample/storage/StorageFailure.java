@@ -1,7 +1,7 @@
 package dev.gpucompute.sample.storage;
 
+import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Locale;
@@ -45,12 +45,21 @@ public record StorageFailure(boolean noSpace, String reason, IOException cause, 
 		return new StorageFailure(true, reason, new IOException(reason), Instant.now());
 	}
 
-	/** Usable bytes of the file system holding {@code directory}, or -1 when it cannot be read. */
+	/**
+	 * Usable bytes of the file system holding {@code directory}, or -1 when it cannot be read (the
+	 * directory is missing or unreadable).
+	 */
 	public static long usableSpace(Path directory) {
+		// File.getUsableSpace asks statvfs for the path itself, as Boot's diskSpace indicator does.
+		// Files.getFileStore first looks the path up in the mount table and throws "Mount point not
+		// found" in a chroot or a container whose /proc/mounts does not list the directory's mount,
+		// which made the storage health check fail (and the service DOWN) on a bare-Debian rehearsal.
 		try {
-			return Files.getFileStore(directory).getUsableSpace();
+			File file = directory.toFile();
+			long usable = file.getUsableSpace();
+			return (usable == 0 && !file.isDirectory()) ? -1 : usable;
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (RuntimeException ex) {
 			return -1;
 		}
 	}
