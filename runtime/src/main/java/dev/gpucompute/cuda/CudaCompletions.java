@@ -29,8 +29,10 @@ import dev.gpucompute.GpuException;
  * {@code cuEventQuery}, oldest first per stream (events on one stream complete in order, so it stops
  * at the first that is not done), and runs each callback on that thread with the outcome: {@code null},
  * or the failure the event reports (a sticky error of the work before it). When nothing is queued the
- * thread sleeps until the next {@code whenDone}; while work is in flight it polls, backing off from
- * a spin to 100 µs sleeps, so a completion is seen at most about 100 µs late.
+ * thread sleeps until the next {@code whenDone}; while work is in flight it polls, spinning for
+ * 100 µs after the last progress and then sleeping 10 µs to 100 µs between polls
+ * ({@link CompletionPolling}), so a short copy is seen done within a poll and a long one at most
+ * about 100 µs late.
  *
  * <p>Callbacks run on the completion thread, never on a driver thread, and must be short (the
  * context hands them to its own executor). At close, queued callbacks whose event completed get
@@ -74,9 +76,6 @@ final class CudaCompletions<S, E> {
 	private static final Logger logger = LoggerFactory.getLogger(CudaCompletions.class);
 
 	private static final AtomicInteger THREADS = new AtomicInteger();
-
-	/** Longest sleep between polls while work is in flight. */
-	private static final long MAX_BACKOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
 	/** Events kept for reuse. */
 	private static final int MAX_IDLE_EVENTS = 1024;
@@ -182,37 +181,42 @@ final class CudaCompletions<S, E> {
 					ex.getMessage());
 			return;
 		}
-		long backoff = 0;
+		CompletionPolling polling = new CompletionPolling();
 		while (!this.closed) {
-			drainInbox();
+			if (drainInbox() > 0) {
+				polling.progress(System.nanoTime());
+			}
 			if (this.byStream.isEmpty()) {
 				this.sleeping = true;
 				if (this.inbox.isEmpty() && !this.closed) {
 					LockSupport.park(this);
 				}
 				this.sleeping = false;
-				backoff = 0;
 				continue;
 			}
 			if (poll(false) > 0) {
-				backoff = 0;
+				polling.progress(System.nanoTime());
+				continue;
 			}
-			else if (backoff == 0) {
+			long sleep = polling.afterMiss(System.nanoTime());
+			if (sleep == 0) {
 				Thread.onSpinWait();
-				backoff = 1_000;
 			}
 			else {
-				LockSupport.parkNanos(this, backoff);
-				backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+				LockSupport.parkNanos(this, sleep);
 			}
 		}
 	}
 
-	private void drainInbox() {
+	/** @return how many callbacks moved from the inbox to the thread's queues */
+	private int drainInbox() {
+		int drained = 0;
 		Pending<S, E> pending;
 		while ((pending = this.inbox.poll()) != null) {
 			this.byStream.computeIfAbsent(pending.stream(), (key) -> new ArrayDeque<>()).addLast(pending);
+			drained++;
 		}
+		return drained;
 	}
 
 	/**
