@@ -101,12 +101,10 @@ final class ChunkedUpload {
 		catch (RuntimeException | Error ex) {
 			throw abort(enqueued, ex);
 		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.copies.context().whenDone(this.target, (failure) -> {
+		return this.copies.context().whenDone(this.target, (CompletableFuture<Void> done, GpuException failure) -> {
 			giveBack(0, this.count);
 			CopyPipeline.complete(done, failure);
 		});
-		return done;
 	}
 
 	/** The chunk for the calling thread to pack, or -1 when chunk {@code enqueued} is ready to enqueue. */

@@ -14,8 +14,9 @@ import dev.gpucompute.spi.NativeStream;
 
 /**
  * The completions of a {@link GpuContext}: actions that run once a stream's work so far is done
- * (the futures of copies and stream work), on the context's completion threads, never on the
- * backend's callback thread; and, at close, the end of those whose work the context gives up on.
+ * (the futures of copies and stream work), on the context's completion threads or on a thread
+ * waiting for the action's {@link CompletionFuture}, never on the backend's callback thread; and, at
+ * close, the end of those whose work the context gives up on.
  * Thread-safe; the context owns it and shuts it down at close.
  */
 final class ContextCompletions {
@@ -47,7 +48,16 @@ final class ContextCompletions {
 	 * {@link ContextClosedException} saying it was abandoned at close: it always runs, once.
 	 */
 	void whenDone(NativeStream stream, Consumer<GpuException> action) {
-		PendingCompletion pending = new PendingCompletion(action);
+		whenDone(stream, null, action);
+	}
+
+	/**
+	 * As {@link #whenDone(NativeStream, Consumer)}, where {@code action} completes {@code future}: the
+	 * action is also offered to a thread waiting for that future, which runs it if it gets there before
+	 * a completion thread (see {@link CompletionFuture}). It still runs once.
+	 */
+	void whenDone(NativeStream stream, CompletionFuture<?> future, Consumer<GpuException> action) {
+		PendingCompletion pending = new PendingCompletion(action, future);
 		this.pendingCompletions.add(pending);
 		if (this.abandonedAtClose != null) {
 			abandon(pending);
@@ -57,7 +67,7 @@ final class ContextCompletions {
 			stream.whenDone((failure) -> {
 				if (pending.claim()) {
 					this.pendingCompletions.remove(pending);
-					dispatch(action, failure);
+					dispatch(pending, failure);
 				}
 			});
 		}
@@ -69,9 +79,18 @@ final class ContextCompletions {
 		}
 	}
 
-	/** Runs a completion action on the completion threads, never on the backend's callback thread. */
-	private void dispatch(Consumer<GpuException> action, GpuException failure) {
-		execute(() -> action.accept(failure));
+	/**
+	 * Runs a completion action on the completion threads, never on the backend's callback thread;
+	 * offered to the thread waiting for its future too, and run by whichever claims it first.
+	 */
+	private void dispatch(PendingCompletion pending, GpuException failure) {
+		if (pending.future == null) {
+			execute(() -> pending.action.accept(failure));
+			return;
+		}
+		Runnable once = new RunOnce(() -> pending.action.accept(failure));
+		pending.future.offer(once);
+		execute(once);
 	}
 
 	/** Runs a task that completes futures on the completion threads (a thread of its own once they stopped). */
@@ -90,7 +109,7 @@ final class ContextCompletions {
 	private void abandon(PendingCompletion pending) {
 		if (pending.claim()) {
 			this.pendingCompletions.remove(pending);
-			dispatch(pending.action, new ContextClosedException(this.abandonedAtClose));
+			dispatch(pending, new ContextClosedException(this.abandonedAtClose));
 		}
 	}
 
@@ -112,7 +131,7 @@ final class ContextCompletions {
 			if (pending.claim()) {
 				abandoned++;
 				this.pendingCompletions.remove(pending);
-				dispatch(pending.action, new ContextClosedException(reason));
+				dispatch(pending, new ContextClosedException(reason));
 			}
 		}
 		return abandoned;
@@ -140,15 +159,51 @@ final class ContextCompletions {
 
 		final Consumer<GpuException> action;
 
+		/** The future {@link #action} completes, offered the action when its work is done; or null. */
+		final CompletionFuture<?> future;
+
 		@SuppressWarnings("unused") // through CLAIMED
 		private volatile boolean claimed;
 
-		PendingCompletion(Consumer<GpuException> action) {
+		PendingCompletion(Consumer<GpuException> action, CompletionFuture<?> future) {
 			this.action = action;
+			this.future = future;
 		}
 
 		boolean claim() {
 			return CLAIMED.compareAndSet(this, false, true);
+		}
+
+	}
+
+	/** A task that runs its work once however many threads run it: a completion thread and a waiter. */
+	private static final class RunOnce implements Runnable {
+
+		private static final VarHandle RAN;
+
+		static {
+			try {
+				RAN = MethodHandles.lookup().findVarHandle(RunOnce.class, "ran", boolean.class);
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
+			}
+		}
+
+		private final Runnable work;
+
+		@SuppressWarnings("unused") // through RAN
+		private volatile boolean ran;
+
+		RunOnce(Runnable work) {
+			this.work = work;
+		}
+
+		@Override
+		public void run() {
+			if (RAN.compareAndSet(this, false, true)) {
+				this.work.run();
+			}
 		}
 
 	}

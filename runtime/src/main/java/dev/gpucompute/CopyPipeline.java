@@ -121,12 +121,10 @@ final class CopyPipeline {
 			src.end(copy);
 			throw ex;
 		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.context.whenDone(target, (failure) -> {
+		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 			src.end(copy);
 			complete(done, failure);
 		});
-		return done;
 	}
 
 	/** Copies {@code bytes} of {@code src} from {@code srcOffset} into a host buffer at {@code dstOffset}; all checked. */
@@ -142,12 +140,10 @@ final class CopyPipeline {
 			dst.end(copy);
 			throw ex;
 		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.context.whenDone(target, (failure) -> {
+		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 			dst.end(copy);
 			complete(done, failure);
 		});
-		return done;
 	}
 
 	/** Names a copy in the error of a host-buffer access that conflicts with it; built only then. */
@@ -181,12 +177,10 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.context.whenDone(target, (failure) -> {
+		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 			this.host.giveStaging(staging);
 			complete(done, failure);
 		});
-		return done;
 	}
 
 	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
@@ -205,8 +199,8 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.context.whenDone(target, (failure) -> {
+		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
+			GpuException failure = outcome;
 			try {
 				if (failure == null) {
 					fault(Faults.Step.UNPACK, 0);
@@ -221,7 +215,6 @@ final class CopyPipeline {
 			}
 			complete(done, failure);
 		});
-		return done;
 	}
 
 	/** {@code failure} to throw: itself when unchecked (an {@link Error} is thrown here), else wrapped. */

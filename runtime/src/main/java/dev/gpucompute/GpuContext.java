@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -117,6 +118,13 @@ public final class GpuContext implements AutoCloseable {
 
 	private final boolean recordLeakSites;
 
+	/**
+	 * How long a thread waiting for a copy's future spins for its completion before it blocks
+	 * ({@link CompletionFuture}): on CUDA the work runs on the device and a core is free to watch it;
+	 * on the CPU backend the work runs on the host's cores, which a spinning waiter would take.
+	 */
+	private final long waitSpinNanos;
+
 	private volatile State state = State.OPEN;
 
 	private GpuContext(Builder builder, DeviceBackend backend, String backendReason, FailureRelay failures) {
@@ -135,6 +143,8 @@ public final class GpuContext implements AutoCloseable {
 		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-");
 		this.copies = new CopyPipeline(this, this.host);
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
+		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
+				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold, builder.priorityLimits);
@@ -425,6 +435,17 @@ public final class GpuContext implements AutoCloseable {
 		this.completions.whenDone(stream, action);
 	}
 
+	/**
+	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
+	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
+	 */
+	<T> CompletableFuture<T> whenDone(NativeStream stream,
+			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
+		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos);
+		this.completions.whenDone(stream, future, (failure) -> action.accept(future, failure));
+		return future;
+	}
+
 	/** Runs a task that completes futures on the completion threads (see {@link ContextCompletions#execute}). */
 	void execute(Runnable task) {
 		this.completions.execute(task);
@@ -617,6 +638,8 @@ public final class GpuContext implements AutoCloseable {
 
 		private int copyThreads = defaultCopyThreads();
 
+		private long waitSpinNanos = -1;
+
 		private Duration utilizationWindow = Duration.ofSeconds(10);
 
 		private int cpuDevices = 1;
@@ -662,6 +685,7 @@ public final class GpuContext implements AutoCloseable {
 			copy.stagingCacheBytes = this.stagingCacheBytes;
 			copy.copyChunkBytes = this.copyChunkBytes;
 			copy.copyThreads = this.copyThreads;
+			copy.waitSpinNanos = this.waitSpinNanos;
 			copy.utilizationWindow = this.utilizationWindow;
 			copy.cpuDevices = this.cpuDevices;
 			copy.kernels = this.kernels;
@@ -914,6 +938,16 @@ public final class GpuContext implements AutoCloseable {
 		 */
 		public Builder copyThreads(int threads) {
 			this.copyThreads = Checks.within(threads, 0, MAX_COPY_THREADS, "copyThreads");
+			return this;
+		}
+
+		/**
+		 * How long a thread waiting for a copy's future spins for its completion ({@link CompletionFuture});
+		 * -1 (the default): 100 µs on CUDA, none on the CPU backend. Tests set it to run the waiter's
+		 * path on the CPU backend.
+		 */
+		Builder waitSpinNanos(long nanos) {
+			this.waitSpinNanos = nanos;
 			return this;
 		}
 

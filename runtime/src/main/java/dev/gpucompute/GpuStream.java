@@ -127,11 +127,11 @@ public final class GpuStream {
 	 * {@link GpuException} of a failed kernel among that work (which then counts as reported, see
 	 * {@link #synchronize()}), or with a {@link ContextClosedException} when the context closed and
 	 * abandoned the work. It always completes. Dependent stages run on the context's completion
-	 * threads, never on a backend thread.
+	 * threads, or on a thread that waits for the future in {@code join}/{@code get} and finishes it
+	 * itself, never on a backend thread.
 	 */
 	public CompletableFuture<Void> completion() {
-		CompletableFuture<Void> done = new CompletableFuture<>();
-		this.context.whenDone(use(), (failure) -> {
+		return this.context.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {
 			if (failure != null) {
 				done.completeExceptionally(failure);
 			}
@@ -139,7 +139,6 @@ public final class GpuStream {
 				done.complete(null);
 			}
 		});
-		return done;
 	}
 
 	/**

@@ -1,0 +1,111 @@
+package dev.gpucompute;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The future of a copy or of {@link GpuStream#completion()} that a thread waiting for it may finish
+ * itself. When the stream's work is done, {@link ContextCompletions} hands the future's completion
+ * task to the context's completion executor <em>and</em> {@linkplain #offer offers} it here; the task
+ * runs once, on whichever thread claims it first. A thread in {@link #join()} or {@link #get()} first
+ * spins for up to the context's wait spin (CUDA: 100 µs; CPU backend: none) and, if the task is
+ * offered meanwhile, runs it itself, then waits as any {@link CompletableFuture} does.
+ *
+ * <p>Why: handing the completion to the executor costs two thread wake-ups (the executor's thread,
+ * then the waiting thread), each several microseconds and more on a loaded host, which a raw
+ * {@code cuMemcpyHtoDAsync} + {@code cuStreamSynchronize} does not pay; at 1 MiB (about 27 µs on an
+ * H200's bus) they decide whether a copy reaches the bus's speed. The executor still gets the task,
+ * so a future nobody waits for completes as before, and dependent stages still never run on a backend
+ * thread: they run on a completion thread, or on the thread that waited.
+ *
+ * <p>Thread-safe. Created by the runtime only; callers see a {@link CompletableFuture}.
+ */
+final class CompletionFuture<T> extends CompletableFuture<T> {
+
+	private static final VarHandle OFFERED;
+
+	static {
+		try {
+			OFFERED = MethodHandles.lookup().findVarHandle(CompletionFuture.class, "offered", Runnable.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	private final long spinNanos;
+
+	@SuppressWarnings("unused") // through OFFERED
+	private volatile Runnable offered;
+
+	/** @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all) */
+	CompletionFuture(long spinNanos) {
+		this.spinNanos = spinNanos;
+	}
+
+	/**
+	 * Offers the task that completes this future to a thread waiting for it. The task must run its
+	 * work at most once however many threads run it (the executor gets the same task).
+	 */
+	void offer(Runnable task) {
+		OFFERED.setRelease(this, task);
+	}
+
+	@Override
+	public T join() {
+		help(this.spinNanos);
+		return super.join();
+	}
+
+	@Override
+	public T get() throws InterruptedException, ExecutionException {
+		help(this.spinNanos);
+		return super.get();
+	}
+
+	@Override
+	public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+		help(Math.min(this.spinNanos, unit.toNanos(timeout)));
+		return super.get(timeout, unit);
+	}
+
+	/** Runs the offered task if it comes within {@code spin} nanoseconds, unless the future completed first. */
+	private void help(long spin) {
+		long start = 0;
+		boolean started = false;
+		for (;;) {
+			if (isDone()) {
+				return;
+			}
+			Runnable task = (Runnable) OFFERED.getAcquire(this);
+			if (task != null) {
+				try {
+					task.run();
+				}
+				catch (RuntimeException | Error ex) {
+					// A completion must not throw; if one does, its future fails instead of hanging, and
+					// the waiter gets the failure through the future as any other failure.
+					completeExceptionally(ex);
+				}
+				return;
+			}
+			if (spin <= 0) {
+				return;
+			}
+			long now = System.nanoTime();
+			if (!started) {
+				start = now;
+				started = true;
+			}
+			else if (now - start >= spin) {
+				return;
+			}
+			Thread.onSpinWait();
+		}
+	}
+
+}

@@ -1,0 +1,177 @@
+package dev.gpucompute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A thread waiting for a copy's future runs its completion itself when that is offered while it
+ * spins, instead of waiting for the hand-off to a completion thread; the completion runs once
+ * whichever thread gets there first, and nothing else about the copy changes.
+ */
+class CompletionFutureTest {
+
+	@Test
+	void aSpinningWaiterRunsTheOfferedCompletionOnItsOwnThread() throws Exception {
+		// A spin far longer than the test needs: the waiter is still spinning when the offer comes.
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30));
+		AtomicReference<Thread> ranOn = new AtomicReference<>();
+		Thread offerer = new Thread(() -> {
+			sleepQuietly(20);
+			future.offer(() -> {
+				ranOn.set(Thread.currentThread());
+				future.complete("done");
+			});
+		});
+		offerer.start();
+		assertThat(future.join()).isEqualTo("done");
+		assertThat(ranOn.get()).isSameAs(Thread.currentThread());
+		offerer.join();
+	}
+
+	@Test
+	void withoutASpinTheWaiterRunsOnlyACompletionAlreadyOfferedAndOtherwiseWaits() throws Exception {
+		CompletionFuture<String> offeredFirst = new CompletionFuture<>(0);
+		offeredFirst.offer(() -> offeredFirst.complete("ran here"));
+		assertThat(offeredFirst.get()).isEqualTo("ran here");
+
+		CompletionFuture<String> later = new CompletionFuture<>(0);
+		Thread completer = new Thread(() -> {
+			sleepQuietly(20);
+			later.complete("completed elsewhere");
+		});
+		completer.start();
+		assertThat(later.get(10, TimeUnit.SECONDS)).isEqualTo("completed elsewhere");
+		completer.join();
+	}
+
+	@Test
+	void aWaiterThatStopsSpinningStillGetsTheResultFromTheCompletionThread() throws Exception {
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.MICROSECONDS.toNanos(10));
+		Thread completer = new Thread(() -> {
+			sleepQuietly(50);
+			future.complete("late");
+		});
+		completer.start();
+		assertThat(future.join()).isEqualTo("late");
+		completer.join();
+	}
+
+	@Test
+	void aCompletionThatThrowsFailsItsFutureInsteadOfEscapingTheWaiter() {
+		CompletionFuture<String> future = new CompletionFuture<>(0);
+		IllegalStateException broken = new IllegalStateException("broken completion");
+		future.offer(() -> {
+			throw broken;
+		});
+		org.assertj.core.api.Assertions.assertThatThrownBy(future::join)
+			.isInstanceOf(java.util.concurrent.CompletionException.class)
+			.hasCause(broken);
+	}
+
+	@Test
+	void aCompletedFutureIsNotRunAgainByItsWaiters() {
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
+		AtomicInteger runs = new AtomicInteger();
+		future.complete("already");
+		future.offer(runs::incrementAndGet);
+		assertThat(future.join()).isEqualTo("already");
+		assertThat(runs).hasValue(0);
+	}
+
+	/**
+	 * The waiter's path on the CPU backend (its default is not to spin): 4 threads copy through host
+	 * buffers and arrays, each copy joined at once, while the completion threads get every task too.
+	 * Every copy round-trips its bytes exactly (a completion run twice would give a staging block back
+	 * twice, and two later copies would share it), every future completes, staging is all back, and
+	 * waiters did run completions themselves.
+	 */
+	@Test
+	void copiesJoinedByTheirThreadsAreExactOnceAndLeaveNoStaging() throws Exception {
+		int threads = 4;
+		int rounds = 200;
+		int bytes = 4096;
+		Set<String> completedOn = ConcurrentHashMap.newKeySet();
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(threads)
+			.maxSize(threads).waitSpinNanos(TimeUnit.MILLISECONDS.toNanos(5)).open()) {
+			ExecutorService callers = Executors.newFixedThreadPool(threads, (task) -> new Thread(task, "caller"));
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<?>> results = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				results.add(callers.submit(() -> {
+					start.await();
+					SplittableRandom random = new SplittableRandom(seed);
+					try (StreamLease lease = context.streams().acquire();
+							DeviceBuffer device = context.launcher().allocate(bytes);
+							HostBuffer host = context.allocateHost(bytes)) {
+						GpuStream stream = lease.stream();
+						for (int round = 0; round < rounds; round++) {
+							byte[] data = new byte[bytes];
+							random.nextBytes(data);
+							host.put(0, data);
+							java.util.concurrent.CompletableFuture<Void> up = device.upload(host, stream);
+							// A stage added while the copy is still pending runs on the thread that
+							// completes it; one added after would run here whatever the runtime did.
+							AtomicReference<Thread> completer = new AtomicReference<>();
+							CountDownLatch stageRan = new CountDownLatch(1);
+							up.thenRun(() -> {
+								completer.set(Thread.currentThread());
+								stageRan.countDown();
+							});
+							boolean addedWhilePending = !up.isDone();
+							up.join();
+							assertThat(stageRan.await(10, TimeUnit.SECONDS)).isTrue();
+							if (addedWhilePending) {
+								completedOn.add(completer.get().getName());
+							}
+							byte[] back = new byte[bytes];
+							device.download(back, stream).join();
+							assertThat(back).isEqualTo(data);
+							random.nextBytes(data);
+							device.upload(data, stream).join();
+							host.put(0, new byte[bytes]);
+							device.download(host, stream).join();
+							byte[] inHost = new byte[bytes];
+							host.get(0, inHost);
+							assertThat(inHost).isEqualTo(data);
+						}
+					}
+					return null;
+				}));
+			}
+			start.countDown();
+			for (Future<?> result : results) {
+				result.get(120, TimeUnit.SECONDS);
+			}
+			callers.shutdown();
+			assertThat(callers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+			assertThat(context.hostMemory().stagingBytes()).as("staging held by copies").isZero();
+			assertThat(context.hostMemory().hostBuffers()).isZero();
+		}
+		assertThat(completedOn).as("threads that completed the uploads").contains("caller");
+	}
+
+	private static void sleepQuietly(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
