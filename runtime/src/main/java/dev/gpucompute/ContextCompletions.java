@@ -97,7 +97,17 @@ final class ContextCompletions {
 			execute(() -> pending.action.accept(failure));
 			return;
 		}
-		Runnable once = new RunOnce(() -> pending.action.accept(failure));
+		Runnable once = new RunOnce(() -> {
+			try {
+				pending.action.accept(failure);
+			}
+			catch (RuntimeException | Error ex) {
+				// A completion must not throw; if one does, its future fails instead of hanging, whichever
+				// thread ran it (a waiter's CompletionFuture does the same).
+				pending.future.completeExceptionally(ex);
+				throw ex;
+			}
+		});
 		pending.future.offer(() -> {
 			// Counted before the claim: if the completion thread's copy finds the task claimed, shutdown,
 			// which waited for that thread, then sees this count until the action has ended.

@@ -82,6 +82,21 @@ class CompletionFutureTest {
 			.hasCause(broken);
 	}
 
+	/** The same on a completion thread, where a completion nobody waits for runs: its future fails, it does not hang. */
+	@Test
+	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
+			IllegalStateException broken = new IllegalStateException("broken completion");
+			java.util.concurrent.CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
+					(java.util.concurrent.CompletableFuture<Void> done, GpuException failure) -> {
+						throw broken;
+					});
+			// Waited for through a plain dependent, whose get does not run the completion itself.
+			Throwable outcome = future.handle((result, failure) -> failure).get(10, TimeUnit.SECONDS);
+			assertThat(outcome).isSameAs(broken);
+		}
+	}
+
 	@Test
 	void aCompletedFutureIsNotRunAgainByItsWaiters() {
 		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
