@@ -98,6 +98,35 @@ class CompletionFutureTest {
 	}
 
 	@Test
+	void anInterruptedWaiterThrowsInsteadOfRunningTheCompletion() {
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
+		AtomicReference<Thread> ranOn = new AtomicReference<>();
+		future.offer(() -> {
+			ranOn.set(Thread.currentThread());
+			future.complete("done");
+		});
+		Thread.currentThread().interrupt();
+		try {
+			org.assertj.core.api.Assertions.assertThatThrownBy(future::get).isInstanceOf(InterruptedException.class);
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThat(ranOn.get()).isNull();
+		assertThat(future).isNotDone();
+	}
+
+	@Test
+	void aTimedGetSpinsWithinItsTimeoutNotBeforeIt() {
+		// A spin longer than the timeout: the spin is part of the timeout, not added to it.
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30));
+		long start = System.nanoTime();
+		org.assertj.core.api.Assertions.assertThatThrownBy(() -> future.get(300, TimeUnit.MILLISECONDS))
+			.isInstanceOf(java.util.concurrent.TimeoutException.class);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(299L, 550L);
+	}
+
+	@Test
 	void aCompletedFutureIsNotRunAgainByItsWaiters() {
 		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
 		AtomicInteger runs = new AtomicInteger();
