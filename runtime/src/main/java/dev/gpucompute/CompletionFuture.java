@@ -69,16 +69,24 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
-		help(Math.min(this.spinNanos, unit.toNanos(timeout)));
-		return super.get(timeout, unit);
+		long nanos = unit.toNanos(timeout);
+		long start = System.nanoTime();
+		help(Math.min(this.spinNanos, nanos));
+		// The spin (or the completion run here) counts against the timeout.
+		return super.get(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
 	}
 
-	/** Runs the offered task if it comes within {@code spin} nanoseconds, unless the future completed first. */
+	/**
+	 * Runs the offered task if it comes within {@code spin} nanoseconds, unless the future completed
+	 * first or the thread is interrupted: an interrupted {@code get} throws as any future's does (a
+	 * plain {@link CompletableFuture#get()} throws when the future is not done), and the task, which
+	 * runs dependent stages, does not run with a pending interrupt they might react to.
+	 */
 	private void help(long spin) {
 		long start = 0;
 		boolean started = false;
 		for (;;) {
-			if (isDone()) {
+			if (isDone() || Thread.currentThread().isInterrupted()) {
 				return;
 			}
 			Runnable task = (Runnable) OFFERED.getAcquire(this);

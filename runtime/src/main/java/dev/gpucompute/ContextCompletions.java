@@ -8,6 +8,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import dev.gpucompute.spi.NativeStream;
@@ -27,6 +30,12 @@ final class ContextCompletions {
 
 	/** Completions waiting for their stream's work, so that close can finish those it abandons. */
 	private final Set<PendingCompletion> pendingCompletions = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * Waiting threads running (or about to claim) an offered completion. The completion threads' copy
+	 * of such a task does nothing, so {@link #shutdown} waits for these as well as for those threads.
+	 */
+	private final AtomicInteger runByWaiters = new AtomicInteger();
 
 	/** Set at close once pending work is given up on; completions registered later end at once. */
 	private volatile String abandonedAtClose;
@@ -88,8 +97,28 @@ final class ContextCompletions {
 			execute(() -> pending.action.accept(failure));
 			return;
 		}
-		Runnable once = new RunOnce(() -> pending.action.accept(failure));
-		pending.future.offer(once);
+		Runnable once = new RunOnce(() -> {
+			try {
+				pending.action.accept(failure);
+			}
+			catch (RuntimeException | Error ex) {
+				// A completion must not throw; if one does, its future fails instead of hanging, whichever
+				// thread ran it (a waiter's CompletionFuture does the same).
+				pending.future.completeExceptionally(ex);
+				throw ex;
+			}
+		});
+		pending.future.offer(() -> {
+			// Counted before the claim: if the completion thread's copy finds the task claimed, shutdown,
+			// which waited for that thread, then sees this count until the action has ended.
+			this.runByWaiters.incrementAndGet();
+			try {
+				once.run();
+			}
+			finally {
+				this.runByWaiters.decrementAndGet();
+			}
+		});
 		execute(once);
 	}
 
@@ -137,10 +166,17 @@ final class ContextCompletions {
 		return abandoned;
 	}
 
-	/** Stops the completion threads once the tasks handed to them ran; later tasks get a thread of their own. */
+	/**
+	 * Stops the completion threads once the tasks handed to them ran, and waits (as long) for the
+	 * completions that waiting threads claimed; later tasks get a thread of their own.
+	 */
 	void shutdown() {
 		this.completions.shutdown();
 		ContextThreads.awaitQuietly(this.completions);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (this.runByWaiters.get() > 0 && deadline - System.nanoTime() > 0 && !Thread.currentThread().isInterrupted()) {
+			LockSupport.parkNanos(this, TimeUnit.MICROSECONDS.toNanos(100));
+		}
 	}
 
 	/** A completion action that runs once: when its work is done, or when close gives up on that work. */

@@ -82,6 +82,50 @@ class CompletionFutureTest {
 			.hasCause(broken);
 	}
 
+	/** The same on a completion thread, where a completion nobody waits for runs: its future fails, it does not hang. */
+	@Test
+	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
+			IllegalStateException broken = new IllegalStateException("broken completion");
+			java.util.concurrent.CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
+					(java.util.concurrent.CompletableFuture<Void> done, GpuException failure) -> {
+						throw broken;
+					});
+			// Waited for through a plain dependent, whose get does not run the completion itself.
+			Throwable outcome = future.handle((result, failure) -> failure).get(10, TimeUnit.SECONDS);
+			assertThat(outcome).isSameAs(broken);
+		}
+	}
+
+	@Test
+	void anInterruptedWaiterThrowsInsteadOfRunningTheCompletion() {
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
+		AtomicReference<Thread> ranOn = new AtomicReference<>();
+		future.offer(() -> {
+			ranOn.set(Thread.currentThread());
+			future.complete("done");
+		});
+		Thread.currentThread().interrupt();
+		try {
+			org.assertj.core.api.Assertions.assertThatThrownBy(future::get).isInstanceOf(InterruptedException.class);
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThat(ranOn.get()).isNull();
+		assertThat(future).isNotDone();
+	}
+
+	@Test
+	void aTimedGetSpinsWithinItsTimeoutNotBeforeIt() {
+		// A spin longer than the timeout: the spin is part of the timeout, not added to it.
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30));
+		long start = System.nanoTime();
+		org.assertj.core.api.Assertions.assertThatThrownBy(() -> future.get(300, TimeUnit.MILLISECONDS))
+			.isInstanceOf(java.util.concurrent.TimeoutException.class);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(299L, 550L);
+	}
+
 	@Test
 	void aCompletedFutureIsNotRunAgainByItsWaiters() {
 		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
@@ -163,6 +207,76 @@ class CompletionFutureTest {
 			assertThat(context.hostMemory().hostBuffers()).isZero();
 		}
 		assertThat(completedOn).as("threads that completed the uploads").contains("caller");
+	}
+
+	/**
+	 * Close waits for the completions of the copies it let finish, so that it frees their staging
+	 * only after they unpacked from it (on CUDA the backend's close frees every page-locked block
+	 * still live). A completion that a waiting thread claimed counts too: the completion thread's copy
+	 * of the task then does nothing, so waiting for the completion threads alone does not wait for it.
+	 */
+	@Test
+	void closeWaitsForACompletionThatAWaiterIsRunning() throws Exception {
+		int bytes = 4096;
+		GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2)
+			.waitSpinNanos(TimeUnit.SECONDS.toNanos(30)).open();
+		CountDownLatch unpacking = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicReference<Thread> waiter = new AtomicReference<>();
+		AtomicInteger waiterUnpacks = new AtomicInteger();
+		AtomicReference<Throwable> waiterFailure = new AtomicReference<>();
+		byte[] data = new byte[bytes];
+		new SplittableRandom(7).nextBytes(data);
+		byte[] back = new byte[bytes];
+		try (DeviceBuffer device = context.launcher().allocate(bytes)) {
+			device.upload(data).join();
+			context.copies().injectFaults((step, chunk) -> {
+				if (step == CopyPipeline.Faults.Step.UNPACK && Thread.currentThread() == waiter.get()
+						&& waiterUnpacks.incrementAndGet() == 1) {
+					unpacking.countDown();
+					try {
+						release.await(30, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}
+			});
+			Thread downloads = new Thread(() -> {
+				try {
+					// Until this thread wins the completion over the completion thread (it spins, so nearly always).
+					for (int i = 0; i < 1000 && waiterUnpacks.get() == 0; i++) {
+						device.download(back).join();
+					}
+				}
+				catch (Throwable ex) {
+					waiterFailure.set(ex);
+				}
+			}, "waiter");
+			waiter.set(downloads);
+			downloads.start();
+			assertThat(unpacking.await(30, TimeUnit.SECONDS)).as("the waiter ran a download's completion").isTrue();
+
+			AtomicReference<Boolean> releasedWhenClosed = new AtomicReference<>();
+			java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+			Thread closer = new Thread(() -> {
+				context.close();
+				releasedWhenClosed.set(released.get());
+			}, "closer");
+			closer.start();
+			closer.join(500);
+			released.set(true);
+			release.countDown();
+			closer.join(TimeUnit.SECONDS.toMillis(30));
+			downloads.join(TimeUnit.SECONDS.toMillis(30));
+			assertThat(waiterFailure.get()).isNull();
+			assertThat(back).isEqualTo(data);
+			assertThat(releasedWhenClosed.get()).as("close returned only after the waiter's completion ended").isTrue();
+		}
+		finally {
+			release.countDown();
+			context.close();
+		}
 	}
 
 	private static void sleepQuietly(long millis) {
