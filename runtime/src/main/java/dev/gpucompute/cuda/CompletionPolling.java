@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * How long the completion thread waits between two polls of its queued events while work is in
  * flight: not at all (a spin, {@code 0}) for {@link #SPIN_NANOS} after the last sign of progress
- * (an event queued or a callback run), then sleeps that double from {@link #FIRST_SLEEP_NANOS} up to
+ * (a callback run, or an event queued on a stream with nothing else queued), then sleeps that double from {@link #FIRST_SLEEP_NANOS} up to
  * {@link #MAX_SLEEP_NANOS}.
  *
  * <p>Why a spin window: a sleep of any length costs at least the kernel's timer slack (50 µs by
@@ -33,7 +33,7 @@ final class CompletionPolling {
 
 	private long sleep;
 
-	/** Something happened at {@code now} (an event was queued, a callback ran): spin again. */
+	/** Something happened at {@code now} (a callback ran, a stream became busy): spin again. */
 	void progress(long now) {
 		this.lastProgress = now;
 		this.sleep = 0;

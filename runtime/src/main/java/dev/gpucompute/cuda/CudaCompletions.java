@@ -208,15 +208,23 @@ final class CudaCompletions<S, E> {
 		}
 	}
 
-	/** @return how many callbacks moved from the inbox to the thread's queues */
+	/**
+	 * Moves the inbox to the thread's queues.
+	 * @return how many callbacks went to a stream with nothing queued before them: work that may be
+	 * short (a copy), worth a spin; one queued behind others waits for them, and counting it would keep
+	 * the thread spinning for as long as requests keep coming, however long their work runs
+	 */
 	private int drainInbox() {
-		int drained = 0;
+		int fresh = 0;
 		Pending<S, E> pending;
 		while ((pending = this.inbox.poll()) != null) {
-			this.byStream.computeIfAbsent(pending.stream(), (key) -> new ArrayDeque<>()).addLast(pending);
-			drained++;
+			ArrayDeque<Pending<S, E>> queue = this.byStream.computeIfAbsent(pending.stream(), (key) -> new ArrayDeque<>());
+			if (queue.isEmpty()) {
+				fresh++;
+			}
+			queue.addLast(pending);
 		}
-		return drained;
+		return fresh;
 	}
 
 	/**
