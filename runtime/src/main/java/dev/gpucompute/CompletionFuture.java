@@ -12,8 +12,9 @@ import java.util.concurrent.TimeoutException;
  * itself. When the stream's work is done, {@link ContextCompletions} hands the future's completion
  * task to the context's completion executor <em>and</em> {@linkplain #offer offers} it here; the task
  * runs once, on whichever thread claims it first. A thread in {@link #join()} or {@link #get()} first
- * spins for up to the context's wait spin (CUDA: 100 µs; CPU backend: none) and, if the task is
- * offered meanwhile, runs it itself, then waits as any {@link CompletableFuture} does.
+ * spins for up to the context's wait spin (CUDA: 100 µs; CPU backend: none), having told the backend
+ * that someone waits (its completion thread then polls at once and closely), and, if the task is
+ * offered meanwhile, runs it itself; then it waits as any {@link CompletableFuture} does.
  *
  * <p>Why: handing the completion to the executor costs two thread wake-ups (the executor's thread,
  * then the waiting thread), each several microseconds and more on a loaded host, which a raw
@@ -39,12 +40,25 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	private final long spinNanos;
 
+	private final Runnable onWait;
+
 	@SuppressWarnings("unused") // through OFFERED
 	private volatile Runnable offered;
 
 	/** @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all) */
 	CompletionFuture(long spinNanos) {
+		this(spinNanos, null);
+	}
+
+	/**
+	 * @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all)
+	 * @param onWait run once by a thread that starts spinning for the task, or null: tells the backend
+	 * that someone waits ({@link dev.gpucompute.spi.DeviceBackend#expediteCompletions()}), so that its
+	 * completion thread polls at once instead of finishing a sleep between polls
+	 */
+	CompletionFuture(long spinNanos, Runnable onWait) {
 		this.spinNanos = spinNanos;
+		this.onWait = onWait;
 	}
 
 	/**
@@ -108,6 +122,9 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 			if (!started) {
 				start = now;
 				started = true;
+				if (this.onWait != null) {
+					this.onWait.run();
+				}
 			}
 			else if (now - start >= spin) {
 				return;

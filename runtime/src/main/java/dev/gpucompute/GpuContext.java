@@ -125,6 +125,9 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	private final long waitSpinNanos;
 
+	/** Tells the backend that a thread waits for a completion (see {@link DeviceBackend#expediteCompletions()}). */
+	private final Runnable expedite;
+
 	private volatile State state = State.OPEN;
 
 	private GpuContext(Builder builder, DeviceBackend backend, String backendReason, FailureRelay failures) {
@@ -145,6 +148,7 @@ public final class GpuContext implements AutoCloseable {
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
 				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
+		this.expedite = backend::expediteCompletions;
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold, builder.priorityLimits);
@@ -441,7 +445,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	<T> CompletableFuture<T> whenDone(NativeStream stream,
 			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos);
+		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.expedite);
 		this.completions.whenDone(stream, future, (failure) -> action.accept(future, failure));
 		return future;
 	}

@@ -128,6 +128,28 @@ class CompletionFutureTest {
 	}
 
 	@Test
+	void aSpinningWaiterTellsTheBackendOnceThatItWaits() throws Exception {
+		AtomicInteger told = new AtomicInteger();
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30), told::incrementAndGet);
+		Thread offerer = new Thread(() -> {
+			sleepQuietly(20);
+			future.offer(() -> future.complete("done"));
+		});
+		offerer.start();
+		assertThat(future.join()).isEqualTo("done");
+		offerer.join();
+		assertThat(told).hasValue(1);
+
+		CompletionFuture<String> noSpin = new CompletionFuture<>(0, told::incrementAndGet);
+		noSpin.complete("x");
+		assertThat(noSpin.join()).isEqualTo("x");
+		CompletionFuture<String> offered = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1), told::incrementAndGet);
+		offered.offer(() -> offered.complete("y"));
+		assertThat(offered.join()).isEqualTo("y");
+		assertThat(told).as("no spin, or nothing to wait for: not told").hasValue(1);
+	}
+
+	@Test
 	void aCompletedFutureIsNotRunAgainByItsWaiters() {
 		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1));
 		AtomicInteger runs = new AtomicInteger();

@@ -253,6 +253,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.completions;
 	}
 
+	@Override
+	public void expediteCompletions() {
+		this.completions.expedite();
+	}
+
 	/** The driver side of {@link CudaCompletions}. */
 	private final class CompletionOps implements CudaCompletions.Ops<CudaStream, CUevent> {
 

@@ -126,6 +126,15 @@ public interface DeviceBackend extends AutoCloseable {
 	boolean abandon(dev.gpucompute.GpuException reason);
 
 	/**
+	 * A thread is about to wait for a callback registered with {@link NativeStream#whenDone}: a
+	 * backend that polls for completions should poll at once and keep polling closely for a while, as
+	 * a driver's synchronise does for its waiter. Called from any thread, often; must be cheap and
+	 * never block. The default does nothing (a backend that runs its callbacks as work ends).
+	 */
+	default void expediteCompletions() {
+	}
+
+	/**
 	 * A sticky failure that left the device unusable (illegal address on CUDA), or {@code null} while
 	 * the device is healthy.
 	 */

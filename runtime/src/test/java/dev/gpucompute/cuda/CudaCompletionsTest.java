@@ -115,6 +115,22 @@ class CudaCompletionsTest {
 			this.pollerThread = Thread.currentThread();
 		}
 
+		/** When set, a nap lasts until the thread is unparked, not for its time: only a wake-up ends it. */
+		volatile boolean napUntilUnparked;
+
+		final AtomicInteger naps = new AtomicInteger();
+
+		@Override
+		public void nap(Object blocker, long nanos) {
+			this.naps.incrementAndGet();
+			if (this.napUntilUnparked) {
+				java.util.concurrent.locks.LockSupport.park(blocker);
+			}
+			else {
+				java.util.concurrent.locks.LockSupport.parkNanos(blocker, nanos);
+			}
+		}
+
 	}
 
 	private final FakeOps ops = new FakeOps();
@@ -143,6 +159,35 @@ class CudaCompletionsTest {
 		assertThat(outcome.get()).isNull();
 		assertThat(thread.get()).isNotSameAs(Thread.currentThread()).isSameAs(this.ops.pollerThread);
 		assertThat(thread.get().getName()).startsWith("gpu-cuda0-completions-");
+	}
+
+	@Test
+	void aWaiterThatExpeditesWakesAPollerNappingBetweenPolls() throws Exception {
+		// Naps that only a wake-up ends: the callback can run only if expedite wakes the poller.
+		this.ops.napUntilUnparked = true;
+		this.ops.enqueue("A");
+		CountDownLatch done = new CountDownLatch(1);
+		this.completions.whenDone("A", (failure) -> done.countDown());
+		long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (this.ops.naps.get() == 0 && System.nanoTime() < until) {
+			Thread.sleep(1);
+		}
+		assertThat(this.ops.naps.get()).as("the poller naps once its spin window is over").isPositive();
+		this.ops.finish("A");
+		assertThat(done.await(100, TimeUnit.MILLISECONDS)).as("not seen while the poller naps").isFalse();
+		this.completions.expedite();
+		assertThat(done.await(5, TimeUnit.SECONDS)).as("seen once a waiter expedites").isTrue();
+	}
+
+	@Test
+	void expediteWithoutAPollerOrWorkIsHarmless() throws Exception {
+		this.completions.expedite();
+		this.ops.enqueue("A");
+		CountDownLatch done = new CountDownLatch(1);
+		this.completions.whenDone("A", (failure) -> done.countDown());
+		this.completions.expedite();
+		this.ops.finish("A");
+		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
 	}
 
 	@Test

@@ -370,24 +370,36 @@ public final class KnnEngine {
 		return failure;
 	}
 
+	/**
+	 * Waits for every download, then throws the first failure. Each future is waited on itself, not
+	 * through {@code allOf}: a thread waiting on a copy's own future is the one the runtime lets
+	 * finish the copy (on CUDA it then sees the copy done within a poll, without the two thread
+	 * wake-ups of the completion hand-off; see docs/runtime.md, "Completions").
+	 */
 	private void await(List<CompletableFuture<Void>> downloads) {
-		try {
-			CompletableFuture.allOf(downloads.toArray(new CompletableFuture<?>[0]))
-				.get(this.deviceTimeout.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (ExecutionException | CompletionException ex) {
-			Throwable cause = ex.getCause();
-			if (cause instanceof RuntimeException runtime) {
-				throw runtime;
+		long deadline = System.nanoTime() + this.deviceTimeout.toNanos();
+		RuntimeException failure = null;
+		for (CompletableFuture<Void> download : downloads) {
+			try {
+				download.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
 			}
-			throw new GpuException("Downloading search results failed", cause);
+			catch (ExecutionException | CompletionException ex) {
+				if (failure == null) {
+					Throwable cause = ex.getCause();
+					failure = (cause instanceof RuntimeException runtime) ? runtime
+							: new GpuException("Downloading search results failed", cause);
+				}
+			}
+			catch (TimeoutException ex) {
+				throw new GpuException("Search results did not arrive within " + this.deviceTimeout);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new GpuException("Interrupted while waiting for search results");
+			}
 		}
-		catch (TimeoutException ex) {
-			throw new GpuException("Search results did not arrive within " + this.deviceTimeout);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new GpuException("Interrupted while waiting for search results");
+		if (failure != null) {
+			throw failure;
 		}
 	}
 
