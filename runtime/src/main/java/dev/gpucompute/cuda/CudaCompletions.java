@@ -33,7 +33,8 @@ import dev.gpucompute.GpuException;
  * 100 µs after the last progress and then sleeping 10 µs to 100 µs between polls
  * ({@link CompletionPolling}), so a short copy is seen done within a poll and a long one at most
  * about 100 µs late; a thread that starts waiting for a completion ({@link #expedite}) starts the spin
- * again, so a waiter sees its completion within a poll whatever the work's length.
+ * window again, so work that ends while it spins (100 µs) is seen within a poll; longer work is seen
+ * as before, at most about 100 µs late.
  *
  * <p>Callbacks run on the completion thread, never on a driver thread, and must be short (the
  * context hands them to its own executor). At close, queued callbacks whose event completed get

@@ -80,8 +80,12 @@ class CudaCompletionsTest {
 			return CudaErrors.SUCCESS;
 		}
 
+		/** cuEventQuery calls so far. */
+		final AtomicInteger queries = new AtomicInteger();
+
 		@Override
 		public int query(Event event) {
+			this.queries.incrementAndGet();
 			Integer failure = this.failures.get(event.stream);
 			if (failure != null) {
 				return failure;
@@ -120,15 +124,41 @@ class CudaCompletionsTest {
 
 		final AtomicInteger naps = new AtomicInteger();
 
+		/** Run on the poller at the start of each nap, with the nap's number (from 1). */
+		volatile java.util.function.IntConsumer onNap;
+
+		/** By nap number: when it started, the queries made before it, and when it ended. */
+		final Map<Integer, Long> napStarts = new ConcurrentHashMap<>();
+
+		final Map<Integer, Integer> queriesBeforeNap = new ConcurrentHashMap<>();
+
+		final Map<Integer, Long> napEnds = new ConcurrentHashMap<>();
+
 		@Override
 		public void nap(Object blocker, long nanos) {
-			this.naps.incrementAndGet();
+			int nap = this.naps.incrementAndGet();
+			this.queriesBeforeNap.put(nap, this.queries.get());
+			this.napStarts.put(nap, System.nanoTime());
+			java.util.function.IntConsumer hook = this.onNap;
+			if (hook != null) {
+				hook.accept(nap);
+			}
 			if (this.napUntilUnparked) {
 				java.util.concurrent.locks.LockSupport.park(blocker);
 			}
 			else {
 				java.util.concurrent.locks.LockSupport.parkNanos(blocker, nanos);
 			}
+			this.napEnds.put(nap, System.nanoTime());
+		}
+
+		/** Waits (up to 5 s) until the poller started nap number {@code nap}. */
+		void awaitNap(int nap) throws InterruptedException {
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+			while (!this.napStarts.containsKey(nap) && System.nanoTime() - until < 0) {
+				Thread.sleep(1);
+			}
+			assertThat(this.napStarts).as("naps").containsKey(nap);
 		}
 
 	}
@@ -177,6 +207,52 @@ class CudaCompletionsTest {
 		assertThat(done.await(100, TimeUnit.MILLISECONDS)).as("not seen while the poller naps").isFalse();
 		this.completions.expedite();
 		assertThat(done.await(5, TimeUnit.SECONDS)).as("seen once a waiter expedites").isTrue();
+	}
+
+	@Test
+	void aWaiterThatExpeditesRestartsTheSpinWindow() throws Exception {
+		// Stream A's work never ends; a waiter arrives during naps 1, 3 and 5. After each, the poller
+		// spins again (a full window, SPIN_NANOS) before its next nap, not one poll and back to sleep.
+		this.ops.onNap = (nap) -> {
+			if (nap <= 5 && nap % 2 == 1) {
+				this.completions.expedite();
+			}
+		};
+		this.ops.enqueue("A");
+		this.completions.whenDone("A", (failure) -> {
+		});
+		this.ops.awaitNap(6);
+		for (int nap = 1; nap <= 5; nap += 2) {
+			long awake = this.ops.napStarts.get(nap + 1) - this.ops.napEnds.get(nap);
+			assertThat(awake).as("time polling after nap %d, when a waiter came", nap)
+				.isGreaterThanOrEqualTo(CompletionPolling.SPIN_NANOS);
+		}
+	}
+
+	@Test
+	void workQueuedBehindWorkInFlightDoesNotRestartTheSpinWindow() throws Exception {
+		// Stream A's first work never ends; during naps 1 to 5 another callback is queued behind it.
+		// Each waits for the first, so the poller polls once and naps again, instead of spinning a
+		// window per request (which kept a core busy as long as requests kept coming). During nap 7 a
+		// callback comes on stream B, where nothing is queued: it may be a short copy, worth a spin.
+		this.ops.onNap = (nap) -> {
+			if (nap <= 5 || nap == 7) {
+				String stream = (nap == 7) ? "B" : "A";
+				this.ops.enqueue(stream);
+				this.completions.whenDone(stream, (failure) -> {
+				});
+			}
+		};
+		this.ops.enqueue("A");
+		this.completions.whenDone("A", (failure) -> {
+		});
+		this.ops.awaitNap(8);
+		for (int nap = 1; nap <= 5; nap++) {
+			int polls = this.ops.queriesBeforeNap.get(nap + 1) - this.ops.queriesBeforeNap.get(nap);
+			assertThat(polls).as("polls between nap %d and the next, a callback queued behind others", nap).isEqualTo(1);
+		}
+		long awake = this.ops.napStarts.get(8) - this.ops.napEnds.get(7);
+		assertThat(awake).as("time polling after nap 7, a callback on an idle stream").isGreaterThanOrEqualTo(CompletionPolling.SPIN_NANOS);
 	}
 
 	@Test
