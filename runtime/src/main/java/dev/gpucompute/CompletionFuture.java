@@ -12,9 +12,10 @@ import java.util.concurrent.TimeoutException;
  * itself. When the stream's work is done, {@link ContextCompletions} hands the future's completion
  * task to the context's completion executor <em>and</em> {@linkplain #offer offers} it here; the task
  * runs once, on whichever thread claims it first. A thread in {@link #join()} or {@link #get()} first
- * spins for up to the context's wait spin (CUDA: 100 µs; CPU backend: none), having told the backend
- * that someone waits (its completion thread then polls at once and closely), and, if the task is
- * offered meanwhile, runs it itself; then it waits as any {@link CompletableFuture} does.
+ * spins for up to the context's wait spin (CUDA: 100 µs; CPU backend: none) and, if the task is
+ * offered meanwhile, runs it itself; then it waits as any {@link CompletableFuture} does. For the
+ * whole wait the backend knows that someone waits ({@link Waits}): the CUDA completion thread then
+ * polls without sleeping, so the work is seen done within a poll however long it runs.
  *
  * <p>Why: handing the completion to the executor costs two thread wake-ups (the executor's thread,
  * then the waiting thread), each several microseconds and more on a loaded host, which a raw
@@ -40,10 +41,19 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	private final long spinNanos;
 
-	private final Runnable onWait;
+	private final Waits waits;
 
 	@SuppressWarnings("unused") // through OFFERED
 	private volatile Runnable offered;
+
+	/** The backend's side of a wait (see {@link dev.gpucompute.spi.DeviceBackend#completionWaitStarted()}). */
+	interface Waits {
+
+		void started();
+
+		void ended();
+
+	}
 
 	/** @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all) */
 	CompletionFuture(long spinNanos) {
@@ -52,13 +62,12 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	/**
 	 * @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all)
-	 * @param onWait run once by a thread that starts spinning for the task, or null: tells the backend
-	 * that someone waits ({@link dev.gpucompute.spi.DeviceBackend#expediteCompletions()}), so that its
-	 * completion thread polls at once instead of finishing a sleep between polls
+	 * @param waits told when a thread starts and ends waiting for this future (with a spin only), or
+	 * null: the CUDA completion thread then polls at once and without sleeping until the wait ends
 	 */
-	CompletionFuture(long spinNanos, Runnable onWait) {
+	CompletionFuture(long spinNanos, Waits waits) {
 		this.spinNanos = spinNanos;
-		this.onWait = onWait;
+		this.waits = waits;
 	}
 
 	/**
@@ -71,23 +80,60 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T join() {
-		help(this.spinNanos);
-		return super.join();
+		boolean told = tell();
+		try {
+			help(this.spinNanos);
+			return super.join();
+		}
+		finally {
+			if (told) {
+				this.waits.ended();
+			}
+		}
 	}
 
 	@Override
 	public T get() throws InterruptedException, ExecutionException {
-		help(this.spinNanos);
-		return super.get();
+		boolean told = tell();
+		try {
+			help(this.spinNanos);
+			return super.get();
+		}
+		finally {
+			if (told) {
+				this.waits.ended();
+			}
+		}
 	}
 
 	@Override
 	public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
 		long nanos = unit.toNanos(timeout);
 		long start = System.nanoTime();
-		help(Math.min(this.spinNanos, nanos));
-		// The spin (or the completion run here) counts against the timeout.
-		return super.get(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+		boolean told = nanos > 0 && tell();
+		try {
+			help(Math.min(this.spinNanos, nanos));
+			// The spin (or the completion run here) counts against the timeout.
+			return super.get(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+		}
+		finally {
+			if (told) {
+				this.waits.ended();
+			}
+		}
+	}
+
+	/**
+	 * Tells the backend that this thread is about to wait, unless there is nothing to wait for (done,
+	 * or the completion already offered to run here) or this context does not spin.
+	 * @return whether {@link Waits#ended()} is owed
+	 */
+	private boolean tell() {
+		if (this.waits == null || this.spinNanos <= 0 || isDone() || OFFERED.getAcquire(this) != null) {
+			return false;
+		}
+		this.waits.started();
+		return true;
 	}
 
 	/**
@@ -122,9 +168,6 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 			if (!started) {
 				start = now;
 				started = true;
-				if (this.onWait != null) {
-					this.onWait.run();
-				}
 			}
 			else if (now - start >= spin) {
 				return;

@@ -125,8 +125,8 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	private final long waitSpinNanos;
 
-	/** Tells the backend that a thread waits for a completion (see {@link DeviceBackend#expediteCompletions()}). */
-	private final Runnable expedite;
+	/** Tells the backend when a thread waits for a completion (see {@link DeviceBackend#completionWaitStarted()}). */
+	private final CompletionFuture.Waits waits;
 
 	private volatile State state = State.OPEN;
 
@@ -148,7 +148,19 @@ public final class GpuContext implements AutoCloseable {
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
 				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.expedite = backend::expediteCompletions;
+		this.waits = new CompletionFuture.Waits() {
+
+			@Override
+			public void started() {
+				backend.completionWaitStarted();
+			}
+
+			@Override
+			public void ended() {
+				backend.completionWaitEnded();
+			}
+
+		};
 		this.events = new EventRegistry(this, this.recordLeakSites);
 		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
 				builder.leakDetectionThreshold, builder.priorityLimits);
@@ -445,7 +457,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	<T> CompletableFuture<T> whenDone(NativeStream stream,
 			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.expedite);
+		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.waits);
 		this.completions.whenDone(stream, future, (failure) -> action.accept(future, failure));
 		return future;
 	}

@@ -128,25 +128,57 @@ class CompletionFutureTest {
 	}
 
 	@Test
-	void aSpinningWaiterTellsTheBackendOnceThatItWaits() throws Exception {
-		AtomicInteger told = new AtomicInteger();
-		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30), told::incrementAndGet);
-		Thread offerer = new Thread(() -> {
-			sleepQuietly(20);
-			future.offer(() -> future.complete("done"));
-		});
-		offerer.start();
-		assertThat(future.join()).isEqualTo("done");
-		offerer.join();
-		assertThat(told).hasValue(1);
+	void theBackendKnowsWhileAThreadWaitsAndOnlyThen() throws Exception {
+		AtomicInteger waiting = new AtomicInteger();
+		AtomicInteger started = new AtomicInteger();
+		AtomicInteger seenWhileWaiting = new AtomicInteger(-1);
+		CompletionFuture.Waits waits = new CompletionFuture.Waits() {
 
-		CompletionFuture<String> noSpin = new CompletionFuture<>(0, told::incrementAndGet);
-		noSpin.complete("x");
+			@Override
+			public void started() {
+				started.incrementAndGet();
+				waiting.incrementAndGet();
+			}
+
+			@Override
+			public void ended() {
+				waiting.decrementAndGet();
+			}
+
+		};
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.MICROSECONDS.toNanos(100), waits);
+		Thread completer = new Thread(() -> {
+			sleepQuietly(50); // past the waiter's spin: it blocks, still waiting
+			seenWhileWaiting.set(waiting.get());
+			future.complete("done");
+		});
+		completer.start();
+		assertThat(future.join()).isEqualTo("done");
+		completer.join();
+		assertThat(seenWhileWaiting).as("waiting while blocked after the spin").hasValue(1);
+		assertThat(waiting).as("after the wait").hasValue(0);
+
+		CompletionFuture<String> timed = new CompletionFuture<>(TimeUnit.MICROSECONDS.toNanos(100), waits);
+		org.assertj.core.api.Assertions.assertThatThrownBy(() -> timed.get(20, TimeUnit.MILLISECONDS))
+			.isInstanceOf(java.util.concurrent.TimeoutException.class);
+		assertThat(waiting).as("after a timed-out wait").hasValue(0);
+
+		int before = started.get();
+		CompletionFuture<String> noSpin = new CompletionFuture<>(0, waits);
+		Thread later = new Thread(() -> {
+			sleepQuietly(20);
+			noSpin.complete("x");
+		});
+		later.start();
 		assertThat(noSpin.join()).isEqualTo("x");
-		CompletionFuture<String> offered = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1), told::incrementAndGet);
-		offered.offer(() -> offered.complete("y"));
-		assertThat(offered.join()).isEqualTo("y");
-		assertThat(told).as("no spin, or nothing to wait for: not told").hasValue(1);
+		later.join();
+		CompletionFuture<String> done = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1), waits);
+		done.complete("y");
+		assertThat(done.join()).isEqualTo("y");
+		CompletionFuture<String> offered = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(1), waits);
+		offered.offer(() -> offered.complete("z"));
+		assertThat(offered.join()).isEqualTo("z");
+		assertThat(started).as("no spin, done, or the completion already here: not told").hasValue(before);
 	}
 
 	@Test

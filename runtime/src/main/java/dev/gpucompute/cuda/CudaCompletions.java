@@ -32,9 +32,9 @@ import dev.gpucompute.GpuException;
  * thread sleeps until the next {@code whenDone}; while work is in flight it polls, spinning for
  * 100 µs after the last progress and then sleeping 10 µs to 100 µs between polls
  * ({@link CompletionPolling}), so a short copy is seen done within a poll and a long one at most
- * about 100 µs late; a thread that starts waiting for a completion ({@link #expedite}) starts the spin
- * window again, so work that ends while it spins (100 µs) is seen within a poll; longer work is seen
- * as before, at most about 100 µs late.
+ * about 100 µs late. While a thread waits for a completion ({@link #waiterArrived} to
+ * {@link #waiterLeft}) it polls without sleeping, as {@code cuStreamSynchronize} spins for its
+ * caller, so a waiter's work is seen done within a poll whatever its length.
  *
  * <p>Callbacks run on the completion thread, never on a driver thread, and must be short (the
  * context hands them to its own executor). At close, queued callbacks whose event completed get
@@ -109,8 +109,11 @@ final class CudaCompletions<S, E> {
 	/** Sleeping between two polls while work is in flight (not parked for want of work). */
 	private volatile boolean napping;
 
-	/** A thread waits for a completion: spin again (see {@link #expedite}). */
+	/** A thread started waiting since the last poll (see {@link #waiterArrived}). */
 	private volatile boolean expedited;
+
+	/** Threads waiting for a completion now. */
+	private final AtomicInteger waiters = new AtomicInteger();
 
 	private volatile boolean closed;
 
@@ -153,11 +156,13 @@ final class CudaCompletions<S, E> {
 	}
 
 	/**
-	 * A thread is about to wait for a queued callback: the next poll comes at once and the spin
-	 * window starts again, so the completion is seen within a poll of its event, not after a sleep
-	 * of up to 100 µs. Cheap: a volatile write, and an unpark only while the thread naps between polls.
+	 * A thread starts waiting for a queued callback: the next poll comes at once, and until the
+	 * matching {@link #waiterLeft} the thread polls without sleeping (one core while anyone waits for
+	 * this device; none while nothing is queued). Cheap: an atomic increment, a volatile write, and
+	 * an unpark only while the thread naps between polls.
 	 */
-	void expedite() {
+	void waiterArrived() {
+		this.waiters.incrementAndGet();
 		this.expedited = true;
 		if (this.napping) {
 			Thread running = this.thread;
@@ -165,6 +170,11 @@ final class CudaCompletions<S, E> {
 				LockSupport.unpark(running);
 			}
 		}
+	}
+
+	/** The wait {@link #waiterArrived} announced is over. */
+	void waiterLeft() {
+		this.waiters.decrementAndGet();
 	}
 
 	private E takeEvent() {
@@ -227,7 +237,7 @@ final class CudaCompletions<S, E> {
 				continue;
 			}
 			long now = System.nanoTime();
-			if (this.expedited) {
+			if (this.expedited || this.waiters.get() > 0) {
 				this.expedited = false;
 				polling.progress(now);
 			}

@@ -254,8 +254,13 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	}
 
 	@Override
-	public void expediteCompletions() {
-		this.completions.expedite();
+	public void completionWaitStarted() {
+		this.completions.waiterArrived();
+	}
+
+	@Override
+	public void completionWaitEnded() {
+		this.completions.waiterLeft();
 	}
 
 	/** The driver side of {@link CudaCompletions}. */

@@ -126,12 +126,17 @@ public interface DeviceBackend extends AutoCloseable {
 	boolean abandon(dev.gpucompute.GpuException reason);
 
 	/**
-	 * A thread is about to wait for a callback registered with {@link NativeStream#whenDone}: a
-	 * backend that polls for completions should poll at once and keep polling closely for a while, as
-	 * a driver's synchronise does for its waiter. Called from any thread, often; must be cheap and
-	 * never block. The default does nothing (a backend that runs its callbacks as work ends).
+	 * A thread starts waiting for a callback registered with {@link NativeStream#whenDone}; each call
+	 * is followed by one {@link #completionWaitEnded()}. A backend that polls for completions should
+	 * poll at once, and closely while any thread waits, as a driver's synchronise spins for its
+	 * caller. Called from any thread, often; must be cheap and never block. The default does nothing
+	 * (a backend that runs its callbacks as work ends).
 	 */
-	default void expediteCompletions() {
+	default void completionWaitStarted() {
+	}
+
+	/** The wait that {@link #completionWaitStarted()} announced is over (done, timed out or interrupted). */
+	default void completionWaitEnded() {
 	}
 
 	/**

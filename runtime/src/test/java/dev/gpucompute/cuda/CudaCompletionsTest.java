@@ -192,8 +192,8 @@ class CudaCompletionsTest {
 	}
 
 	@Test
-	void aWaiterThatExpeditesWakesAPollerNappingBetweenPolls() throws Exception {
-		// Naps that only a wake-up ends: the callback can run only if expedite wakes the poller.
+	void aWaiterThatArrivesWakesAPollerNappingBetweenPolls() throws Exception {
+		// Naps that only a wake-up ends: the callback can run only if the waiter's arrival wakes the poller.
 		this.ops.napUntilUnparked = true;
 		this.ops.enqueue("A");
 		CountDownLatch done = new CountDownLatch(1);
@@ -205,17 +205,43 @@ class CudaCompletionsTest {
 		assertThat(this.ops.naps.get()).as("the poller naps once its spin window is over").isPositive();
 		this.ops.finish("A");
 		assertThat(done.await(100, TimeUnit.MILLISECONDS)).as("not seen while the poller naps").isFalse();
-		this.completions.expedite();
-		assertThat(done.await(5, TimeUnit.SECONDS)).as("seen once a waiter expedites").isTrue();
+		this.completions.waiterArrived();
+		assertThat(done.await(5, TimeUnit.SECONDS)).as("seen once a waiter arrives").isTrue();
+		this.completions.waiterLeft();
 	}
 
 	@Test
-	void aWaiterThatExpeditesRestartsTheSpinWindow() throws Exception {
+	void whileAThreadWaitsThePollerPollsWithoutNapping() throws Exception {
+		// Stream A's work never ends. A waiter arrives during nap 1 and stays: no nap follows while it
+		// waits, however long (a one-off restart of the spin window would nap again after 100 µs).
+		CountDownLatch arrived = new CountDownLatch(1);
+		this.ops.onNap = (nap) -> {
+			if (nap == 1) {
+				this.completions.waiterArrived();
+				arrived.countDown();
+			}
+		};
+		this.ops.enqueue("A");
+		this.completions.whenDone("A", (failure) -> {
+		});
+		assertThat(arrived.await(5, TimeUnit.SECONDS)).isTrue();
+		int queries = this.ops.queries.get();
+		Thread.sleep(50);
+		assertThat(this.ops.naps.get()).as("naps while a thread waits").isEqualTo(1);
+		assertThat(this.ops.queries.get()).as("polls while a thread waits").isGreaterThan(queries);
+		this.completions.waiterLeft();
+		this.ops.awaitNap(2);
+	}
+
+	@Test
+	void aWaiterThatComesAndGoesRestartsTheSpinWindow() throws Exception {
 		// Stream A's work never ends; a waiter arrives during naps 1, 3 and 5. After each, the poller
 		// spins again (a full window, SPIN_NANOS) before its next nap, not one poll and back to sleep.
 		this.ops.onNap = (nap) -> {
 			if (nap <= 5 && nap % 2 == 1) {
-				this.completions.expedite();
+				// A waiter that came and went (its work done elsewhere): one spin window.
+				this.completions.waiterArrived();
+				this.completions.waiterLeft();
 			}
 		};
 		this.ops.enqueue("A");
@@ -256,12 +282,14 @@ class CudaCompletionsTest {
 	}
 
 	@Test
-	void expediteWithoutAPollerOrWorkIsHarmless() throws Exception {
-		this.completions.expedite();
+	void waitersWithoutAPollerOrWorkAreHarmless() throws Exception {
+		this.completions.waiterArrived();
+		this.completions.waiterLeft();
 		this.ops.enqueue("A");
 		CountDownLatch done = new CountDownLatch(1);
 		this.completions.whenDone("A", (failure) -> done.countDown());
-		this.completions.expedite();
+		this.completions.waiterArrived();
+		this.completions.waiterLeft();
 		this.ops.finish("A");
 		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
 	}
