@@ -62,8 +62,10 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	/**
 	 * @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all)
-	 * @param waits told when a thread starts and ends waiting for this future (with a spin only), or
-	 * null: the CUDA completion thread then polls at once and without sleeping until the wait ends
+	 * @param waits told when a thread starts and ends waiting for this future (with a spin only; the
+	 * CUDA completion thread then polls without sleeping until the wait ends), or null: nobody is told.
+	 * The wait ends when the thread stops waiting or takes the offered completion task to run it: the
+	 * stream's work is done, and the task, with the dependent stages it runs, may take any time.
 	 */
 	CompletionFuture(long spinNanos, Waits waits) {
 		this.spinNanos = spinNanos;
@@ -82,7 +84,16 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	public T join() {
 		boolean told = tell();
 		try {
-			help(this.spinNanos);
+			Runnable task = help(this.spinNanos);
+			if (task != null) {
+				if (told) {
+					// The stream's work is done: the backend need not poll for this thread while it runs the
+					// completion and the dependent stages it triggers, which may take any time.
+					told = false;
+					this.waits.ended();
+				}
+				run(task);
+			}
 			return super.join();
 		}
 		finally {
@@ -96,7 +107,14 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	public T get() throws InterruptedException, ExecutionException {
 		boolean told = tell();
 		try {
-			help(this.spinNanos);
+			Runnable task = help(this.spinNanos);
+			if (task != null) {
+				if (told) {
+					told = false;
+					this.waits.ended();
+				}
+				run(task);
+			}
 			return super.get();
 		}
 		finally {
@@ -112,7 +130,14 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 		long start = System.nanoTime();
 		boolean told = nanos > 0 && tell();
 		try {
-			help(Math.min(this.spinNanos, nanos));
+			Runnable task = help(Math.min(this.spinNanos, nanos));
+			if (task != null) {
+				if (told) {
+					told = false;
+					this.waits.ended();
+				}
+				run(task);
+			}
 			// The spin (or the completion run here) counts against the timeout.
 			return super.get(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
 		}
@@ -137,32 +162,25 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	}
 
 	/**
-	 * Runs the offered task if it comes within {@code spin} nanoseconds, unless the future completed
-	 * first or the thread is interrupted: an interrupted {@code get} throws as any future's does (a
-	 * plain {@link CompletableFuture#get()} throws when the future is not done), and the task, which
-	 * runs dependent stages, does not run with a pending interrupt they might react to.
+	 * Spins up to {@code spin} nanoseconds for the offered task, unless the future completed first or
+	 * the thread is interrupted: an interrupted {@code get} throws as any future's does (a plain
+	 * {@link CompletableFuture#get()} throws when the future is not done), and the task, which runs
+	 * dependent stages, does not run with a pending interrupt they might react to.
+	 * @return the offered task, for the caller to {@linkplain #run(Runnable) run}, or null
 	 */
-	private void help(long spin) {
+	private Runnable help(long spin) {
 		long start = 0;
 		boolean started = false;
 		for (;;) {
 			if (isDone() || Thread.currentThread().isInterrupted()) {
-				return;
+				return null;
 			}
 			Runnable task = (Runnable) OFFERED.getAcquire(this);
 			if (task != null) {
-				try {
-					task.run();
-				}
-				catch (RuntimeException | Error ex) {
-					// A completion must not throw; if one does, its future fails instead of hanging, and
-					// the waiter gets the failure through the future as any other failure.
-					completeExceptionally(ex);
-				}
-				return;
+				return task;
 			}
 			if (spin <= 0) {
-				return;
+				return null;
 			}
 			long now = System.nanoTime();
 			if (!started) {
@@ -170,9 +188,21 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 				started = true;
 			}
 			else if (now - start >= spin) {
-				return;
+				return null;
 			}
 			Thread.onSpinWait();
+		}
+	}
+
+	/** Runs the offered task on the waiting thread. */
+	private void run(Runnable task) {
+		try {
+			task.run();
+		}
+		catch (RuntimeException | Error ex) {
+			// A completion must not throw; if one does, its future fails instead of hanging, and
+			// the waiter gets the failure through the future as any other failure.
+			completeExceptionally(ex);
 		}
 	}
 

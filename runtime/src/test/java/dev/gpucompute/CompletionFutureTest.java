@@ -128,6 +128,50 @@ class CompletionFutureTest {
 	}
 
 	@Test
+	void aWaiterThatRunsTheCompletionItselfNoLongerCountsAsWaiting() throws Exception {
+		// The offered task runs dependent stages (user code, any length) on the waiting thread; the
+		// stream's work is done by then, so the backend must not keep polling for that thread.
+		AtomicInteger waiting = new AtomicInteger();
+		CountDownLatch started = new CountDownLatch(1);
+		CompletionFuture.Waits waits = new CompletionFuture.Waits() {
+
+			@Override
+			public void started() {
+				waiting.incrementAndGet();
+				started.countDown();
+			}
+
+			@Override
+			public void ended() {
+				waiting.decrementAndGet();
+			}
+
+		};
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30), waits);
+		AtomicInteger seenInStage = new AtomicInteger(-1);
+		AtomicReference<Thread> stageThread = new AtomicReference<>();
+		future.thenRun(() -> {
+			stageThread.set(Thread.currentThread());
+			seenInStage.set(waiting.get());
+		});
+		Thread offerer = new Thread(() -> {
+			try {
+				started.await();
+			}
+			catch (InterruptedException ex) {
+				return;
+			}
+			future.offer(() -> future.complete("done"));
+		});
+		offerer.start();
+		assertThat(future.join()).isEqualTo("done");
+		offerer.join();
+		assertThat(stageThread.get()).as("the waiter ran the completion").isSameAs(Thread.currentThread());
+		assertThat(seenInStage).as("counted as waiting while running a dependent stage").hasValue(0);
+		assertThat(waiting).as("after the wait").hasValue(0);
+	}
+
+	@Test
 	void theBackendKnowsWhileAThreadWaitsAndOnlyThen() throws Exception {
 		AtomicInteger waiting = new AtomicInteger();
 		AtomicInteger started = new AtomicInteger();
