@@ -132,9 +132,21 @@ def free_port():
 
 
 class Client:
+    """One keep-alive connection. The server closes a connection idle for longer than its keep-alive
+    timeout (Tomcat: 60 s), which a phase of this script can exceed (an exact ranking on the CPU, 16
+    client processes running while this connection waits); the next request on it then fails with a
+    broken pipe or a reset before the server read it, and is sent again once on a new connection."""
+
+    RECONNECT = (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected,
+                 http.client.CannotSendRequest)
 
     def __init__(self, port):
+        self.port = port
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+
+    def _send(self, method, path, body, headers):
+        self.connection.request(method, path, body=body, headers=headers)
+        return self.connection.getresponse()
 
     def request(self, method, path, body=None, content_type="application/json", accept=None):
         headers = {}
@@ -142,8 +154,12 @@ class Client:
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
-        self.connection.request(method, path, body=body, headers=headers)
-        response = self.connection.getresponse()
+        try:
+            response = self._send(method, path, body, headers)
+        except self.RECONNECT:
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+            response = self._send(method, path, body, headers)
         data = response.read()
         if response.status >= 300:
             raise RuntimeError(f"{method} {path}: HTTP {response.status}: {data[:500]!r}")
