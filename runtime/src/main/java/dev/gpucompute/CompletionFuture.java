@@ -82,22 +82,12 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T join() {
-		boolean told = tell();
+		boolean owed = prepare(this.spinNanos, true);
 		try {
-			Runnable task = help(this.spinNanos);
-			if (task != null) {
-				if (told) {
-					// The stream's work is done: the backend need not poll for this thread while it runs the
-					// completion and the dependent stages it triggers, which may take any time.
-					told = false;
-					this.waits.ended();
-				}
-				run(task);
-			}
 			return super.join();
 		}
 		finally {
-			if (told) {
+			if (owed) {
 				this.waits.ended();
 			}
 		}
@@ -105,20 +95,12 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T get() throws InterruptedException, ExecutionException {
-		boolean told = tell();
+		boolean owed = prepare(this.spinNanos, true);
 		try {
-			Runnable task = help(this.spinNanos);
-			if (task != null) {
-				if (told) {
-					told = false;
-					this.waits.ended();
-				}
-				run(task);
-			}
 			return super.get();
 		}
 		finally {
-			if (told) {
+			if (owed) {
 				this.waits.ended();
 			}
 		}
@@ -128,24 +110,46 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
 		long nanos = unit.toNanos(timeout);
 		long start = System.nanoTime();
-		boolean told = nanos > 0 && tell();
+		boolean owed = prepare(Math.min(this.spinNanos, nanos), nanos > 0);
 		try {
-			Runnable task = help(Math.min(this.spinNanos, nanos));
-			if (task != null) {
-				if (told) {
-					told = false;
-					this.waits.ended();
-				}
-				run(task);
-			}
 			// The spin (or the completion run here) counts against the timeout.
 			return super.get(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
 		}
 		finally {
-			if (told) {
+			if (owed) {
 				this.waits.ended();
 			}
 		}
+	}
+
+	/**
+	 * What a waiter does before it blocks: announces its wait (when {@code mayTell} and there is
+	 * something to wait for), spins up to {@code spin} for the completion task and runs it if it
+	 * comes. Once it has the task the stream's work is done, so the wait ends before the task runs:
+	 * the backend need not poll for this thread while it runs the completion and the dependent stages
+	 * that triggers, which may take any time.
+	 * @return whether {@link Waits#ended()} is still owed (the thread goes on to block)
+	 */
+	private boolean prepare(long spin, boolean mayTell) {
+		boolean told = mayTell && tell();
+		Runnable task;
+		try {
+			task = help(spin);
+		}
+		catch (RuntimeException | Error ex) {
+			if (told) {
+				this.waits.ended();
+			}
+			throw ex;
+		}
+		if (task == null) {
+			return told;
+		}
+		if (told) {
+			this.waits.ended();
+		}
+		run(task);
+		return false;
 	}
 
 	/**
