@@ -191,12 +191,10 @@ final class ContextLauncher implements GpuLauncher {
 				this.backend.checkLaunchable(kernel.handle());
 			}
 			catch (RuntimeException ex) {
-				kernel.errors.increment();
-				this.listener.kernelLaunched(source.name(), false);
+				counted(kernel, false);
 				throw ex;
 			}
-			kernel.launches.increment();
-			this.listener.kernelLaunched(source.name(), true);
+			counted(kernel, true);
 			return;
 		}
 		if (view.buffers) {
@@ -223,15 +221,19 @@ final class ContextLauncher implements GpuLauncher {
 			if (start != null) {
 				this.context.events().releaseNative(start);
 			}
-			kernel.errors.increment();
-			this.listener.kernelLaunched(source.name(), false);
+			counted(kernel, false);
 			throw ex;
 		}
-		kernel.launches.increment();
-		this.listener.kernelLaunched(source.name(), true);
+		counted(kernel, true);
 		if (start != null) {
 			timeLaunch(kernel, target, start);
 		}
+	}
+
+	/** Counts a launch that reached the backend, or was refused there, and tells the listener. */
+	private void counted(Kernel kernel, boolean launched) {
+		(launched ? kernel.launches : kernel.errors).increment();
+		this.listener.kernelLaunched(kernel.name(), launched);
 	}
 
 	private void timeLaunch(Kernel kernel, NativeStream target, NativeEvent start) {

@@ -61,7 +61,7 @@ final class LeaseReports {
 			StreamLease.Release lease = slot.current();
 			if (lease != null) {
 				leases.add(new LeaseInfo(slot.stream.name(), slot.priority, Duration.ofNanos(now - lease.acquiredAt()),
-						lease.thread(), site(lease.site())));
+						lease.thread(), site(lease.acquisitionSite())));
 			}
 		}
 		leases.sort(Comparator.comparing(LeaseInfo::held).reversed());

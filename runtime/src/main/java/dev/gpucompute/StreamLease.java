@@ -128,10 +128,6 @@ public final class StreamLease implements AutoCloseable {
 			return this.acquiredAt;
 		}
 
-		Throwable site() {
-			return this.site;
-		}
-
 		String thread() {
 			return this.thread;
 		}
