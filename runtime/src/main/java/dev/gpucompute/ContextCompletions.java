@@ -74,18 +74,24 @@ final class ContextCompletions {
 		}
 		try {
 			stream.whenDone((failure) -> {
-				if (pending.claim()) {
-					this.pendingCompletions.remove(pending);
+				if (claim(pending)) {
 					dispatch(pending, failure);
 				}
 			});
 		}
 		catch (RuntimeException ex) {
-			if (pending.claim()) {
-				this.pendingCompletions.remove(pending);
-			}
+			claim(pending);
 			throw ex;
 		}
+	}
+
+	/** Claims {@code pending} for its one run and drops it from the waiting set; false when another path has it. */
+	private boolean claim(PendingCompletion pending) {
+		if (!pending.claim()) {
+			return false;
+		}
+		this.pendingCompletions.remove(pending);
+		return true;
 	}
 
 	/**
@@ -136,8 +142,7 @@ final class ContextCompletions {
 	}
 
 	private void abandon(PendingCompletion pending) {
-		if (pending.claim()) {
-			this.pendingCompletions.remove(pending);
+		if (claim(pending)) {
 			dispatch(pending, new ContextClosedException(this.abandonedAtClose));
 		}
 	}
@@ -157,9 +162,8 @@ final class ContextCompletions {
 		this.abandonedAtClose = reason;
 		int abandoned = 0;
 		for (PendingCompletion pending : List.copyOf(this.pendingCompletions)) {
-			if (pending.claim()) {
+			if (claim(pending)) {
 				abandoned++;
-				this.pendingCompletions.remove(pending);
 				dispatch(pending, new ContextClosedException(reason));
 			}
 		}

@@ -1,17 +1,22 @@
 package dev.gpucompute;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -77,8 +82,8 @@ class CompletionFutureTest {
 		future.offer(() -> {
 			throw broken;
 		});
-		org.assertj.core.api.Assertions.assertThatThrownBy(future::join)
-			.isInstanceOf(java.util.concurrent.CompletionException.class)
+		assertThatThrownBy(future::join)
+			.isInstanceOf(CompletionException.class)
 			.hasCause(broken);
 	}
 
@@ -87,8 +92,8 @@ class CompletionFutureTest {
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
 			IllegalStateException broken = new IllegalStateException("broken completion");
-			java.util.concurrent.CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
-					(java.util.concurrent.CompletableFuture<Void> done, GpuException failure) -> {
+			CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
+					(CompletableFuture<Void> done, GpuException failure) -> {
 						throw broken;
 					});
 			// Waited for through a plain dependent, whose get does not run the completion itself.
@@ -107,7 +112,7 @@ class CompletionFutureTest {
 		});
 		Thread.currentThread().interrupt();
 		try {
-			org.assertj.core.api.Assertions.assertThatThrownBy(future::get).isInstanceOf(InterruptedException.class);
+			assertThatThrownBy(future::get).isInstanceOf(InterruptedException.class);
 		}
 		finally {
 			Thread.interrupted();
@@ -121,8 +126,8 @@ class CompletionFutureTest {
 		// A spin longer than the timeout: the spin is part of the timeout, not added to it.
 		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30));
 		long start = System.nanoTime();
-		org.assertj.core.api.Assertions.assertThatThrownBy(() -> future.get(1, TimeUnit.SECONDS))
-			.isInstanceOf(java.util.concurrent.TimeoutException.class);
+		assertThatThrownBy(() -> future.get(1, TimeUnit.SECONDS))
+			.isInstanceOf(TimeoutException.class);
 		// Spin added to the timeout would take 2 s; the margin is for a loaded CI machine.
 		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(999L, 1_700L);
 	}
@@ -203,8 +208,8 @@ class CompletionFutureTest {
 		assertThat(waiting).as("after the wait").hasValue(0);
 
 		CompletionFuture<String> timed = new CompletionFuture<>(TimeUnit.MICROSECONDS.toNanos(100), waits);
-		org.assertj.core.api.Assertions.assertThatThrownBy(() -> timed.get(20, TimeUnit.MILLISECONDS))
-			.isInstanceOf(java.util.concurrent.TimeoutException.class);
+		assertThatThrownBy(() -> timed.get(20, TimeUnit.MILLISECONDS))
+			.isInstanceOf(TimeoutException.class);
 		assertThat(waiting).as("after a timed-out wait").hasValue(0);
 
 		int before = started.get();
@@ -266,7 +271,7 @@ class CompletionFutureTest {
 							byte[] data = new byte[bytes];
 							random.nextBytes(data);
 							host.put(0, data);
-							java.util.concurrent.CompletableFuture<Void> up = device.upload(host, stream);
+							CompletableFuture<Void> up = device.upload(host, stream);
 							// A stage added while the copy is still pending runs on the thread that
 							// completes it; one added after would run here whatever the runtime did.
 							AtomicReference<Thread> completer = new AtomicReference<>();
@@ -357,7 +362,7 @@ class CompletionFutureTest {
 			assertThat(unpacking.await(30, TimeUnit.SECONDS)).as("the waiter ran a download's completion").isTrue();
 
 			AtomicReference<Boolean> releasedWhenClosed = new AtomicReference<>();
-			java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+			AtomicBoolean released = new AtomicBoolean();
 			Thread closer = new Thread(() -> {
 				context.close();
 				releasedWhenClosed.set(released.get());

@@ -14,6 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -125,7 +127,7 @@ class CudaCompletionsTest {
 		final AtomicInteger naps = new AtomicInteger();
 
 		/** Run on the poller at the start of each nap, with the nap's number (from 1). */
-		volatile java.util.function.IntConsumer onNap;
+		volatile IntConsumer onNap;
 
 		/** By nap number: when it started, the queries made before it, and when it ended. */
 		final Map<Integer, Long> napStarts = new ConcurrentHashMap<>();
@@ -139,15 +141,15 @@ class CudaCompletionsTest {
 			int nap = this.naps.incrementAndGet();
 			this.queriesBeforeNap.put(nap, this.queries.get());
 			this.napStarts.put(nap, System.nanoTime());
-			java.util.function.IntConsumer hook = this.onNap;
+			IntConsumer hook = this.onNap;
 			if (hook != null) {
 				hook.accept(nap);
 			}
 			if (this.napUntilUnparked) {
-				java.util.concurrent.locks.LockSupport.park(blocker);
+				LockSupport.park(blocker);
 			}
 			else {
-				java.util.concurrent.locks.LockSupport.parkNanos(blocker, nanos);
+				LockSupport.parkNanos(blocker, nanos);
 			}
 			this.napEnds.put(nap, System.nanoTime());
 		}
