@@ -315,9 +315,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			}
 			throw new GpuException("The handler of batcher '" + this.name + "' failed", cause);
 		}
-		catch (java.util.concurrent.CancellationException ex) {
-			throw ex;
-		}
 		catch (InterruptedException ex) {
 			own.future.cancel(false);
 			Thread.currentThread().interrupt();
