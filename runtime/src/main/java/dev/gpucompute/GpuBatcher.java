@@ -315,9 +315,6 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			}
 			throw new GpuException("The handler of batcher '" + this.name + "' failed", cause);
 		}
-		catch (java.util.concurrent.CancellationException ex) {
-			throw ex;
-		}
 		catch (InterruptedException ex) {
 			own.future.cancel(false);
 			Thread.currentThread().interrupt();
@@ -434,7 +431,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 			finally {
 				this.lock.unlock();
 			}
-			finish(batch);
+			finish(batch, 0, 0);
 			return;
 		}
 		execute(batch, lease, noStream, start);
@@ -475,15 +472,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 				}
 			}
 		}
-		this.lock.lock();
-		try {
-			this.succeeded += ok;
-			this.failed += bad;
-		}
-		finally {
-			this.lock.unlock();
-		}
-		finish(batch);
+		finish(batch, ok, bad);
 	}
 
 	/**
@@ -504,10 +493,15 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		}
 	}
 
-	/** Ends a reservation: the batch no longer runs, and a waiting dispatcher may now be ready. */
-	private void finish(List<Item<I, O>> batch) {
+	/**
+	 * Ends a reservation, booking the items its batch completed ({@code ok}, {@code bad}): the batch
+	 * no longer runs, and a waiting dispatcher may now be ready.
+	 */
+	private void finish(List<Item<I, O>> batch, int ok, int bad) {
 		this.lock.lock();
 		try {
+			this.succeeded += ok;
+			this.failed += bad;
 			this.running.remove(batch);
 			this.inFlight--;
 			if (this.queue.size() > 0 && this.idleDispatchers > 0) {

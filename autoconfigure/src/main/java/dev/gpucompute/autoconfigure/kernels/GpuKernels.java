@@ -383,7 +383,7 @@ public final class GpuKernels {
 		}
 		return directories.stream()
 			.sorted(java.util.Comparator
-				.comparingInt((String directory) -> editDistance(missing, firstSegment(directory, prefix + parent)))
+				.comparingInt((String directory) -> Suggestions.distance(missing, firstSegment(directory, prefix + parent)))
 				.thenComparing(java.util.Comparator.naturalOrder()))
 			.limit(5)
 			.toList();
@@ -403,18 +403,13 @@ public final class GpuKernels {
 		String parent = trimmed.substring(0, slash + 1);
 		String missing = trimmed.substring(slash + 1);
 		String first = nearby.get(0);
-		return (first.startsWith(parent) && editDistance(missing, firstSegment(first, parent)) <= 2) ? first : null;
+		return (first.startsWith(parent) && Suggestions.distance(missing, firstSegment(first, parent)) <= 2) ? first : null;
 	}
 
 	private static String firstSegment(String directory, String parent) {
 		String rest = directory.startsWith(parent) ? directory.substring(parent.length()) : directory;
 		int slash = rest.indexOf('/');
 		return (slash >= 0) ? rest.substring(0, slash) : rest;
-	}
-
-	/** Levenshtein distance, for telling a typo from a different name. */
-	private static int editDistance(String a, String b) {
-		return Suggestions.distance(a, b);
 	}
 
 	private static String url(Resource resource) {
