@@ -130,13 +130,7 @@ public final class BatchedSearches implements AutoCloseable {
 				values += requests.get(to).queries().length;
 				to++;
 			}
-			float[] queries = new float[Math.toIntExact(values)];
-			int offset = 0;
-			for (int i = from; i < to; i++) {
-				float[] own = requests.get(i).queries();
-				System.arraycopy(own, 0, queries, offset, own.length);
-				offset += own.length;
-			}
+			float[] queries = (to - from == 1) ? requests.get(from).queries() : join(requests, from, to, values);
 			try {
 				List<List<Hit>> hits = store.search(name, queries, k);
 				int first = 0;
@@ -169,6 +163,18 @@ public final class BatchedSearches implements AutoCloseable {
 			from = to;
 		}
 		return answers;
+	}
+
+	/** The queries of requests {@code from} to {@code to}, back to back ({@code values} floats). */
+	private static float[] join(List<Request> requests, int from, int to, long values) {
+		float[] queries = new float[Math.toIntExact(values)];
+		int offset = 0;
+		for (int i = from; i < to; i++) {
+			float[] own = requests.get(i).queries();
+			System.arraycopy(own, 0, queries, offset, own.length);
+			offset += own.length;
+		}
+		return queries;
 	}
 
 	private static void failAll(Batch<Request> batch, int from, int to, RuntimeException failure) {

@@ -16,9 +16,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.regex.Pattern;
 
 import org.slf4j.Logger;
@@ -81,12 +78,8 @@ public final class CollectionStore implements AutoCloseable {
 	/** Commits writes: log first, then device. */
 	private final CollectionWriter writer;
 
-	/** Searches the shards of a collection spread over several devices, one task per shard. */
-	private final ExecutorService shardSearches = Executors.newCachedThreadPool((runnable) -> {
-		Thread thread = new Thread(runnable, "collection-shard-search");
-		thread.setDaemon(true);
-		return thread;
-	});
+	/** Searches the shards of a collection, in parallel when there are several. */
+	private final ShardSearches shardSearches = new ShardSearches();
 
 	private volatile boolean closed;
 
@@ -292,7 +285,7 @@ public final class CollectionStore implements AutoCloseable {
 		}
 		this.closed = true;
 		this.folder.close();
-		this.shardSearches.shutdown();
+		this.shardSearches.close();
 		for (VectorCollection collection : this.collections.values()) {
 			collection.commitLock.lock();
 			try {
@@ -524,7 +517,7 @@ public final class CollectionStore implements AutoCloseable {
 			if ((long) queryCount * k > this.limits.maxResults()) {
 				throw ServiceProblem.tooManyResults(queryCount, k, this.limits.maxResults());
 			}
-			KnnEngine.TopK top = searchShards(collection, prepared, queryCount, k);
+			KnnEngine.TopK top = this.shardSearches.search(collection, prepared, queryCount, k);
 			List<List<Hit>> results = new ArrayList<>(queryCount);
 			for (int q = 0; q < queryCount; q++) {
 				List<Hit> hits = new ArrayList<>(k);
@@ -539,80 +532,6 @@ public final class CollectionStore implements AutoCloseable {
 		finally {
 			collection.lock.readLock().unlock();
 		}
-	}
-
-	/**
-	 * Searches every shard (in parallel when there are several, each on its own device) and merges
-	 * their top k into the collection's: the same total order (score, then slot) as one device
-	 * would give, so the answers are the same however the collection is spread. Read lock held.
-	 */
-	private KnnEngine.TopK searchShards(VectorCollection collection, float[] queries, int queryCount, int k) {
-		List<Shard> shards = collection.filledShards();
-		int dim = collection.dimension();
-		if (shards.size() == 1) {
-			Shard shard = shards.get(0);
-			return shard.engine().search(shard.storage, shard.rows, dim, queries, queryCount, k);
-		}
-		List<java.util.concurrent.Future<KnnEngine.TopK>> parts = new ArrayList<>(shards.size());
-		for (int i = 1; i < shards.size(); i++) {
-			Shard shard = shards.get(i);
-			java.util.concurrent.Callable<KnnEngine.TopK> task = () -> shard.engine().search(shard.storage, shard.rows, dim,
-					queries, queryCount, Math.min(k, shard.rows));
-			try {
-				parts.add(this.shardSearches.submit(task));
-			}
-			catch (RejectedExecutionException ex) {
-				// Closing: this thread searches the shard itself.
-				java.util.concurrent.FutureTask<KnnEngine.TopK> inline = new java.util.concurrent.FutureTask<>(task);
-				inline.run();
-				parts.add(inline);
-			}
-		}
-		Shard first = shards.get(0);
-		List<KnnEngine.TopK> results = new ArrayList<>(shards.size());
-		RuntimeException failure = null;
-		try {
-			results.add(first.engine().search(first.storage, first.rows, dim, queries, queryCount, Math.min(k, first.rows)));
-		}
-		catch (RuntimeException ex) {
-			failure = ex;
-		}
-		// Every shard's search ends before the read lock is released, also after a failure or an
-		// interrupt: until then its device work may read the shard's storage.
-		boolean interrupted = false;
-		for (java.util.concurrent.Future<KnnEngine.TopK> part : parts) {
-			while (true) {
-				try {
-					results.add(part.get());
-					break;
-				}
-				catch (InterruptedException ex) {
-					interrupted = true;
-				}
-				catch (java.util.concurrent.ExecutionException ex) {
-					RuntimeException cause = (ex.getCause() instanceof RuntimeException runtime) ? runtime
-							: new IllegalStateException("A shard's search failed", ex.getCause());
-					if (failure == null) {
-						failure = cause;
-					}
-					else {
-						failure.addSuppressed(cause);
-					}
-					break;
-				}
-			}
-		}
-		if (interrupted) {
-			Thread.currentThread().interrupt();
-		}
-		if (failure != null) {
-			throw failure;
-		}
-		int[] firstSlots = new int[shards.size()];
-		for (int i = 0; i < firstSlots.length; i++) {
-			firstSlots[i] = shards.get(i).firstSlot;
-		}
-		return KnnEngine.TopK.merge(results, firstSlots, queryCount, k);
 	}
 
 	// ---- helpers -------------------------------------------------------------------------------

@@ -327,6 +327,11 @@ public final class KnnEngine {
 	 * (score desc, slot asc), so the result is the one a single whole-collection ranking would give.
 	 */
 	private static TopK merge(List<Piece> pieces, int queryCount, int k) {
+		if (pieces.size() == 1 && pieces.get(0).count() == queryCount) {
+			// One piece of every query (one group, one sub-batch, one slab: every small search) is the
+			// answer: best first and padded like the merge's start, which each of its entries beats or equals.
+			return new TopK(pieces.get(0).scores(), pieces.get(0).slots());
+		}
 		float[] scores = new float[queryCount * k];
 		int[] slots = new int[queryCount * k];
 		java.util.Arrays.fill(scores, Float.NEGATIVE_INFINITY);

@@ -192,7 +192,7 @@ public class ServiceProblem extends RuntimeException {
 					properties);
 		}
 		else {
-			long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+			long seconds = wholeSeconds(retryAfter);
 			problem = new ServiceProblem(503, "storage-unavailable", "Storage unavailable",
 					outcome + ": the data directory failed (" + failure.reason() + "). Searches and "
 							+ "reads go on; the service recovers the collection's log by itself; retry after "
@@ -208,13 +208,18 @@ public class ServiceProblem extends RuntimeException {
 	 * refused: its record was cut off the log with that one's, so nothing of it was stored; 503.
 	 */
 	public static ServiceProblem notApplied(String collection, RuntimeException cause, Duration retryAfter) {
-		long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+		long seconds = wholeSeconds(retryAfter);
 		ServiceProblem problem = new ServiceProblem(503, "write-not-applied", "Write not applied",
 				writeNotStored(collection) + ": a write committed together with it failed on the device ("
 						+ cause.getMessage() + "), and both were taken back; retry after " + seconds + " s.",
 				Map.of("collection", collection, "stored", false), Duration.ofSeconds(seconds));
 		problem.initCause(cause);
 		return problem;
+	}
+
+	/** A {@code Retry-After} in whole seconds, rounded up, at least 1. */
+	private static long wholeSeconds(Duration retryAfter) {
+		return Math.max(1, (retryAfter.toMillis() + 999) / 1000);
 	}
 
 	/** The detail's first sentence for a write that was refused by the storage. */

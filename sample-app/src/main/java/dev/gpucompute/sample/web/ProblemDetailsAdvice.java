@@ -1,6 +1,7 @@
 package dev.gpucompute.sample.web;
 
 import java.net.URI;
+import java.time.Duration;
 
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
@@ -50,7 +51,7 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 		return problem.retryAfter()
 			.map((after) -> ResponseEntity.status(response.getStatusCode())
 				.headers(response.getHeaders())
-				.header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, (after.toMillis() + 999) / 1000)))
+				.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(after)))
 				.body(body))
 			.orElse(response);
 	}
@@ -67,7 +68,7 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	 */
 	@ExceptionHandler(BatchQueueFullException.class)
 	ResponseEntity<ProblemDetail> queueFull(BatchQueueFullException ex, HttpServletRequest request) {
-		long seconds = Math.max(1, (ex.retryAfter().toMillis() + 999) / 1000);
+		long seconds = retryAfterSeconds(ex.retryAfter());
 		ProblemDetail body = problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "Search queue full", ex.getMessage());
 		body.setProperty("retryAfterSeconds", seconds);
 		body.setProperty("maxQueued", ex.maxQueued());
@@ -139,6 +140,11 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 			}
 		}
 		return response;
+	}
+
+	/** A {@code Retry-After} header's value: whole seconds, rounded up, at least 1. */
+	private static long retryAfterSeconds(Duration after) {
+		return Math.max(1, (after.toMillis() + 999) / 1000);
 	}
 
 	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
