@@ -21,7 +21,9 @@ import dev.gpucompute.spi.NativeStream;
  * (the caller may reuse its array at once); a download's destination holds the data when its future
  * completes; a failed copy leaves the destination range with unspecified contents and holds no
  * staging memory once its future has completed (or, for an upload that throws, once its stream has
- * passed the chunks it had enqueued).
+ * passed the chunks it had enqueued). Each copy is one of the context's operations that close lets
+ * finish ({@link GpuContext#beginWork()}): a copy begun before close enqueues all of its work and
+ * registers its future before close waits for the device.
  */
 final class CopyPipeline {
 
@@ -111,6 +113,17 @@ final class CopyPipeline {
 	/** Copies {@code bytes} of a host buffer from {@code srcOffset} to {@code dst} at {@code dstOffset}; all checked. */
 	CompletableFuture<Void> upload(HostBuffer.State src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes,
 			GpuStream stream, NativeStream target) {
+		this.context.beginWork();
+		try {
+			return uploadHost(src, srcOffset, dst, dstOffset, bytes, stream, target);
+		}
+		finally {
+			this.context.endWork();
+		}
+	}
+
+	private CompletableFuture<Void> uploadHost(HostBuffer.State src, long srcOffset, DeviceBuffer dst, long dstOffset,
+			long bytes, GpuStream stream, NativeStream target) {
 		HostBuffer.PendingCopy copy = src.begin(new CopyName("upload", dst, dstOffset, stream), false, srcOffset, bytes);
 		try {
 			dst.usedOn(stream);
@@ -130,6 +143,17 @@ final class CopyPipeline {
 	/** Copies {@code bytes} of {@code src} from {@code srcOffset} into a host buffer at {@code dstOffset}; all checked. */
 	CompletableFuture<Void> download(DeviceBuffer src, long srcOffset, HostBuffer.State dst, long dstOffset, long bytes,
 			GpuStream stream, NativeStream target) {
+		this.context.beginWork();
+		try {
+			return downloadHost(src, srcOffset, dst, dstOffset, bytes, stream, target);
+		}
+		finally {
+			this.context.endWork();
+		}
+	}
+
+	private CompletableFuture<Void> downloadHost(DeviceBuffer src, long srcOffset, HostBuffer.State dst, long dstOffset,
+			long bytes, GpuStream stream, NativeStream target) {
 		HostBuffer.PendingCopy copy = dst.begin(new CopyName("download", src, srcOffset, stream), true, dstOffset, bytes);
 		try {
 			src.usedOn(stream);
@@ -162,6 +186,17 @@ final class CopyPipeline {
 	/** Copies {@code bytes} (at least 1) packed by {@code source} to {@code dst} at {@code offset}; all checked. */
 	CompletableFuture<Void> upload(DeviceBuffer dst, long offset, long bytes, GpuStream stream, NativeStream target,
 			Source source) {
+		this.context.beginWork();
+		try {
+			return uploadStaged(dst, offset, bytes, stream, target, source);
+		}
+		finally {
+			this.context.endWork();
+		}
+	}
+
+	private CompletableFuture<Void> uploadStaged(DeviceBuffer dst, long offset, long bytes, GpuStream stream,
+			NativeStream target, Source source) {
 		if (bytes > this.host.chunkBytes()) {
 			return new ChunkedUpload(this, dst, offset, bytes, stream, target, source).run();
 		}
@@ -186,6 +221,17 @@ final class CopyPipeline {
 	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
 	CompletableFuture<Void> download(DeviceBuffer src, long offset, long bytes, GpuStream stream, NativeStream target,
 			Sink sink) {
+		this.context.beginWork();
+		try {
+			return downloadStaged(src, offset, bytes, stream, target, sink);
+		}
+		finally {
+			this.context.endWork();
+		}
+	}
+
+	private CompletableFuture<Void> downloadStaged(DeviceBuffer src, long offset, long bytes, GpuStream stream,
+			NativeStream target, Sink sink) {
 		if (bytes > this.host.chunkBytes()) {
 			return new ChunkedDownload(this, bytes, sink).start(src, offset, stream, target);
 		}

@@ -89,6 +89,9 @@ public final class GpuContext implements AutoCloseable {
 
 	private final ContextCompletions completions;
 
+	/** Copies and completion requests in progress, which close lets finish (within the drain timeout). */
+	private final WorkGate work = new WorkGate();
+
 	private final EventRegistry events;
 
 	private final StreamPool pool;
@@ -356,9 +359,30 @@ public final class GpuContext implements AutoCloseable {
 
 	void ensureOpen() {
 		if (this.state != State.OPEN) {
-			throw new ContextClosedException("GPU context #" + this.id + " (" + this.info.backend() + " device "
-					+ this.info.ordinal() + ") is closed");
+			throw closedError();
 		}
+	}
+
+	private ContextClosedException closedError() {
+		return new ContextClosedException("GPU context #" + this.id + " (" + this.info.backend() + " device "
+				+ this.info.ordinal() + ") is closed");
+	}
+
+	/**
+	 * Begins an operation that enqueues work and registers its completion (a copy, a stream's
+	 * {@code completion()}): close waits for it to end (within the drain timeout) before it waits for
+	 * the device, so its future is not abandoned. Pair with {@link #endWork()} in {@code finally}.
+	 * @throws ContextClosedException once close has begun
+	 */
+	void beginWork() {
+		if (!this.work.enter()) {
+			throw closedError();
+		}
+	}
+
+	/** Ends an operation {@link #beginWork()} began. */
+	void endWork() {
+		this.work.exit();
 	}
 
 	void ensureSame(GpuContext other, String what) {
@@ -539,11 +563,16 @@ public final class GpuContext implements AutoCloseable {
 		synchronized (this) {
 			this.state = State.CLOSING;
 		}
+		this.work.refuse();
 		boolean drained = true;
 		int abandoned = 0;
 		try {
 			this.pool.stopAccepting();
-			drained = this.backend.awaitIdle(Math.max(0, this.drainTimeout.toNanos() - (System.nanoTime() - started)));
+			// Copies already begun enqueue the rest of their work and register their futures first, so
+			// that the wait for the device covers them.
+			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
+			drained = this.work.awaitEmpty(deadline)
+					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
 			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
 					+ ") closed before this work finished: it was abandoned at close, "
 					+ (drained ? "submitted while the context was closing"

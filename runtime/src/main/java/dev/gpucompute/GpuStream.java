@@ -131,14 +131,20 @@ public final class GpuStream {
 	 * itself, never on a backend thread.
 	 */
 	public CompletableFuture<Void> completion() {
-		return this.context.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {
-			if (failure != null) {
-				done.completeExceptionally(failure);
-			}
-			else {
-				done.complete(null);
-			}
-		});
+		this.context.beginWork();
+		try {
+			return this.context.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {
+				if (failure != null) {
+					done.completeExceptionally(failure);
+				}
+				else {
+					done.complete(null);
+				}
+			});
+		}
+		finally {
+			this.context.endWork();
+		}
 	}
 
 	/**

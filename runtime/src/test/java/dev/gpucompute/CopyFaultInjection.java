@@ -1,5 +1,7 @@
 package dev.gpucompute;
 
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -30,6 +32,30 @@ public final class CopyFaultInjection {
 			}
 		});
 		return failures;
+	}
+
+	/**
+	 * Makes step {@code step} of chunk {@code chunk} wait, on the thread that reaches it, until
+	 * {@code release} opens: {@code reached} opens when a copy gets there. For copies in progress
+	 * while something else happens (a close); affects every copy of the context until {@link #clear}.
+	 */
+	public static void pauseAt(GpuContext context, String step, int chunk, CountDownLatch reached,
+			CountDownLatch release) {
+		CopyPipeline.Faults.Step target = CopyPipeline.Faults.Step.valueOf(step);
+		context.copies().injectFaults((at, index) -> {
+			if (at == target && index == chunk) {
+				reached.countDown();
+				try {
+					if (!release.await(30, TimeUnit.SECONDS)) {
+						throw new GpuException(MESSAGE + ": the pause at " + step + " of chunk " + index + " was never released");
+					}
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new GpuException(MESSAGE + ": interrupted in the pause at " + step, ex);
+				}
+			}
+		});
 	}
 
 	public static void clear(GpuContext context) {

@@ -117,6 +117,12 @@ final class CudaCompletions<S, E> {
 
 	private volatile boolean closed;
 
+	/**
+	 * Passes the completion thread has finished: each drains the inbox and polls every queue (or finds
+	 * nothing queued). Written only by that thread; {@link #flush} waits for passes that began after it.
+	 */
+	private volatile long passes;
+
 	/** The thread's own queues, by stream, oldest first; touched only by the completion thread, and by close once it stopped. */
 	private final Map<S, ArrayDeque<Pending<S, E>>> byStream = new LinkedHashMap<>();
 
@@ -225,6 +231,7 @@ final class CudaCompletions<S, E> {
 				polling.progress(System.nanoTime());
 			}
 			if (this.byStream.isEmpty()) {
+				endPass();
 				this.sleeping = true;
 				if (this.inbox.isEmpty() && !this.closed) {
 					LockSupport.park(this);
@@ -232,7 +239,9 @@ final class CudaCompletions<S, E> {
 				this.sleeping = false;
 				continue;
 			}
-			if (poll(false) > 0) {
+			int ran = poll(false);
+			endPass();
+			if (ran > 0) {
 				polling.progress(System.nanoTime());
 				continue;
 			}
@@ -252,6 +261,58 @@ final class CudaCompletions<S, E> {
 				}
 				this.napping = false;
 			}
+		}
+	}
+
+	/** One pass is over; only the completion thread writes the count, so a plain increment is safe. */
+	private void endPass() {
+		this.passes = this.passes + 1;
+	}
+
+	/**
+	 * Waits until the completion thread has run every callback whose work was done when this call
+	 * began: for a caller that knows the work is done (the backend's {@code awaitIdle} saw its marker
+	 * events complete) but whose callbacks the thread may not have seen yet, since it polls (up to
+	 * about 100 µs late while it naps). Waits for the end of a pass that began after the call (the
+	 * pass in progress may have polled a queue before its work ended), polling closely meanwhile, as
+	 * a waiter does. Callbacks of work still running are not waited for.
+	 * @param deadline {@link System#nanoTime()} to give up at
+	 * @return whether those callbacks ran by the deadline (also when nothing was ever queued, or after
+	 * close, which settles every queued callback itself); false when the thread is stuck in a callback
+	 * or gone
+	 */
+	boolean flush(long deadline) {
+		if (this.closed) {
+			return true;
+		}
+		if (this.thread == null) {
+			if (this.inbox.isEmpty()) {
+				return true; // never started: nothing was queued (whenDone queues before it starts the thread)
+			}
+			ensureStarted();
+		}
+		Thread running = this.thread;
+		if (running == null) {
+			return this.closed;
+		}
+		long target = this.passes + 2;
+		waiterArrived();
+		try {
+			while (this.passes < target) {
+				if (this.closed) {
+					return true;
+				}
+				if (!running.isAlive() || deadline - System.nanoTime() <= 0) {
+					return false;
+				}
+				// Ends a park for want of work, as well as a nap: an idle thread makes its passes at once.
+				LockSupport.unpark(running);
+				Thread.onSpinWait();
+			}
+			return true;
+		}
+		finally {
+			waiterLeft();
 		}
 	}
 

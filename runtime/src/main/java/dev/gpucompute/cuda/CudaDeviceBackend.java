@@ -527,12 +527,17 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	 * {@inheritDoc}
 	 * <p>Polls marker events, so a kernel that never ends cannot hang shutdown (see
 	 * {@link CudaStreams#awaitIdle}). After a sticky failure the device counts as idle (nothing more
-	 * will run on it).
+	 * will run on it). Then waits for the completion thread to run the callbacks of that work
+	 * ({@link CudaCompletions#flush}): it polls, so it may not have seen the work end yet, and the
+	 * context's close abandons every completion still pending once this returns (issue 33: futures
+	 * of finished work were abandoned under a 30 s drain).
 	 */
 	@Override
 	public boolean awaitIdle(long timeoutNanos) {
+		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
 		enterQuietly();
-		return healthProblem() != null || this.streams.awaitIdle(timeoutNanos);
+		boolean idle = healthProblem() != null || this.streams.awaitIdle(timeoutNanos);
+		return idle && this.completions.flush(deadline);
 	}
 
 	/**

@@ -109,9 +109,12 @@ public interface DeviceBackend extends AutoCloseable {
 
 	/**
 	 * Waits up to {@code timeoutNanos} for the work enqueued so far on every stream of this device
-	 * to finish, without reporting failures. Used by the context's drain and close; never blocks
-	 * past the timeout (a runaway kernel must not hang shutdown).
-	 * @return whether all of it finished in time
+	 * to finish, and for the {@link NativeStream#whenDone} callbacks of that work to have run, without
+	 * reporting failures. Used by the context's drain and close; never blocks past the timeout (a
+	 * runaway kernel must not hang shutdown). The callbacks matter: close abandons every completion
+	 * still waiting for one once this returns, so a backend that learns of finished work late (by
+	 * polling) must catch up before it answers {@code true}.
+	 * @return whether all of it finished, and its callbacks ran, in time
 	 */
 	boolean awaitIdle(long timeoutNanos);
 

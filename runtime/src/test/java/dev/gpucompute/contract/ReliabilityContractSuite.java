@@ -1,6 +1,7 @@
 package dev.gpucompute.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
@@ -175,6 +176,52 @@ public abstract class ReliabilityContractSuite {
 			assertThat(stats.active()).as("leased streams").isZero();
 			assertThat(context.events().inUse()).as("events in use").isZero();
 			assertThat(context.memory().usedBytes()).as("device memory").isEqualTo(memoryAtStart);
+		}
+	}
+
+	/**
+	 * A copy that has begun when close starts is let finish: close waits for it (within the drain
+	 * timeout) before it waits for the device, so its future completes normally instead of as
+	 * abandoned, and no later operation starts (issue 33: four futures were abandoned under a 30 s
+	 * drain). The copy is held inside the pipeline, after the context's checks, by a pause.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(strings = { "small", "chunked" })
+	void aCopyInProgressWhenCloseBeginsCompletesInsteadOfBeingAbandoned(String size) throws Exception {
+		GpuContext context = builder().poolSize(1).maxSize(2).drainTimeout(Duration.ofSeconds(30)).copyChunkSize(4096)
+			.open();
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try {
+			float[] data = new float[size.equals("small") ? 16 : 4 * 1024];
+			java.util.Arrays.fill(data, 3f);
+			CountDownLatch reached = new CountDownLatch(1);
+			CountDownLatch release = new CountDownLatch(1);
+			DeviceBuffer buffer = context.launcher().allocate(data.length, dev.gpucompute.ElementType.FLOAT);
+			dev.gpucompute.CopyFaultInjection.pauseAt(context, "COPY", size.equals("small") ? 0 : 2, reached, release);
+			Future<CompletableFuture<Void>> upload = threads.submit(() -> {
+				try (StreamLease lease = context.streams().acquire()) {
+					return buffer.upload(data, lease.stream());
+				}
+			});
+			assertThat(reached.await(10, TimeUnit.SECONDS)).as("the copy reached its pause").isTrue();
+			Future<?> closing = threads.submit(context::close);
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (!context.isClosed() && System.nanoTime() < until) {
+				Thread.sleep(1);
+			}
+			assertThat(context.isClosed()).as("close has begun").isTrue();
+			Thread.sleep(200);
+			assertThat(closing.isDone()).as("close waits for the copy in progress").isFalse();
+			assertThatThrownBy(() -> context.launcher().allocate(4, dev.gpucompute.ElementType.FLOAT))
+				.as("no new work while closing").isInstanceOf(ContextClosedException.class);
+			release.countDown();
+			CompletableFuture<Void> done = upload.get(10, TimeUnit.SECONDS);
+			assertThat(done).as("the copy's future completes normally").succeedsWithin(Duration.ofSeconds(10));
+			closing.get(30, TimeUnit.SECONDS);
+		}
+		finally {
+			threads.shutdownNow();
+			context.close();
 		}
 	}
 

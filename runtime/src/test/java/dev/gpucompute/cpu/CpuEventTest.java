@@ -96,4 +96,25 @@ class CpuEventTest {
 		}
 	}
 
+	@Test
+	void awaitIdleReturnsOnlyOnceTheCallbacksOfTheFinishedWorkHaveRun() throws Exception {
+		// The SPI's contract (DeviceBackend#awaitIdle): the context's close abandons every completion still
+		// pending once awaitIdle returns, so the callbacks of finished work must have run by then.
+		CpuDeviceBackend backend = new CpuDeviceBackend(new BackendConfig(0, 2, 1 << 20, 0, List.of(), (Path) null));
+		try {
+			CpuStream stream = (CpuStream) backend.createStream(StreamPriority.NORMAL, "s");
+			stream.enqueueTask(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)));
+			AtomicLong callbackEnded = new AtomicLong();
+			stream.whenDone((failure) -> {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+				callbackEnded.set(System.nanoTime());
+			});
+			assertThat(backend.awaitIdle(TimeUnit.SECONDS.toNanos(10))).isTrue();
+			assertThat(callbackEnded.get()).as("the callback ended before awaitIdle returned").isPositive();
+		}
+		finally {
+			backend.close();
+		}
+	}
+
 }

@@ -411,4 +411,78 @@ class CudaCompletionsTest {
 		assertThat(late.get()).as("after close: settled at once, no thread").isInstanceOf(ContextClosedException.class);
 	}
 
+	// ---- flush: what the backend's awaitIdle waits for once the device is idle (issue 33, item 4) ----
+
+	@Test
+	void flushRunsTheCallbacksOfFinishedWorkThatANappingPollerHasNotSeen() throws Exception {
+		// Naps that only a wake-up ends: the poller would not see the finished work by itself. The context's
+		// close abandons every completion still pending when awaitIdle returns, so flush must deliver it.
+		this.ops.napUntilUnparked = true;
+		this.ops.enqueue("A");
+		this.ops.enqueue("B");
+		AtomicInteger ran = new AtomicInteger();
+		this.completions.whenDone("A", (failure) -> ran.incrementAndGet());
+		this.completions.whenDone("B", (failure) -> ran.incrementAndGet());
+		this.ops.awaitNap(1);
+		this.ops.finish("A");
+		this.ops.finish("B");
+		Thread.sleep(50);
+		assertThat(ran.get()).as("not seen while the poller naps").isZero();
+		assertThat(this.completions.flush(System.nanoTime() + TimeUnit.SECONDS.toNanos(5))).isTrue();
+		assertThat(ran.get()).as("callbacks run when flush returns").isEqualTo(2);
+	}
+
+	@Test
+	void flushDoesNotWaitForWorkStillRunningAndStillDeliversWhatFinished() throws Exception {
+		this.ops.napUntilUnparked = true;
+		this.ops.enqueue("A");
+		this.ops.enqueue("B");
+		AtomicReference<Object> a = new AtomicReference<>("not run");
+		AtomicReference<Object> b = new AtomicReference<>("not run");
+		this.completions.whenDone("A", a::set);
+		this.completions.whenDone("B", b::set);
+		this.ops.awaitNap(1);
+		this.ops.finish("A");
+		assertThat(this.completions.flush(System.nanoTime() + TimeUnit.SECONDS.toNanos(5))).isTrue();
+		assertThat(a.get()).isNull();
+		assertThat(b.get()).as("B's work still runs").isEqualTo("not run");
+	}
+
+	@Test
+	void flushOfAnIdleOrNeverStartedPollerReturnsAtOnce() throws Exception {
+		assertThat(this.completions.flush(System.nanoTime())).as("never started, nothing queued").isTrue();
+		this.ops.enqueue("A");
+		CountDownLatch done = new CountDownLatch(1);
+		this.completions.whenDone("A", (failure) -> done.countDown());
+		this.ops.finish("A");
+		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+		// Nothing queued now: the thread parks for want of work, and flush wakes it for its passes.
+		Thread.sleep(20);
+		assertThat(this.completions.flush(System.nanoTime() + TimeUnit.SECONDS.toNanos(5))).isTrue();
+	}
+
+	@Test
+	void flushGivesUpAtItsDeadlineWhileACallbackIsStuck() throws Exception {
+		CountDownLatch release = new CountDownLatch(1);
+		CountDownLatch entered = new CountDownLatch(1);
+		this.ops.enqueue("A");
+		this.completions.whenDone("A", (failure) -> {
+			entered.countDown();
+			try {
+				release.await(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		this.ops.finish("A");
+		assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+		try {
+			assertThat(this.completions.flush(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100))).isFalse();
+		}
+		finally {
+			release.countDown();
+		}
+	}
+
 }

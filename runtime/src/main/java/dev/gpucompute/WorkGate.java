@@ -1,0 +1,61 @@
+package dev.gpucompute;
+
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The operations of a context that enqueue work and register its completion (copies, a stream's
+ * {@code completion()}), counted so that close can let those already begun finish: close
+ * {@linkplain #refuse() refuses} new ones, then {@linkplain #awaitEmpty waits} for those inside
+ * before it waits for the device. Without it an operation that passed the context's open check just
+ * before close could enqueue its work after close had waited for the device, and its future was
+ * abandoned although the drain timeout was long (issue 33).
+ *
+ * <p>Thread-safe. Entering and leaving cost one striped increment each, with no lock: the check of
+ * {@link #refuse()}'s flag comes after the increment, and close reads the count after setting the flag,
+ * so an operation either sees the flag and backs out or is counted by close.
+ */
+final class WorkGate {
+
+	private final LongAdder inside = new LongAdder();
+
+	private volatile boolean refused;
+
+	/** Enters an operation; {@code false} once close began, and the caller then must not start it. */
+	boolean enter() {
+		this.inside.increment();
+		if (this.refused) {
+			this.inside.decrement();
+			return false;
+		}
+		return true;
+	}
+
+	/** Leaves an operation {@link #enter()} admitted, on every path. */
+	void exit() {
+		this.inside.decrement();
+	}
+
+	/** From now on {@link #enter()} refuses. */
+	void refuse() {
+		this.refused = true;
+	}
+
+	/**
+	 * Waits until no admitted operation is inside, after {@link #refuse()}.
+	 * @param deadline {@link System#nanoTime()} to give up at
+	 * @return whether they all left by then
+	 */
+	boolean awaitEmpty(long deadline) {
+		long pause = 10_000;
+		while (this.inside.sum() > 0) {
+			if (deadline - System.nanoTime() <= 0 || Thread.currentThread().isInterrupted()) {
+				return false;
+			}
+			LockSupport.parkNanos(this, pause);
+			pause = Math.min(pause * 2, 1_000_000);
+		}
+		return true;
+	}
+
+}
