@@ -233,8 +233,9 @@ refresh_junit() {
 # STARTED" when a test starts, the same name with ":: SUCCESSFUL", "FAILED" or "ABORTED" (then its stack
 # trace, indented) when it ends, ":: SKIPPED" for a test not run. A run cut short leaves its feed, where
 # the summary table and the XML reports come only at the end. Prints "counts <passed> <failed> <aborted>
-# <skipped>", then "running <name>" for each test started and not ended, then "failed <name>: <the
-# exception's first line>" (containers too: a failing @BeforeAll fails its class).
+# <skipped>", then "running <name>" for each test started and not ended, "last <name>" for the last test
+# that ended, then "failed <name>: <the exception's first line>" (containers too: a failing @BeforeAll
+# fails its class).
 read_feed() { # file
 	awk '
 	pending != "" {
@@ -247,12 +248,13 @@ read_feed() { # file
 		sub(/^JUnit [A-Za-z ]* > /, "", name)
 		if (status == "STARTED") { running[name] = 1; order[++started] = name; next }
 		if (status == "SKIPPED") { count["SKIPPED"]++; next }
-		if (name in running) { count[status]++; delete running[name] }
+		if (name in running) { count[status]++; delete running[name]; last = name }
 		if (status == "FAILED") { failures[++failed] = name; pending = failed }
 	}
 	END {
 		printf "counts %d %d %d %d\n", count["SUCCESSFUL"], count["FAILED"], count["ABORTED"], count["SKIPPED"]
 		for (i = 1; i <= started; i++) if (order[i] in running) print "running " order[i]
+		if (last != "") print "last " last
 		for (i = 1; i <= failed; i++) print "failed " failures[i] (i in reason ? ": " reason[i] : "")
 	}' "$1"
 }
@@ -402,7 +404,8 @@ step_tests() { # seconds
 			if echo "$feed" | grep -q '^running '; then
 				echo "$feed" | sed -n 's/^running /    running at the cut: /p' | tee -a "$summary"
 			else
-				echo "    running at the cut: no test (between tests, or before the first started)" | tee -a "$summary"
+				echo "    running at the cut: no test (between two, or in a class's set-up; the last to end: $(echo "$feed" | sed -n 's/^last //p' | grep . || echo none))" \
+					| tee -a "$summary"
 			fi
 			test_thread_at_cut "$out" | sed 's/^/    /' | tee -a "$summary"
 			[ $status -eq 0 ] && status=3

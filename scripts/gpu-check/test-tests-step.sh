@@ -4,7 +4,7 @@
 # summary table, a thread dump on SIGQUIT) from a script per run. Checks that a run which hangs is cut at
 # its limit while every later run still gets its share, that summary.txt names the test that was running
 # and the counts so far, that the time an earlier run leaves goes to a later one, and the usage errors.
-# Runs in CI (.ci/run); needs bash, dpkg-deb and coreutils. About 45 s: each scenario waits for one cut.
+# Runs in CI (.ci/run); needs bash, dpkg-deb and coreutils. About a minute: each scenario waits for its cuts.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +33,8 @@ echo "stub bundle for test-tests-step.sh" > "$payload/BUNDLE"
 # The stub launcher: the run is the last part of --reports-dir; $STUB_PLAYS/<run> says what its tests do,
 # one line each: "pass <name>", "fail <name>", "abort <name>", "hang <name>" (prints STARTED, then waits
 # until killed, writing a thread dump on SIGQUIT), "hang-moving <name>" (the same, but on SIGQUIT the test
-# passes and "<class> > after()" starts before the dump). A run without a file passes one test.
+# passes and "<class> > after()" starts before the dump), "stall <class>" (waits in the class's set-up,
+# no test started). A run without a file passes one test.
 cat > "$payload/jre/bin/java" << 'STUB'
 #!/usr/bin/env bash
 if [ "${1:-}" = -version ]; then echo 'openjdk version "17" (stub)'; exit 0; fi
@@ -54,6 +55,11 @@ dump() {
 	echo
 	printf '"main" #1 prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x1 nid=0x1 runnable  [0x1]\n'
 	printf '   java.lang.Thread.State: RUNNABLE\n'
+	if [ "$what" = stall ]; then
+		printf '\tat org.springframework.context.support.AbstractApplicationContext.refresh(AbstractApplicationContext.java:1)\n'
+		printf '\tat org.junit.jupiter.engine.descriptor.ClassBasedTestDescriptor.before(ClassBasedTestDescriptor.java:1)\n\n'
+		return
+	fi
 	printf '\tat org.assertj.core.util.diff.myers.MyersDiff.buildPath(MyersDiff.java:1)\n'
 	printf '\tat dev.stub.%s.%s(StubTest.java:42)\n' "$current" "$(echo "$name" | sed 's/.* > //; s/()$//')"
 	printf '\tat jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(java.base@17/Native Method)\n'
@@ -69,8 +75,9 @@ passed=0 failed=0 aborted=0
 plays=$(cat "$STUB_PLAYS/$run" 2> /dev/null || echo "pass StubTest > passes()")
 while read -r what name; do
 	current=$(echo "$name" | sed 's/ >.*//')
-	echo "JUnit Jupiter > $name :: STARTED"
+	[ "$what" = stall ] || echo "JUnit Jupiter > $name :: STARTED"
 	case "$what" in
+	stall) while :; do sleep 0.2; done ;; # a class's set-up that never ends: no test started
 	pass) echo "JUnit Jupiter > $name :: SUCCESSFUL"; passed=$((passed + 1)) ;;
 	fail)
 		printf 'JUnit Jupiter > %s :: FAILED\n\torg.opentest4j.AssertionFailedError: expected: <1> but was: <2>\n\t\tat dev.stub.StubTest(StubTest.java:7)\n' "$name"
@@ -135,10 +142,12 @@ read_shares() { # name weights (run=weight ...)
 }
 
 # ---- 1. The first run hangs: it is cut at its limit, with the test that was running and the counts so
-# far, and the four later runs each still run, in the time kept for them.
+# far, and the four later runs each still run, in the time kept for them; test-support hangs too, in a
+# class's set-up, and is cut in its own share.
 mkdir -p "$tmp/hang-first/plays"
 printf 'pass StubTest > one()\nfail StubTest > two()\nabort StubTest > three()\nhang StubTest > hangs()\npass StubTest > never()\n' \
 	> "$tmp/hang-first/plays/runtime"
+printf 'pass SupportTest > first()\nstall SupportTest\n' > "$tmp/hang-first/plays/test-support"
 started=$(date +%s)
 call hang-first DEADLINE=75
 took=$(($(date +%s) - started))
@@ -157,7 +166,12 @@ reject "hang-first" "$summary" 'at jdk\.internal\.reflect'
 reject "hang-first" "$summary" 'Logged\.trace'
 expect "hang-first" "$summary" '^    failed: StubTest > two\(\): org\.opentest4j\.AssertionFailedError: expected: <1> but was: <2>$'
 reject "hang-first" "$summary" 'never\(\)'
-for run in autoconfigure test-support sample-app; do
+# test-support: cut in a class's set-up, between two tests.
+expect "hang-first" "$summary" 'tests test-support \(gpu-tagged\): CUT at its limit of [0-9]+ s \([0-9]+ s kept for it\); so far 1 passed, 0 failed, 0 aborted, 0 skipped$'
+expect "hang-first" "$summary" "^    running at the cut: no test \\(between two, or in a class's set-up; the last to end: SupportTest > first\\(\\)\\)$"
+expect "hang-first" "$summary" '^    in "main" \(in no test method\):$'
+expect "hang-first" "$summary" '^          at org\.springframework\.context\.support\.AbstractApplicationContext\.refresh'
+for run in autoconfigure sample-app; do
 	expect "hang-first" "$summary" "tests $run \\(gpu-tagged\\): rc=0 in [0-9]+ s \\(kept for it ${share[$run]:-x} s, limit [0-9]+ s\\): 1 passed, 0 failed"
 done
 expect "hang-first" "$summary" "tests runtime-cuda \\(dev\\.gpucompute\\.cuda without a device\\): rc=0 in [0-9]+ s \\(kept for it ${share[runtime-cuda]:-x} s, limit [0-9]+ s\\): 1 passed"
