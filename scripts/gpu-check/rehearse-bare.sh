@@ -12,6 +12,8 @@
 # Usage (as root; needs debootstrap, unshare and chroot; the first run needs a Debian mirror):
 #   scripts/gpu-check/rehearse-bare.sh                 # one call per step: tests, kernels, sample, bench, search
 #   scripts/gpu-check/rehearse-bare.sh 'tests sample' 'DEADLINE=60 all' 'BENCH_BACKEND=CPU BENCH_CLASSES=Launch bench'
+#   scripts/gpu-check/rehearse-bare.sh 'TESTS_TAGS=!gpu DEADLINE=150 tests'   # the CI tests, too long for the
+#                                                  # step's time: runs cut, each with its running test and counts
 # Each argument is one call: optional VAR=value settings for run.sh, then its steps.
 # Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian), BARE_ROOT (the root's directory),
 # REBUILD_ROOT=1 (build the root again).

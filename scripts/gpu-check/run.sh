@@ -7,7 +7,12 @@
 #
 # Usage: bash .gpu-check/run.sh [step ...]      (no step: all)
 #   tests    every module's gpu-tagged tests through the JUnit console launcher (runtime, autoconfigure,
-#            test-support, sample-app), then the CUDA package's tests that need no device (NVRTC binding, native loading)
+#            test-support, sample-app), then the CUDA package's tests that need no device (NVRTC binding, native
+#            loading). Each of these five runs keeps a share of the step's time that no other run can use (10 s
+#            and the rest by TESTS_WEIGHTS); what a run leaves unused goes to the later ones. A run that reaches
+#            its limit gets SIGQUIT (a thread dump into gpu-check.log), then SIGKILL 3 s later, and summary.txt
+#            names the test that was running, the thread's frames and the counts so far (from the launcher's
+#            test feed, which comes as the tests run).
 #   kernels  the sample app's kernels loaded by each route (prebuilt fatbin, NVRTC, disk cache), timed
 #   sample   the sample app on gpu.backend=$SAMPLE_BACKEND, searched over HTTP and checked against a
 #            brute-force ranking (numpy, float64): k = 1, 10, 100 and the whole-row path above 1024
@@ -34,7 +39,11 @@
 # Environment: GPU_REQUIRED, CUDA_COMPILER_REQUIRED, NVRTC_REQUIRED (default 1: a GPU test that would skip
 # fails instead), SAMPLE_BACKEND (cuda), BENCH_BACKEND (CUDA), BENCH_CLASSES (Launch Copy Saxpy Lease
 # Event Streams Allocator SmallUpload; spaces or commas), JMH_SETTINGS (-f 1 -wi 1 -w 1s -i 3 -r 1s), PYTHON (python3),
-# DEADLINE (540), GPU_CHECK_UNPACK=python (unpack with python3 even where dpkg-deb exists).
+# DEADLINE (540), GPU_CHECK_UNPACK=python (unpack with python3 even where dpkg-deb exists); for the tests step:
+# TESTS_RUNS (runtime autoconfigure test-support sample-app runtime-cuda: which runs, in this order),
+# TESTS_WEIGHTS (runtime=90 autoconfigure=5 test-support=5 sample-app=30 runtime-cuda=10: seconds beyond a
+# run's fixed 10 s; the step's time is shared in these proportions), TESTS_TAGS (gpu: the tag expression
+# of the first four runs; e.g. '!gpu' runs the tests CI runs, long enough to rehearse a cut without a GPU).
 # Exit status: 0 every step passed; 1 a step failed; 2 bad usage or bundle; 3 none failed, but a step
 # was cut or left out for the deadline.
 set -uo pipefail
@@ -74,6 +83,30 @@ for arg in "${@:-all}"; do
 	done
 done
 
+# ---- The tests step's runs, in order, and their weights: seconds each took on an NVIDIA H200 beyond the
+# fixed cost of a run (2026-11-27: runtime 89 s, autoconfigure 3 s, test-support 4 s, the CUDA tests
+# without a device 7 s), sample-app's a guess (its run was cut at 30 s, inside AssertJ).
+all_runs=(runtime autoconfigure test-support sample-app runtime-cuda)
+declare -A test_weight=([runtime]=90 [autoconfigure]=5 [test-support]=5 [sample-app]=30 [runtime-cuda]=10)
+runs_text=${TESTS_RUNS:-${all_runs[*]}}
+read -r -a test_runs <<< "${runs_text//,/ }"
+for i in "${!test_runs[@]}"; do
+	run=${test_runs[$i]}
+	[[ " ${all_runs[*]} " == *" $run "* ]] || { echo "run.sh: TESTS_RUNS: unknown run '$run' (runs: ${all_runs[*]})" >&2; exit 2; }
+	[[ " ${test_runs[*]:0:$i} " != *" $run "* ]] || { echo "run.sh: TESTS_RUNS: '$run' twice" >&2; exit 2; }
+done
+[ ${#test_runs[@]} -gt 0 ] || { echo "run.sh: TESTS_RUNS names no run (runs: ${all_runs[*]})" >&2; exit 2; }
+weights_text=${TESTS_WEIGHTS:-}
+for pair in ${weights_text//,/ }; do
+	run=${pair%%=*} weight=${pair#*=}
+	if [[ " ${all_runs[*]} " != *" $run "* ]] || ! [[ "$weight" =~ ^[0-9]+$ ]]; then
+		echo "run.sh: TESTS_WEIGHTS: '$pair' is not <run>=<whole seconds> (runs: ${all_runs[*]})" >&2
+		exit 2
+	fi
+	test_weight[$run]=$weight
+done
+test_tags=${TESTS_TAGS:-gpu}
+
 # ---- Reports: only this script's files are replaced; $OUT of a device call starts empty anyway.
 mkdir -p "$report"
 summary="$report/summary.txt"
@@ -81,8 +114,10 @@ log="$report/gpu-check.log"
 rm -f "$summary" "$log" "$report"/{junit-reports.tar.gz,jmh.json,cupy.json,search.json}
 work=$(mktemp -d /tmp/gpu-check-work.XXXXXX)
 app_pid=
+test_pid=
 cleanup() {
 	[ -n "$app_pid" ] && kill -KILL "$app_pid" 2> /dev/null
+	[ -n "$test_pid" ] && { kill -KILL -- "-$test_pid" || kill -KILL "$test_pid"; } 2> /dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -194,51 +229,199 @@ refresh_junit() {
 	tar -C "$work" -czf "$report/junit-reports.tar.gz.part" junit 2> /dev/null \
 		&& mv -f "$report/junit-reports.tar.gz.part" "$report/junit-reports.tar.gz"
 }
+# The launcher's test feed (--details=testfeed) comes as the tests run: "<engine> > <class> > <test> ::
+# STARTED" when a test starts, the same name with ":: SUCCESSFUL", "FAILED" or "ABORTED" (then its stack
+# trace, indented) when it ends, ":: SKIPPED" for a test not run. A run cut short leaves its feed, where
+# the summary table and the XML reports come only at the end. Prints "counts <passed> <failed> <aborted>
+# <skipped>", then "running <name>" for each test started and not ended, "last <name>" for the last test
+# that ended, then "failed <name>: <the exception's first line>" (containers too: a failing @BeforeAll
+# fails its class).
+read_feed() { # file
+	awk '
+	pending != "" {
+		if ($0 ~ /^\t/) { message = $0; sub(/^\t+/, "", message); reason[pending] = substr(message, 1, 200) }
+		pending = ""
+	}
+	match($0, / :: (STARTED|SUCCESSFUL|FAILED|ABORTED|SKIPPED)$/) {
+		name = substr($0, 1, RSTART - 1)
+		status = substr($0, RSTART + 4)
+		sub(/^JUnit [A-Za-z ]* > /, "", name)
+		if (status == "STARTED") { running[name] = 1; order[++started] = name; next }
+		if (status == "SKIPPED") { count["SKIPPED"]++; next }
+		if (name in running) { count[status]++; delete running[name]; last = name }
+		if (status == "FAILED") { failures[++failed] = name; pending = failed }
+	}
+	END {
+		printf "counts %d %d %d %d\n", count["SUCCESSFUL"], count["FAILED"], count["ABORTED"], count["SKIPPED"]
+		for (i = 1; i <= started; i++) if (order[i] in running) print "running " order[i]
+		if (last != "") print "last " last
+		for (i = 1; i <= failed; i++) print "failed " failures[i] (i in reason ? ": " reason[i] : "")
+	}' "$1"
+}
+# From the last thread dump in a file (the JVM writes one to its standard output on SIGQUIT): the thread
+# that was inside a test or lifecycle method (JUnit calls them through ReflectionUtils.invokeMethod), its
+# first frames and the test's own frames (those just above the reflective call); else "main"'s first
+# frames. Only thread blocks count: a dump's quoted thread line, its frames, the blank line after them
+# (a stack trace the tests logged has the same "at" lines).
+test_thread_at_cut() { # file
+	awk '
+	function flush(   k, first, line) {
+		if (thread == "") return
+		first = frames
+		for (k = 1; k <= frames; k++) if (frame[k] ~ /^(jdk\.internal\.reflect\.|java\.lang\.reflect\.Method\.invoke)/) { first = k - 1; break }
+		line = "in " thread ":"
+		for (k = 1; k <= first; k++) {
+			if (first > 8 && k == 6) { line = line "\n      ... " (first - 7) " more"; k = first - 2; continue }
+			line = line "\n      at " frame[k]
+		}
+		if (injunit) found = line
+		else if (thread == "\"main\"" && frames > 0) {
+			main = "in \"main\" (in no test method):"
+			for (k = 1; k <= frames && k <= 6; k++) main = main "\n      at " frame[k]
+		}
+		thread = ""
+	}
+	/^Full thread dump/ { flush(); indump = 1; found = ""; main = ""; next }
+	indump && /^"/ { flush(); match($0, /^"[^"]*"/); thread = substr($0, RSTART, RLENGTH); frames = 0; injunit = 0; next }
+	indump && thread != "" && /^\tat / {
+		frame[++frames] = substr($0, 5)
+		if ($0 ~ /org\.junit\.platform\.commons\.util\.ReflectionUtils\.invokeMethod/) injunit = 1
+		next
+	}
+	/^[ \t]*$/ { flush() }
+	END { flush(); if (found != "") print found; else if (main != "") print main }' "$1"
+}
+# Runs a command, its output into a file, until it ends or its limit. At the limit: the size of the output
+# so far goes to <file>.cut (what the command wrote before it was stopped), SIGQUIT to the command alone
+# (a JVM writes a thread dump to its output and goes on), SIGKILL to its process group 3 s later (setsid
+# gave it one: the child processes of tests go too); then at most 5 s for it to go (a large JVM can take
+# seconds to end on a busy machine; its output is complete once it is killed). <file>.cut's second line
+# says when each happened, in seconds from the start. Returns the command's status, 124 when cut.
+run_watched() { # limit file command...
+	local start=$(date +%s) stop=$(($(date +%s) + $1)) file=$2 rc quit killed
+	shift 2
+	rm -f "$file.cut"
+	# A script's background job starts with SIGQUIT ignored: the subshell gives the command the default back.
+	# It is no process group leader, so setsid makes the new group without forking.
+	if command -v setsid > /dev/null; then
+		(trap - QUIT && exec setsid "$@") > "$file" 2>&1 &
+	else
+		(trap - QUIT && exec "$@") > "$file" 2>&1 &
+	fi
+	test_pid=$!
+	# bash reaps an ended child at once, so kill -0 fails as soon as the command has ended.
+	while kill -0 "$test_pid" 2> /dev/null && [ "$(date +%s)" -lt "$stop" ]; do sleep 0.5; done
+	if kill -0 "$test_pid" 2> /dev/null; then
+		stat -c %s "$file" > "$file.cut"
+		kill -QUIT "$test_pid" 2> /dev/null
+		quit=$(($(date +%s) - start))
+		sleep 3
+		{ kill -KILL -- "-$test_pid" || kill -KILL "$test_pid"; } 2> /dev/null
+		killed=$(($(date +%s) - start))
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$test_pid" 2> /dev/null || break; sleep 0.5; done
+		if kill -0 "$test_pid" 2> /dev/null; then
+			echo "SIGQUIT at $quit s, SIGKILL at $killed s, still ending at $(($(date +%s) - start)) s" >> "$file.cut"
+		else
+			wait "$test_pid" 2> /dev/null
+			echo "SIGQUIT at $quit s, SIGKILL at $killed s, gone at $(($(date +%s) - start)) s" >> "$file.cut"
+		fi
+		test_pid=
+		return 124
+	fi
+	wait "$test_pid"
+	rc=$?
+	test_pid=
+	return $rc
+}
 step_tests() { # seconds
-	local end=$(($(date +%s) + $1)) runs=(runtime autoconfigure test-support sample-app runtime-cuda) i run module t rc out counts
-	local -A most=([runtime]=240 [autoconfigure]=120 [test-support]=60 [sample-app]=120 [runtime-cuda]=150)
-	local status=0
-	for i in "${!runs[@]}"; do
-		run=${runs[$i]}
+	local seconds=$1 end=$(($(date +%s) + $1)) total=0 spare i run module later t limit rc out t0 took feed kept
+	local -A share=()
+	local status=0 fixed=10 shares=
+	for run in "${test_runs[@]}"; do total=$((total + test_weight[$run])); done
+	# Each run keeps a share of the step's time that no other run can take: a fixed 10 s (the JVM, the
+	# class path scan) and the rest in proportion to its weight. A run may use what is left before the
+	# step's end less the later runs' shares, so what an earlier run did not use goes to the later ones.
+	spare=$((seconds - fixed * ${#test_runs[@]}))
+	for run in "${test_runs[@]}"; do
+		if [ "$spare" -gt 0 ]; then
+			share[$run]=$((fixed + spare * test_weight[$run] / total))
+		else
+			share[$run]=$((seconds / ${#test_runs[@]}))
+		fi
+		shares="${shares:+$shares, }$run ${share[$run]} s"
+	done
+	note "tests: $seconds s, kept for each run: $shares (TESTS_WEIGHTS: $(for run in "${test_runs[@]}"; do printf '%s=%s ' "$run" "${test_weight[$run]}"; done | sed 's/ $//'))"
+	if [ "$seconds" -lt $((fixed * ${#test_runs[@]} + total)) ]; then
+		note "    under the $((fixed * ${#test_runs[@]} + total)) s the weights ask for: a run may be cut before its tests end"
+	fi
+	for i in "${!test_runs[@]}"; do
+		run=${test_runs[$i]}
 		module=${run%-cuda}
-		# The runs in order of importance: a later one keeps only 10 s each from an earlier one.
-		t=$((end - $(date +%s) - 10 * (${#runs[@]} - i - 1)))
-		[ "$t" -gt "${most[$run]}" ] && t=${most[$run]}
-		if [ "$t" -lt 15 ]; then
-			note "tests $run: not run: the step's time is spent"
+		later=0
+		for next in "${test_runs[@]:$((i + 1))}"; do later=$((later + share[$next])); done
+		t=$((end - $(date +%s) - later))
+		if [ "$t" -lt "$fixed" ]; then
+			note "tests $run: NOT RUN: $t s left before the step's end beyond the later runs' shares ($later s)"
 			status=3
 			continue
 		fi
-		local select=(--scan-class-path "$bundle/$module/test-classes" --include-tag gpu) what="gpu-tagged"
+		local select=(--scan-class-path "$bundle/$module/test-classes" --include-tag "$test_tags") what="tagged $test_tags"
+		[ "$test_tags" = gpu ] && what="gpu-tagged"
 		if [ "$run" = runtime-cuda ]; then
 			select=(--select-package dev.gpucompute.cuda --exclude-tag gpu)
 			what="dev.gpucompute.cuda without a device"
 		fi
 		out="$work/tests-$run.txt"
-		local t0=$(date +%s)
+		# At the limit: a thread dump, 3 s, the kill (run_watched); 2 s more for this step's reports.
+		limit=$((t - 5))
+		t0=$(date +%s)
 		# The tests' class path goes to the launcher's --class-path: java.class.path holds only the launcher,
 		# as the tests that start child JVMs must cope with.
-		timeout -k 10 "$t" "$java" -jar "$bundle/junit-console.jar" execute --class-path "$(classpath "$module")" \
-			"${select[@]}" --reports-dir "$work/junit/$run" --details=tree --disable-banner --disable-ansi-colors \
-			> "$out" 2>&1
+		# (stderr: bash's "Killed" notice for a cut run, nothing else run_watched prints.)
+		run_watched "$limit" "$out" "$java" -jar "$bundle/junit-console.jar" execute --class-path "$(classpath "$module")" \
+			"${select[@]}" --reports-dir "$work/junit/$run" --details=testfeed --disable-banner --disable-ansi-colors 2> /dev/null
 		rc=$?
-		append_log "tests $run ($what), rc=$rc" "$out"
+		took=$(($(date +%s) - t0))
+		append_log "tests $run ($what), rc=$rc in $took s (limit $limit s$([ -f "$out.cut" ] && sed -n 's/^/; /; 2p' "$out.cut"))" "$out"
 		refresh_junit
-		counts=
-		local kind
-		for kind in successful failed aborted skipped; do
-			local n=$(sed -n "s/^\[ *\([0-9]*\) tests $kind *\]\$/\1/p" "$out")
-			[ -n "$n" ] && counts="${counts:+$counts, }$n $kind"
-		done
-		counts=$(echo "$counts" | sed 's/successful/passed/; s/aborted/aborted (assumption not met)/')
-		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-			note "tests $run ($what): CUT after $t s (the step's share of the deadline); ${counts:-no counts}"
+		# The feed as it stood at the thread dump (a busy JVM may take a second to write it, and a test may
+		# end meanwhile), else when the run was stopped. What came after (a test failing as its child
+		# processes are killed) is in the log, not in the counts.
+		if [ -f "$out.cut" ]; then
+			local upto dump
+			upto=$(head -n 1 "$out.cut")
+			dump=$(tail -c +$((upto + 1)) "$out" | grep -a -b -m 1 '^Full thread dump' | cut -d: -f1)
+			[ -n "$dump" ] && upto=$((upto + dump))
+			feed=$(head -c "$upto" "$out" | read_feed -)
+		else
+			feed=$(read_feed "$out")
+		fi
+		local passed failed aborted skipped counts kind n
+		read -r _ passed failed aborted skipped <<< "$(echo "$feed" | sed -n 1p)"
+		kept="kept for it ${share[$run]} s, limit $limit s"
+		if [ -f "$out.cut" ]; then
+			note "tests $run ($what): CUT at its limit of $limit s (${share[$run]} s kept for it); so far $passed passed, $failed failed, $aborted aborted, $skipped skipped"
+			if echo "$feed" | grep -q '^running '; then
+				echo "$feed" | sed -n 's/^running /    running at the cut: /p' | tee -a "$summary"
+			else
+				echo "    running at the cut: no test (between two, or in a class's set-up; the last to end: $(echo "$feed" | sed -n 's/^last //p' | grep . || echo none))" \
+					| tee -a "$summary"
+			fi
+			test_thread_at_cut "$out" | sed 's/^/    /' | tee -a "$summary"
 			[ $status -eq 0 ] && status=3
 		else
-			note "tests $run ($what): rc=$rc in $(($(date +%s) - t0)) s: ${counts:-no counts (see gpu-check.log)}"
+			# Ended by itself: the launcher's summary table has the counts; the feed where it has none (a crash).
+			counts=
+			for kind in successful failed aborted skipped; do
+				n=$(sed -n "s/^\[ *\([0-9]*\) tests $kind *\]\$/\1/p" "$out")
+				[ -n "$n" ] && counts="${counts:+$counts, }$n $kind"
+			done
+			counts=$(echo "$counts" | sed 's/successful/passed/; s/aborted/aborted (assumption not met)/')
+			[ -n "$counts" ] || counts="no summary from the launcher (see gpu-check.log); its feed: $passed passed, $failed failed, $aborted aborted, $skipped skipped"
+			note "tests $run ($what): rc=$rc in $took s ($kept): $counts"
 			[ $rc -ne 0 ] && status=1
 		fi
-		grep -E '✘' "$out" | sed 's/^[│├└─ ]*//' | head -12 | sed 's/^/    failed: /' | tee -a "$summary"
+		echo "$feed" | sed -n 's/^failed /    failed: /p' | head -12 | tee -a "$summary"
 	done
 	return $status
 }
