@@ -21,6 +21,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamScope;
 
 /**
@@ -29,7 +30,9 @@ import dev.gpucompute.StreamScope;
  *
  * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups of at least
  * {@code minQueriesPerGroup} queries, run as one stream-parallel group ({@link GpuLauncher#parallel(List)}).
- * Each group, on its own pooled stream, finds its queries' top k on the device ({@link DeviceSearch}:
+ * A search of one group, and every search made on a pooled stream the caller holds (a batch of the
+ * search batcher), runs on the caller's current stream instead, leasing nothing more.
+ * Each group, on its own stream, finds its queries' top k on the device ({@link DeviceSearch}:
  * {@code knn_fused} for k up to {@value KnnKernels#FUSED_MAX_K}, scoring and selecting without a score
  * matrix, else slabs scored by {@code knn_score} and reduced by {@code knn_topk} or a whole-row sort)
  * and only those k per query are downloaded; the host merges the pieces by the kernels' total order
@@ -38,10 +41,11 @@ import dev.gpucompute.StreamScope;
  * <p><b>Threading.</b> Thread-safe; callers hold the collection's read lock for a search and its
  * write lock for a write (see {@link VectorCollection}). Both return only after their device work
  * is complete, also when they fail, so no work outlives the lock that protects its data.
- * A write leases one stream and a search leases all of its group's streams at once
+ * A write leases one stream and a search of several groups leases all of its groups' streams at once
  * ({@link dev.gpucompute.StreamPool#acquireAll}, through {@link GpuLauncher#parallel(List)}), so
  * concurrent requests never hold part of the pool while waiting for the rest; when the streams do not
- * become free in time the request fails with {@link ServiceProblem#busy} (503).
+ * become free in time the request fails with {@link ServiceProblem#busy} (503). A search never leases
+ * while it holds a lease: a batch searches on the stream its batcher leased.
  */
 public final class KnnEngine {
 
@@ -237,7 +241,11 @@ public final class KnnEngine {
 	 * pool's acquire timeout ({@code gpu.streams.acquire-timeout}), which {@link GpuLauncher#parallel(List)} uses
 	 */
 	TopK search(DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount, int k) {
+		GpuStream current = this.launcher.currentStream();
 		int groups = Math.max(1, Math.min(this.parallelism, ceilDiv(queryCount, this.minQueriesPerGroup)));
+		if (groups == 1 || current.kind() == StreamKind.POOLED) {
+			return searchOn(current, vectors, n, dim, queries, queryCount, k);
+		}
 		int perGroup = ceilDiv(queryCount, groups);
 		groups = ceilDiv(queryCount, perGroup);
 		List<CompletableFuture<Void>> downloads = new ArrayList<>();
@@ -266,6 +274,38 @@ public final class KnnEngine {
 		catch (PoolExhaustedException ex) {
 			// Only the group's acquireAll leases from the pool, before any branch runs.
 			throw ServiceProblem.busy(groups, this.pool.acquireTimeout(), ex);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());
+		}
+		return merge(pieces, queryCount, k);
+	}
+
+	/**
+	 * The whole search as one group on {@code stream}, the calling thread's current stream: a search
+	 * of one group gains nothing from a pooled stream of its own (a fork, a lease and a join), and one
+	 * that already runs on a pooled stream (a batch of the search batcher, which holds that lease)
+	 * must not lease more while it holds it: with {@code gpu.streams.max-size: 1} it would wait for
+	 * itself until the acquire timeout, and on any pool it would halve the streams that can work.
+	 */
+	private TopK searchOn(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount,
+			int k) {
+		List<CompletableFuture<Void>> downloads = new ArrayList<>();
+		List<Piece> pieces = new ArrayList<>();
+		try {
+			RuntimeException failure = null;
+			try {
+				searchGroup(stream, vectors, n, dim, queries, 0, queryCount, k, pieces, downloads);
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+			}
+			// Also after a failure: nothing may still run on the collection once the read lock is released.
+			failure = synchronize(stream, failure);
+			if (failure != null) {
+				throw failure;
+			}
+			await(downloads);
 		}
 		catch (GpuOutOfMemoryException ex) {
 			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());

@@ -214,7 +214,8 @@ class CollectionsController {
 	 * details as the JSON search (a value {@code j} of row {@code r} is named {@code vectors[r][j]});
 	 * a body whose length is no multiple of a row is a {@code wrong-dimension} problem, a query
 	 * parameter other than {@code k} an {@code invalid-request}. The answer is negotiated as for the
-	 * JSON search.
+	 * JSON search, and a small request joins a batch of concurrent ones as the JSON search does (the
+	 * same answers as alone).
 	 */
 	@PostMapping(path = "/{name}/search", consumes = MediaType.APPLICATION_OCTET_STREAM_VALUE,
 			produces = { MediaType.APPLICATION_JSON_VALUE, HitsMessageConverter.MEDIA_TYPE_VALUE })
@@ -236,7 +237,7 @@ class CollectionsController {
 			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
 					body.bytes() / Float.BYTES);
 		}
-		return new SearchResponse(this.store.search(name, body.values(), k));
+		return new SearchResponse(this.searches.search(name, body.values(), k));
 	}
 
 	/** {@code k} of a binary search: one integer, else an invalid-request problem naming {@code k}. */
