@@ -21,8 +21,9 @@ import dev.gpucompute.LaunchConfig;
  * sorted lists are merged: by one {@code knn_merge} launch, a block per query, for
  * {@code k <= }{@value KnnKernels#MERGE_MAX_K} and at most {@value KnnKernels#MERGE_MAX_RUNS} ranges
  * (on an H100 or H200 a search has up to 264 ranges, two blocks per SM over its query groups: one to
- * 32 queries are then two kernel launches in all), else by {@code knn_topk}'s passes over chunks of {@value KnnKernels#CHUNK} candidates (two
- * passes where the ranges hold more than that). One or a few queries ({@code <= }
+ * 32 queries are then two kernel launches in all), else by {@code knn_topk}'s passes over chunks of
+ * {@value KnnKernels#CHUNK} candidates (two passes where the ranges hold more than that). The merge's
+ * speed has not been measured on a GPU. One or a few queries ({@code <= }
  * {@value KnnKernels#SCAN_MAX}) take {@code knn_fused}'s memory-bound scan, more queries its
  * register-blocked batch path ({@value KnnKernels#BATCH_Q} per block).</li>
  * <li><b>general</b> (larger k, or a dimension whose query tile does not fit in shared memory): slabs of
@@ -109,7 +110,10 @@ final class DeviceSearch {
 		this.merge = (kernels.merge() != null) ? kernels.merge() : mergeKernel(launcher);
 	}
 
-	/** {@code knn_merge} as the launcher has it loaded, else loaded from the class path (on CUDA: before any search runs). */
+	/**
+	 * {@code knn_merge} as the launcher has it loaded, else loaded from the class path (here, before any
+	 * search runs: on CUDA a load waits for the device's work in flight).
+	 */
 	private static Kernel mergeKernel(GpuLauncher launcher) {
 		for (Kernel kernel : launcher.kernels()) {
 			if (kernel.name().equals(KnnKernels.MERGE.name())) {
