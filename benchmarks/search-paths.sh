@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The sample's two device search paths against each other, in one JVM on the same data (issue 28):
 # the general path (knn_score into a score matrix + knn_topk passes: main's search before the fused
-# kernel) and the fused path (knn_fused + one knn_topk merge), alternating over 3 rounds, 1 and 100
-# queries per search at k = 10, for 1M x 128 and 100k x 384 (--quick: 200k x 128 and 20k x 384).
+# kernel) and the fused path (knn_fused + one knn_merge launch at k <= 32, else knn_topk passes),
+# alternating over 3 rounds, 1 and 100 queries per search at k = 10, for 1M x 128 and 100k x 384
+# (--quick: 200k x 128 and 20k x 384).
 # Device time only (no HTTP, no JSON): what the CPU backend's twins cost, or on a GPU the kernels.
 #
 #   benchmarks/search-paths.sh                # CPU backend, 3 s per figure

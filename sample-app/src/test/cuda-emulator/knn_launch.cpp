@@ -2,12 +2,14 @@
 //
 //   knn_launch <input> <output>
 //
-// Input (little-endian): int32 kernel (1: knn_fused, 2: knn_topk), int32 gridX, gridY, blockX,
+// Input (little-endian): int32 kernel (1: knn_fused, 2: knn_topk, 3: knn_merge), int32 gridX, gridY, blockX,
 // sharedBytes, yieldAtAtomics, int64 seed, then the kernel's own part:
 //   knn_fused: int32 n, dim, count, k, rowsPerBlock, groupQueries, outEntries; float32 vectors[n * dim],
 //              queries[count * dim]
 //   knn_topk:  int32 m, k, useIds, idBase, rows, outEntries; float32 inScores[rows * m], and when useIds
 //              int32 inIds[rows * m]
+//   knn_merge: int32 runs, k, queries, outEntries; float32 inScores[queries * runs * k],
+//              int32 inIds[queries * runs * k]
 // Output: float32 scores[outEntries], int32 ids[outEntries] (entries the kernel does not write keep
 // the markers NaN 0x7fbadbad and -2). Exit 3 with a message on stderr when the emulator finds a
 // violation (see cuda_emu.h), 1 with a sanitizer's report.
@@ -122,6 +124,16 @@ int main(int argc, char** argv)
 		body = [&, m, k, useIds, idBase, inScores, inIds] {
 			knn_topk(m, k, useIds, idBase, inScores, inIds, outScores, outIds);
 		};
+	}
+	else if (kernel == 3) {
+		const int runs = readInt();
+		const int k = readInt();
+		const int queries = readInt();
+		outEntries = readInt();
+		const long long entries = (long long) queries * runs * k;
+		const float* inScores = readArray<float>(entries);
+		const int* inIds = readArray<int>(entries);
+		body = [&, runs, k, inScores, inIds] { knn_merge(runs, k, inScores, inIds, outScores, outIds); };
 	}
 	else {
 		std::fprintf(stderr, "unknown kernel %d\n", kernel);

@@ -71,6 +71,11 @@ class SearchConfiguration {
 		return KnnKernels.FUSED;
 	}
 
+	@Bean
+	static KernelSource knnMerge() {
+		return KnnKernels.MERGE;
+	}
+
 	/**
 	 * One {@link SearchDevice} per device of {@code gpu.devices} (one by default), in ordinal order:
 	 * each with an engine on that device's launcher and pool and its own {@code sample.memory-budget}.

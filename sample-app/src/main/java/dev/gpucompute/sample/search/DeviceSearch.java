@@ -17,10 +17,15 @@ import dev.gpucompute.LaunchConfig;
  * <ul>
  * <li><b>fused</b> ({@code k <= }{@value KnnKernels#FUSED_MAX_K}, and on CUDA the block's shared
  * memory within the device's limit): {@code knn_fused} reads the shard once per query group and
- * keeps each query's top k per range of rows in shared memory (no score matrix), then
- * {@code knn_topk} merges the ranges' lists. One or a few queries ({@code <= }
- * {@value KnnKernels#SCAN_MAX}) take its memory-bound scan, more queries its register-blocked batch
- * path ({@value KnnKernels#BATCH_Q} per block).</li>
+ * keeps each query's top k per range of rows in shared memory (no score matrix), then the ranges'
+ * sorted lists are merged: by one {@code knn_merge} launch, a block per query, for
+ * {@code k <= }{@value KnnKernels#MERGE_MAX_K} and at most {@value KnnKernels#MERGE_MAX_RUNS} ranges
+ * (on an H100 or H200 a search has up to 264 ranges, two blocks per SM over its query groups: one to
+ * 32 queries are then two kernel launches in all), else by {@code knn_topk}'s passes over chunks of
+ * {@value KnnKernels#CHUNK} candidates (two passes where the ranges hold more than that). The merge's
+ * speed has not been measured on a GPU. One or a few queries ({@code <= }
+ * {@value KnnKernels#SCAN_MAX}) take {@code knn_fused}'s memory-bound scan, more queries its
+ * register-blocked batch path ({@value KnnKernels#BATCH_Q} per block).</li>
  * <li><b>general</b> (larger k, or a dimension whose query tile does not fit in shared memory): slabs of
  * the shard are scored into a score matrix ({@code knn_score}) whose rows are reduced by repeated
  * {@code knn_topk} passes, or sorted whole ({@code knn_sort_init} + {@code knn_bitonic_step}) for
@@ -73,7 +78,7 @@ final class DeviceSearch {
 	private final boolean cuda;
 
 	/** The kernels of a search. */
-	record Kernels(Kernel score, Kernel topk, Kernel sortInit, Kernel bitonicStep, Kernel fused) {
+	record Kernels(Kernel score, Kernel topk, Kernel sortInit, Kernel bitonicStep, Kernel fused, Kernel merge) {
 	}
 
 	/** Receives a result: {@code count * k} scores and slots, query-major, best first, on the stream. */
@@ -91,6 +96,7 @@ final class DeviceSearch {
 		this.device = launcher.context().device();
 		this.cuda = this.device.backend() == Backend.CUDA;
 	}
+
 
 	/** How many {@code knn_fused} blocks a launch aims at on {@code device} (see {@link Split}). */
 	private static int targetBlocks(DeviceInfo device) {
@@ -160,9 +166,20 @@ final class DeviceSearch {
 		return Split.of(n, ceilDiv(queries, groupQueries(device, queries)), targetBlocks(device));
 	}
 
-	/** Scratch of a fused sub-batch of {@code queries}: the ranges' lists and the merge's candidates. */
+	/** Scratch of a fused sub-batch of {@code queries}: the ranges' lists and the merge's output or candidates. */
 	static long fusedScratch(int queries, Split split, int k) {
-		return queries * (8L * split.ranges() * k + selectionBytes(split.ranges() * k, k));
+		long merge = merges(split.ranges(), k) ? 8L * k : selectionBytes(split.ranges() * k, k);
+		return queries * (8L * split.ranges() * k + merge);
+	}
+
+	/**
+	 * Whether the fused path merges {@code ranges} lists of k with one {@code knn_merge} launch
+	 * ({@code k <= }{@value KnnKernels#MERGE_MAX_K}, {@code ranges <= }{@value KnnKernels#MERGE_MAX_RUNS};
+	 * it runs k rounds of a block-wide argmax, so a large k is left to {@code knn_topk}'s sorts), rather
+	 * than with {@code knn_topk}'s passes.
+	 */
+	static boolean merges(int ranges, int k) {
+		return k <= KnnKernels.MERGE_MAX_K && ranges <= KnnKernels.MERGE_MAX_RUNS;
 	}
 
 	/** The fused path, whatever {@link #fused} says (for {@link #search} and tests). */
@@ -185,7 +202,8 @@ final class DeviceSearch {
 						LaunchConfig.of(Dim3.of(ceilDiv(batch, group), s.ranges()), Dim3.of(KnnKernels.FUSED_BLOCK))
 							.withSharedMemory(shared),
 						n, dim, batch, k, s.rowsPerBlock(), group, vectors, queryBuffer, lists[0], lists[1]);
-				DeviceBuffer[] best = chunkedTopK(stream, lists[0], lists[1], s.ranges() * k, batch, k, 0);
+				DeviceBuffer[] best = merges(s.ranges(), k) ? merge(stream, lists[0], lists[1], s.ranges(), batch, k)
+						: chunkedTopK(stream, lists[0], lists[1], s.ranges() * k, batch, k, 0);
 				deliver(results, first, batch, best);
 			}
 			finally {
@@ -299,6 +317,25 @@ final class DeviceSearch {
 	}
 
 	// ---- selection -----------------------------------------------------------------------------
+
+	/**
+	 * One {@code knn_merge} launch: each of {@code count} queries' top k from its {@code runs} sorted
+	 * lists of k ({@code knn_fused}'s output).
+	 * @return the compact top k: scores and slots, {@code count * k} each
+	 */
+	private DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
+		DeviceBuffer[] out = allocatePair((long) count * k);
+		try {
+			this.launcher.launch(stream, this.kernels.merge(),
+					LaunchConfig.of(Dim3.of(count), Dim3.of(KnnKernels.mergeThreads(runs))), runs, k, scores, ids, out[0],
+					out[1]);
+			return out;
+		}
+		catch (RuntimeException ex) {
+			closeAll(out);
+			throw ex;
+		}
+	}
 
 	/**
 	 * Repeated {@code knn_topk} passes until one chunk per query is left.

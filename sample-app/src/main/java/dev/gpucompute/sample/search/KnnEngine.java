@@ -82,7 +82,7 @@ public final class KnnEngine {
 		this.deviceTimeout = deviceTimeout;
 		this.search = new DeviceSearch(launcher, new DeviceSearch.Kernels(kernels.get(KnnKernels.SCORE),
 				kernels.get(KnnKernels.TOPK), kernels.get(KnnKernels.SORT_INIT), kernels.get(KnnKernels.BITONIC_STEP),
-				kernels.get(KnnKernels.FUSED)), scratchBytes);
+				kernels.get(KnnKernels.FUSED), kernels.get(KnnKernels.MERGE)), scratchBytes);
 		this.scatter = kernels.get(KnnKernels.SCATTER);
 	}
 

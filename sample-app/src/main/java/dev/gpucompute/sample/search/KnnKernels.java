@@ -92,6 +92,21 @@ public final class KnnKernels {
 	 */
 	public static final int FUSED_MAX_K = 128;
 
+	/**
+	 * Largest k whose ranges' lists the fused path merges with {@code knn_merge} (one round, one block
+	 * barrier, per rank); larger k take {@code knn_topk}'s passes.
+	 */
+	public static final int MERGE_MAX_K = 32;
+
+	/** Lists ({@code knn_fused}'s ranges) each thread of a {@code knn_merge} block owns. */
+	static final int MERGE_RUNS_PER_THREAD = 4;
+
+	/** Most threads per block of {@code knn_merge}. */
+	static final int MERGE_MAX_BLOCK = 256;
+
+	/** Most lists per query {@code knn_merge} merges: {@value #MERGE_RUNS_PER_THREAD} per thread of its largest block. */
+	public static final int MERGE_MAX_RUNS = MERGE_RUNS_PER_THREAD * MERGE_MAX_BLOCK;
+
 	/** The id that pads a chunk or a row: it sorts after every real slot. */
 	static final int NO_ID = Integer.MAX_VALUE;
 
@@ -149,9 +164,23 @@ public final class KnnKernels {
 				ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
 		.cpu(FusedTwin::run);
 
+	/**
+	 * {@code knn_merge(int runs, int k, const float* inScores, const int* inIds, float* outScores,
+	 * int* outIds)}: each query's top k from {@code runs} lists of k entries sorted best first (the
+	 * layout {@code knn_fused} writes: {@code (q * runs + r) * k + i}), written best first to
+	 * {@code q * k + i}, padded with (-inf, {@value #NO_ID}). Grid ({@code queries}), a block per query
+	 * of a multiple of 32 threads, at most {@value #MERGE_MAX_BLOCK}, with
+	 * {@code runs <= }{@value #MERGE_RUNS_PER_THREAD}{@code  * threads} ({@link #mergeThreads}); no
+	 * shared memory to give. The entries are selected, not recomputed: the same ones as
+	 * {@code knn_topk}'s passes over the same candidates.
+	 */
+	public static final KernelSource MERGE = KernelSource.named("knn_merge")
+		.params(ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
+		.cpu(KnnKernels::merge);
+
 	/** Every kernel of the service. */
 	public static final java.util.List<KernelSource> ALL = java.util.List.of(SCORE, TOPK, SORT_INIT, BITONIC_STEP,
-			SCATTER, FUSED);
+			SCATTER, FUSED, MERGE);
 
 	/**
 	 * The kernels with their CUDA code read from {@code gpu/kernels/<name>.cu} on the class path, for
@@ -255,6 +284,19 @@ public final class KnnKernels {
 
 	private static long listBytes(int queries, int slots) {
 		return 8L * queries * slots + 12L * queries;
+	}
+
+	/**
+	 * Threads of a {@code knn_merge} block for {@code runs} lists: the fewest warps that own every list
+	 * at {@value #MERGE_RUNS_PER_THREAD} per thread (96 for the 264 ranges of one query group on an
+	 * H100 or H200). {@code runs} must be at most {@value #MERGE_MAX_RUNS}.
+	 */
+	static int mergeThreads(int runs) {
+		if (runs < 1 || runs > MERGE_MAX_RUNS) {
+			throw new IllegalArgumentException("knn_merge takes 1 to " + MERGE_MAX_RUNS + " lists per query, not " + runs);
+		}
+		int threads = (runs + MERGE_RUNS_PER_THREAD - 1) / MERGE_RUNS_PER_THREAD;
+		return (threads + 31) / 32 * 32;
 	}
 
 	/** The smallest power of two at least {@code x} (1 for x <= 1). */
@@ -368,6 +410,58 @@ public final class KnnKernels {
 		}
 	}
 
+	/**
+	 * The CPU twin of {@code knn_merge}: a k-way merge of the query's lists by (score desc, id asc, list
+	 * asc), the order in which the kernel's block-wide argmax picks its winner each round, so every
+	 * round takes the same entry. Refuses the launches on which the kernel traps.
+	 */
+	static void merge(KernelBlock block, KernelArgs args) {
+		int runs = args.i32(0);
+		int k = args.i32(1);
+		int threads = block.blockDim().x();
+		if (threads % 32 != 0 || threads > MERGE_MAX_BLOCK || runs < 1 || runs > MERGE_RUNS_PER_THREAD * threads
+				|| k < 1) {
+			throw new IllegalArgumentException("knn_merge does not define a launch of " + runs + " lists, k=" + k
+					+ ", in blocks of " + threads + " threads (the CUDA kernel traps)");
+		}
+		FloatBuffer inScores = args.floats(2);
+		IntBuffer inIds = args.ints(3);
+		FloatBuffer outScores = args.floats(4);
+		IntBuffer outIds = args.ints(5);
+		long q = block.x();
+		long first = q * runs * k;
+		int out = (int) (q * k);
+		int[] position = SCRATCH.get().positions(runs);
+		for (int r = 0; r < k; r++) {
+			int winner = -1;
+			float winnerScore = Float.NEGATIVE_INFINITY;
+			int winnerId = NO_ID;
+			for (int run = 0; run < runs; run++) {
+				int p = position[run];
+				int at = (int) (first + (long) run * k + p);
+				float s = (p < k) ? inScores.get(at) : Float.NEGATIVE_INFINITY;
+				int id = (p < k) ? inIds.get(at) : NO_ID;
+				// Runs in increasing order: an equal (score, id) keeps the lower run, as the kernel's order does.
+				if (winner < 0 || better(s, id, winnerScore, winnerId)) {
+					winner = run;
+					winnerScore = s;
+					winnerId = id;
+				}
+			}
+			if (winnerId == NO_ID && winnerScore == Float.NEGATIVE_INFINITY) {
+				// Nothing ranks after padding: every list is at its padding, and so is the rest.
+				for (int i = r; i < k; i++) {
+					outScores.put(out + i, Float.NEGATIVE_INFINITY);
+					outIds.put(out + i, NO_ID);
+				}
+				return;
+			}
+			outScores.put(out + r, winnerScore);
+			outIds.put(out + r, winnerId);
+			position[winner]++;
+		}
+	}
+
 	static void sortInit(KernelBlock block, KernelArgs args) {
 		int n = args.i32(0);
 		int p = args.i32(1);
@@ -437,6 +531,17 @@ public final class KnnKernels {
 		final int[] id = new int[CHUNK];
 
 		final TopKHeap heap = new TopKHeap(CHUNK);
+
+		private int[] positions = new int[0];
+
+		/** {@code runs} list positions of {@code knn_merge}'s twin, all 0. */
+		int[] positions(int runs) {
+			if (this.positions.length < runs) {
+				this.positions = new int[runs];
+			}
+			java.util.Arrays.fill(this.positions, 0, runs, 0);
+			return this.positions;
+		}
 
 		private float[] queryTile = new float[0];
 

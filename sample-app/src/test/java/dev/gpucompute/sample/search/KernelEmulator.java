@@ -44,7 +44,7 @@ final class KernelEmulator {
 
 	private static final Path BUILD = Path.of("target", "cuda-emulator");
 
-	private static final String[] KERNELS = { "knn_fused", "knn_topk" };
+	private static final String[] KERNELS = { "knn_fused", "knn_topk", "knn_merge" };
 
 	private static final List<String> FLAGS = List.of("-std=gnu++17", "-O1", "-g", "-fno-omit-frame-pointer",
 			"-ffp-contract=off", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-Wall",
@@ -261,6 +261,21 @@ final class KernelEmulator {
 		if (ids != null) {
 			input.asIntBuffer().put(ids);
 		}
+		return run(input, entries);
+	}
+
+	/**
+	 * One {@code knn_merge} launch over {@code lists}: grid ({@code queries}), {@code threads} per block.
+	 * @return the {@code queries * k} entries the launch wrote
+	 */
+	SearchRun.Result merge(MergeRun.Lists lists, int threads, long seed) {
+		int entries = lists.queries() * lists.k();
+		long body = 4 * 4 + 4L * lists.scores().length + 4L * lists.ids().length;
+		ByteBuffer input = header(3, lists.queries(), 1, threads, 0, seed, false, body);
+		input.putInt(lists.runs()).putInt(lists.k()).putInt(lists.queries()).putInt(entries);
+		input.asFloatBuffer().put(lists.scores());
+		input.position(input.position() + 4 * lists.scores().length);
+		input.asIntBuffer().put(lists.ids());
 		return run(input, entries);
 	}
 

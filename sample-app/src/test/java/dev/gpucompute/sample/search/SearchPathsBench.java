@@ -51,7 +51,8 @@ public final class SearchPathsBench {
 			}
 			DeviceSearch search = new DeviceSearch(launcher,
 					new DeviceSearch.Kernels(kernels.get("knn_score"), kernels.get("knn_topk"),
-							kernels.get("knn_sort_init"), kernels.get("knn_bitonic_step"), kernels.get("knn_fused")),
+							kernels.get("knn_sort_init"), kernels.get("knn_bitonic_step"), kernels.get("knn_fused"),
+							kernels.get("knn_merge")),
 					64L << 20);
 			System.out.println("device: " + context.device().name() + "; " + KnnKernels.scoringPath() + "; "
 					+ seconds + " s per figure, " + rounds + " rounds, k = 10");

@@ -54,7 +54,8 @@ final class SearchRun implements AutoCloseable {
 			}
 			this.search = new DeviceSearch(this.launcher,
 					new DeviceSearch.Kernels(kernel(KnnKernels.SCORE), kernel(KnnKernels.TOPK),
-							kernel(KnnKernels.SORT_INIT), kernel(KnnKernels.BITONIC_STEP), kernel(KnnKernels.FUSED)),
+							kernel(KnnKernels.SORT_INIT), kernel(KnnKernels.BITONIC_STEP), kernel(KnnKernels.FUSED),
+							kernel(KnnKernels.MERGE)),
 					scratchBytes);
 		}
 		catch (RuntimeException ex) {
