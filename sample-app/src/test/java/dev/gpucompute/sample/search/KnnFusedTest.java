@@ -1,6 +1,5 @@
 package dev.gpucompute.sample.search;
 
-import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.AfterAll;
@@ -13,6 +12,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.Dim3;
 
+import static dev.gpucompute.sample.search.TopKAssertions.assertSameTopK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -53,9 +53,9 @@ class KnnFusedTest {
 			int group = c[3];
 			float[] queries = Reference.queries(random, count, dim);
 			SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, rowsPerBlock, group);
-			assertThat(lists.entries())
-				.as("%d queries in groups of %d, k=%d, %d rows per block", count, group, k, rowsPerBlock)
-				.containsExactly(Reference.rangeLists(vectors, dim, queries, k, rowsPerBlock).entries());
+			assertSameTopK(String.format("%d queries in groups of %d, k=%d, %d rows per block", count, group, k,
+					rowsPerBlock), Reference.rangeLists(vectors, dim, queries, k, rowsPerBlock), lists, k,
+					DeviceSearch.ceilDiv(n, rowsPerBlock));
 		}
 	}
 
@@ -83,10 +83,10 @@ class KnnFusedTest {
 			float[] vectors = Reference.storedRows(random, n, dim, true);
 			float[] queries = Reference.queries(random, count, dim);
 			String shape = n + " x " + dim + ", " + count + " queries, k=" + k;
-			String[] expected = Reference.topK(vectors, dim, queries, k, 0, n).entries();
-			assertThat(run.fused(vectors, dim, queries, k).entries()).as("fused, " + shape).containsExactly(expected);
-			assertThat(run.general(vectors, dim, queries, k).entries()).as("general, " + shape).containsExactly(expected);
-			assertThat(run.search(vectors, dim, queries, k).entries()).as("chosen, " + shape).containsExactly(expected);
+			SearchRun.Result expected = Reference.topK(vectors, dim, queries, k, 0, n);
+			assertSameTopK("fused, " + shape, expected, run.fused(vectors, dim, queries, k), k);
+			assertSameTopK("general, " + shape, expected, run.general(vectors, dim, queries, k), k);
+			assertSameTopK("chosen, " + shape, expected, run.search(vectors, dim, queries, k), k);
 		}
 	}
 
@@ -101,9 +101,8 @@ class KnnFusedTest {
 			SearchRun.Result batch = run.search(vectors, dim, queries, k);
 			for (int q = 0; q < 100; q += 9) {
 				float[] one = java.util.Arrays.copyOfRange(queries, q * dim, (q + 1) * dim);
-				String[] alone = run.search(vectors, dim, one, k).entries();
-				assertThat(java.util.Arrays.copyOfRange(batch.entries(), q * k, (q + 1) * k)).as("query %d, k=%d", q, k)
-					.containsExactly(alone);
+				assertSameTopK("query " + q + " alone (expected) and in the batch, k=" + k,
+						run.search(vectors, dim, one, k), batch.slice(q * k, (q + 1) * k), k);
 			}
 		}
 	}
@@ -135,8 +134,8 @@ class KnnFusedTest {
 		float[] queries = Reference.queries(random, 70, dim);
 		long scratch = DeviceSearch.fusedScratch(9, DeviceSearch.split(run.context.device(), n, 9), k);
 		try (SearchRun small = new SearchRun(Backend.CPU, scratch)) {
-			assertThat(small.fused(vectors, dim, queries, k).entries())
-				.containsExactly(Reference.topK(vectors, dim, queries, k, 0, n).entries());
+			assertSameTopK("sub-batches", Reference.topK(vectors, dim, queries, k, 0, n),
+					small.fused(vectors, dim, queries, k), k);
 		}
 	}
 
@@ -151,20 +150,18 @@ class KnnFusedTest {
 		float[] vectors = Reference.storedRows(random, n, dim, false);
 		float[] queries = Reference.queries(random, 3, dim);
 		SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, 128, 3, 4);
-		String padding = KnnKernels.NO_ID + "=" + Integer.toHexString(Float.floatToRawIntBits(Float.NEGATIVE_INFINITY));
+		SearchRun.Result expected = Reference.rangeLists(vectors, dim, queries, k, 128);
 		for (int q = 0; q < 3; q++) {
-			String[] entries = lists.entries();
-			assertThat(java.util.Arrays.copyOfRange(entries, (q * 4 + 3) * k, (q * 4 + 4) * k)).as("query %d", q)
-				.containsOnly(padding);
-			assertThat(java.util.Arrays.copyOfRange(entries, q * 4 * k, (q * 4 + 3) * k)).as("query %d", q)
-				.containsExactly(java.util.Arrays.copyOfRange(Reference.rangeLists(vectors, dim, queries, k, 128).entries(),
-						q * 3 * k, (q + 1) * 3 * k));
+			assertSameTopK("query " + q + ", the range past the rows", SearchRun.Result.padding(k),
+					lists.slice((q * 4 + 3) * k, (q * 4 + 4) * k), k);
+			assertSameTopK("query " + q + ", the ranges with rows", expected.slice(q * 3 * k, (q + 1) * 3 * k),
+					lists.slice(q * 4 * k, (q * 4 + 3) * k), k, 3);
 		}
 		float[] scores = Reference.rows(random, 2 * 100, 1);
 		SearchRun.Result chunks = run.topk(scores, null, 2, k, 0, 2);
 		for (int q = 0; q < 2; q++) {
-			assertThat(java.util.Arrays.copyOfRange(chunks.entries(), (2 * q + 1) * k, (2 * q + 2) * k)).as("row %d", q)
-				.containsOnly(padding);
+			assertSameTopK("row " + q + ", the chunk past the candidates", SearchRun.Result.padding(k),
+					chunks.slice((2 * q + 1) * k, (2 * q + 2) * k), k);
 		}
 	}
 
@@ -183,26 +180,14 @@ class KnnFusedTest {
 		float[] some = Reference.queries(random, distinct, dim);
 		SearchRun.Result answers = Reference.topK(vectors, dim, some, k, 0, n);
 		float[] queries = new float[count * dim];
-		int[] expectedSlots = new int[count * k];
-		int[] expectedBits = new int[count * k];
+		SearchRun.Result expected = new SearchRun.Result(new float[count * k], new int[count * k]);
 		for (int q = 0; q < count; q++) {
 			System.arraycopy(some, (q % distinct) * dim, queries, q * dim, dim);
-			for (int r = 0; r < k; r++) {
-				expectedSlots[q * k + r] = answers.slots()[(q % distinct) * k + r];
-				expectedBits[q * k + r] = Float.floatToRawIntBits(answers.scores()[(q % distinct) * k + r]);
-			}
+			System.arraycopy(answers.scores(), (q % distinct) * k, expected.scores(), q * k, k);
+			System.arraycopy(answers.slots(), (q % distinct) * k, expected.slots(), q * k, k);
 		}
-		for (SearchRun.Result result : List.of(run.fused(vectors, dim, queries, k), run.general(vectors, dim, queries, k))) {
-			int[] bits = new int[result.scores().length];
-			for (int i = 0; i < bits.length; i++) {
-				bits[i] = Float.floatToRawIntBits(result.scores()[i]);
-			}
-			// The first difference only (AssertJ's element-wise comparison of 131,000 entries takes seconds).
-			int slot = java.util.Arrays.mismatch(result.slots(), expectedSlots);
-			int score = java.util.Arrays.mismatch(bits, expectedBits);
-			assertThat(slot).as("first wrong slot, of query %d", slot / k).isEqualTo(-1);
-			assertThat(score).as("first wrong score, of query %d", score / k).isEqualTo(-1);
-		}
+		assertSameTopK("fused", expected, run.fused(vectors, dim, queries, k), k);
+		assertSameTopK("general", expected, run.general(vectors, dim, queries, k), k);
 	}
 
 	@Test

@@ -19,7 +19,7 @@ import dev.gpucompute.StreamLease;
  * searches through either path of {@link DeviceSearch}, on stored rows and queries the test gives
  * (non-finite values included, which the store would refuse). The CPU tests compare its answers with
  * a written-out reference; the GPU tests run the same calls on CUDA and on the CPU twins and compare
- * the bits. Closing it closes the context.
+ * the bits ({@link TopKAssertions}, linear in the entries). Closing it closes the context.
  */
 final class SearchRun implements AutoCloseable {
 
@@ -34,13 +34,19 @@ final class SearchRun implements AutoCloseable {
 	/** Top k per query: {@code queries * k} scores and slots, query-major, best first. */
 	record Result(float[] scores, int[] slots) {
 
-		/** Each entry as slot=bits, for assertions that show where two results part. */
-		String[] entries() {
-			String[] entries = new String[this.scores.length];
-			for (int i = 0; i < entries.length; i++) {
-				entries[i] = this.slots[i] + "=" + Integer.toHexString(Float.floatToRawIntBits(this.scores[i]));
-			}
-			return entries;
+		/** Entries {@code [from, to)}: one query's list, say, of a larger result. */
+		Result slice(int from, int to) {
+			return new Result(java.util.Arrays.copyOfRange(this.scores, from, to),
+					java.util.Arrays.copyOfRange(this.slots, from, to));
+		}
+
+		/** {@code count} entries of the padding every kernel writes where a list has no more rows: (-inf, NO_ID). */
+		static Result padding(int count) {
+			float[] scores = new float[count];
+			int[] slots = new int[count];
+			java.util.Arrays.fill(scores, Float.NEGATIVE_INFINITY);
+			java.util.Arrays.fill(slots, KnnKernels.NO_ID);
+			return new Result(scores, slots);
 		}
 
 	}
