@@ -65,8 +65,8 @@ class KnnMergeCudaGpuTest {
 				for (int queries : new int[] { 1, 16, 100 }) {
 					MergeRun.Lists lists = MergeRun.lists(random, queries, runs, k, (queries + k) % 2 == 0);
 					SearchRun.Result kernel = cuda.merge(lists);
-					MergeRun.assertSameEntries(lists.shape() + ": the twin", cpu.merge(lists), kernel, k);
-					MergeRun.assertSameEntries(lists.shape() + ": knn_topk's passes on CUDA", cuda.topkPasses(lists), kernel,
+					TopKAssertions.assertSameTopK(lists.shape() + ": the twin", cpu.merge(lists), kernel, k);
+					TopKAssertions.assertSameTopK(lists.shape() + ": knn_topk's passes on CUDA", cuda.topkPasses(lists), kernel,
 							k);
 				}
 			}
@@ -81,7 +81,7 @@ class KnnMergeCudaGpuTest {
 		int[] threads = { KnnKernels.mergeThreads(40), KnnKernels.mergeThreads(7), 256, 128 };
 		for (int i = 0; i < cases.length; i++) {
 			MergeRun.Lists lists = cases[i];
-			MergeRun.assertSameEntries(lists.shape() + ", " + threads[i] + " threads", cpu.merge(lists, threads[i]),
+			TopKAssertions.assertSameTopK(lists.shape() + ", " + threads[i] + " threads", cpu.merge(lists, threads[i]),
 					cuda.merge(lists, threads[i]), lists.k());
 		}
 		int runs = 9;
@@ -92,7 +92,7 @@ class KnnMergeCudaGpuTest {
 		java.util.Arrays.fill(ids, KnnKernels.NO_ID);
 		ids[5 * k] = 321;
 		MergeRun.Lists padding = new MergeRun.Lists(1, runs, k, scores, ids);
-		MergeRun.assertSameEntries("one real entry among padding", cpu.merge(padding), cuda.merge(padding), k);
+		TopKAssertions.assertSameTopK("one real entry among padding", cpu.merge(padding), cuda.merge(padding), k);
 	}
 
 	@Test
@@ -111,7 +111,7 @@ class KnnMergeCudaGpuTest {
 				SearchRun.Result result = cudaSearch.search(vectors, dim, queries, k);
 				assertThat(launches(cudaSearch, KnnKernels.MERGE.name()) - merges).as(shape).isEqualTo(1);
 				assertThat(launches(cudaSearch, KnnKernels.TOPK.name()) - topks).as(shape).isZero();
-				MergeRun.assertSameEntries(shape + ": the CPU backend", cpuSearch.search(vectors, dim, queries, k), result, k);
+				TopKAssertions.assertSameTopK(shape + ": the CPU backend", cpuSearch.search(vectors, dim, queries, k), result, k);
 			}
 		}
 	}

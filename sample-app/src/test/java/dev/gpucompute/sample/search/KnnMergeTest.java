@@ -58,8 +58,8 @@ class KnnMergeTest {
 					MergeRun.Lists lists = MergeRun.lists(random, (runs >= 264) ? 2 : 5, runs, k, ties);
 					String shape = lists.shape() + (ties ? ", ties" : "");
 					SearchRun.Result twin = merges.merge(lists);
-					MergeRun.assertSameEntries(shape + ": knn_topk's passes", merges.topkPasses(lists), twin, k);
-					MergeRun.assertSameEntries(shape + ": a sort", MergeRun.sortedTopK(lists), twin, k);
+					TopKAssertions.assertSameTopK(shape + ": knn_topk's passes", merges.topkPasses(lists), twin, k);
+					TopKAssertions.assertSameTopK(shape + ": a sort", MergeRun.sortedTopK(lists), twin, k);
 				}
 			}
 		}
@@ -152,12 +152,12 @@ class KnnMergeTest {
 	private static void assertSameSearch(String shape, float[] vectors, int dim, float[] queries, int k,
 			DeviceSearch.Split split, SearchRun.Result result) {
 		int count = queries.length / dim;
-		MergeRun.assertSameEntries(shape + ", brute force", Reference.topK(vectors, dim, queries, k, 0, vectors.length / dim),
+		TopKAssertions.assertSameTopK(shape + ", brute force", Reference.topK(vectors, dim, queries, k, 0, vectors.length / dim),
 				result, k);
-		MergeRun.assertSameEntries(shape + ", general path", run.general(vectors, dim, queries, k), result, k);
+		TopKAssertions.assertSameTopK(shape + ", general path", run.general(vectors, dim, queries, k), result, k);
 		SearchRun.Result lists = run.fusedLists(vectors, dim, queries, k, split.rowsPerBlock(),
 				DeviceSearch.groupQueries(run.context.device(), count), split.ranges());
-		MergeRun.assertSameEntries(shape + ", knn_fused + knn_topk",
+		TopKAssertions.assertSameTopK(shape + ", knn_fused + knn_topk",
 				merges.topkPasses(new MergeRun.Lists(count, split.ranges(), k, lists.scores(), lists.slots())), result, k);
 	}
 

@@ -14,14 +14,12 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 
-import org.opentest4j.AssertionFailedError;
 
 /**
  * {@code knn_merge} on one backend, without the rest of the search: raw launches over lists the test
  * writes ({@link #lists}), the same candidates through {@code knn_topk}'s passes as the fused path ran
- * them before (for comparison), and a linear comparison that names the first entry where two results
- * part ({@link #assertSameEntries}; AssertJ's diff of long arrays is quadratic). Closing it closes the
- * context.
+ * them before (for comparison); results are compared with {@link TopKAssertions}. Closing it closes
+ * the context.
  */
 final class MergeRun implements AutoCloseable {
 
@@ -207,25 +205,5 @@ final class MergeRun implements AutoCloseable {
 		return new SearchRun.Result(scores, ids);
 	}
 
-	/**
-	 * Fails at the first entry (query, rank) whose id or score bits differ, naming both; {@code k}
-	 * entries per query. A linear scan, for arrays of any length.
-	 */
-	static void assertSameEntries(String what, SearchRun.Result expected, SearchRun.Result actual, int k) {
-		if (expected.scores().length != actual.scores().length || expected.slots().length != actual.slots().length) {
-			throw new AssertionFailedError(what + ": " + actual.scores().length + " entries, expected "
-					+ expected.scores().length);
-		}
-		for (int i = 0; i < expected.scores().length; i++) {
-			int expectedBits = Float.floatToRawIntBits(expected.scores()[i]);
-			int actualBits = Float.floatToRawIntBits(actual.scores()[i]);
-			if (expected.slots()[i] != actual.slots()[i] || expectedBits != actualBits) {
-				throw new AssertionFailedError(String.format(
-						"%s: query %d, rank %d: expected id %d, score %s (0x%08x), but was id %d, score %s (0x%08x)", what,
-						i / k, i % k, expected.slots()[i], expected.scores()[i], expectedBits, actual.slots()[i],
-						actual.scores()[i], actualBits));
-			}
-		}
-	}
 
 }
