@@ -21,15 +21,14 @@ import dev.gpucompute.test.GpuCpuBackend;
 
 /**
  * A service whose stream pool is too small for its search parallelism: a normal-priority limit of
- * one stream, while a search of several queries splits into stream-parallel groups of one query
- * each. The group can never be leased, so the search is a 500 problem detail that names the setting
+ * one stream, while an unbatched search of several queries splits into four stream-parallel groups. The group can never be leased, so the search is a 500 problem detail that names the setting
  * (not an internal error, not a 503 asking to retry), nothing stays leased, and a search that needs
  * one stream still works.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.streams.pool-size=1", "gpu.streams.max-size=4", "gpu.streams.priority-limits.normal=1",
 				"gpu.cpu.threads=2", "sample.memory-budget=4MB", "sample.search.parallelism=4",
-				"sample.search.min-queries-per-group=1" })
+				"sample.search.min-queries-per-group=1", "sample.search.batching.enabled=false" })
 @GpuCpuBackend
 class PoolTooSmallAppTest {
 
@@ -70,8 +69,9 @@ class PoolTooSmallAppTest {
 		assertThat(http.post("/collections/small/vectors?idPrefix=v", "application/octet-stream", Http.littleEndian(rows))
 			.status()).isEqualTo(200);
 
-		// Four queries in four groups of one: four NORMAL streams at once, with a limit of one.
-		float[][] queries = BruteForce.randomVectors(new Random(4), 4, 4);
+		// Twelve queries in four groups (the parallelism) of three, searched from the request thread (not
+		// batched): four NORMAL streams at once, with a limit of one.
+		float[][] queries = BruteForce.randomVectors(new Random(4), 12, 4);
 		Http.Response response = http.post("/collections/small/search?k=3", "application/octet-stream",
 				Http.littleEndian(queries));
 		assertThat(response.status()).as(response.body()).isEqualTo(500);
