@@ -489,11 +489,10 @@ final class ContextLauncher implements GpuLauncher {
 			return;
 		}
 		StreamPool pool = this.context.streams();
-		if (branches.size() > pool.maxSize()) {
-			throw new GpuException("A stream-parallel group of " + branches.size() + " branches needs as many pooled "
-					+ "streams, but the pool's maximum is " + pool.maxSize());
-		}
 		GpuStream parent = currentStream();
+		// One pooled stream per branch, at the parent's priority: a group the pool can never lease fails
+		// here, before the fork, as PoolTooSmallException (a configuration problem, not a busy pool).
+		pool.checkGroupSize(parent.priority(), branches.size());
 		NativeStream parentStream = parent.use();
 		EventRegistry events = this.context.events();
 		List<StreamLease> leases = new ArrayList<>(branches.size());

@@ -89,8 +89,12 @@ public interface GpuLauncher {
 	 * event), and the current stream continues only after all of them (join events); the host does
 	 * not block. Leases go back to the pool and the current stream is restored on every path; when a
 	 * branch throws, the remaining branches are skipped and the first exception is rethrown.
-	 * @throws GpuException when called inside another group (groups do not nest) or with more
-	 * branches than the pool's maximum size
+	 * @throws GpuException when called inside another group (groups do not nest)
+	 * @throws PoolTooSmallException before anything runs, when the group has more branches than the
+	 * pool may lease at once at the current stream's priority (its maximum size, or that priority's
+	 * limit)
+	 * @throws PoolExhaustedException when the branches' streams did not become free within the pool's
+	 * acquire timeout
 	 */
 	void parallel(List<? extends Consumer<GpuStream>> branches);
 

@@ -32,16 +32,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * touching memory a pending copy uses through a view is the caller's fault and gives undefined
  * contents (never a crash). Several uploads from the same bytes may be pending at once, on any streams.
  *
- * <p><b>Ownership.</b> The code that allocated it owns it and closes it (try-with-resources, or at
- * shutdown for one held for the application's life). Closing never blocks and is allowed while copies
- * are pending: the memory goes back to the context's pool only after the last of them has ended
+ * <p><b>Ownership, and close with copies pending.</b> The code that allocated it owns it and closes
+ * it (try-with-resources, or at shutdown for one held for the application's life). Closing while
+ * copies that use it are pending is allowed and never blocks: the release is deferred, like CUDA's
+ * stream-ordered frees. The memory stays with the closed buffer (not in the context's pool, so no
+ * allocation can get it) until the last of those copies has ended, and then goes back to the pool
  * (like PyTorch's caching host allocator), so a pending copy never reads or writes memory that
- * someone else got. After {@link #close()}, every method except {@link #byteSize()},
- * {@link #isClosed()}, {@code toString} and {@code close} throws; a view taken earlier must not be
- * used any more (it may then see another buffer's bytes, or, once the pool has released the memory,
- * crash the JVM like any freed native memory). A host buffer dropped without close is released by a
- * cleaner and logged. When the context closes, it releases its host buffers; they then raise
- * {@link ContextClosedException}.
+ * someone else got. From {@link #close()} on, the buffer is unusable whether copies are pending or
+ * not: every method except {@link #byteSize()}, {@link #isClosed()}, {@code toString} and
+ * {@code close} throws a {@link GpuException} (the {@code put}s, the {@code get}s, every
+ * {@code as...Buffer()} view, and copies from or into it). A view taken before close cannot be
+ * revoked and must not be used any more: until the pending copies end it races them, and after that
+ * it may see another buffer's bytes, or, once the context has released the memory, crash the JVM like
+ * any freed native memory. A host buffer dropped without close is released by a cleaner, after its
+ * copies in the same way, and logged. When the context closes, it releases its host buffers; they
+ * then raise {@link ContextClosedException}.
  *
  * <p>The memory is pooled: its contents at allocation are unspecified (a block a closed host buffer
  * gave back is not cleared). It may be used only with device buffers of its own context. Byte order
@@ -275,8 +280,10 @@ public final class HostBuffer implements AutoCloseable {
 	}
 
 	/**
-	 * Closes the buffer. Copies still pending keep the memory until they end; it goes back to the
-	 * context's pool then. Idempotent; a no-op once the context has closed (it released the memory).
+	 * Closes the buffer at once, without waiting for its copies: from now on every method but
+	 * {@link #byteSize()}, {@link #isClosed()}, {@code toString} and {@code close} throws. Copies still
+	 * pending keep the memory out of the pool until they end; it goes back to the context's pool then
+	 * (see "Ownership" above). Idempotent; a no-op once the context has closed (it released the memory).
 	 */
 	@Override
 	public void close() {

@@ -363,6 +363,21 @@ public final class StreamPool {
 		return ex;
 	}
 
+	/**
+	 * Rejects a group of {@code count} streams of {@code priority} that the pool could never lease at
+	 * once; {@link GpuLauncher#parallel(java.util.List)} checks its group with it before forking.
+	 */
+	void checkGroupSize(StreamPriority priority, int count) {
+		if (count < 1) {
+			throw new IllegalArgumentException("Can lease 1 to " + this.limits[priority.ordinal()]
+					+ " streams at once, asked for " + count);
+		}
+		int limit = this.limits[priority.ordinal()];
+		if (count > limit) {
+			throw new PoolTooSmallException(count, limit, priority, limit < this.maxSize);
+		}
+	}
+
 	private static void checkArguments(StreamPriority priority, Duration timeout) {
 		Objects.requireNonNull(priority, "priority");
 		Checks.nanos(timeout, "Acquire timeout");
@@ -404,20 +419,15 @@ public final class StreamPool {
 	 * this instead of acquiring one by one, which could leave two callers each holding part of the
 	 * pool and waiting for the other's part until both time out. The group is a {@code List} of the
 	 * leases that closes them all ({@link StreamLeases#close()}).
-	 * @throws IllegalArgumentException when {@code count} is not within 1..maxSize
+	 * @throws IllegalArgumentException when {@code count} is below 1
+	 * @throws PoolTooSmallException at once, leasing nothing, when {@code count} exceeds what the pool
+	 * may ever lease at once at {@code priority}: its maximum size or the priority's limit
 	 * @throws PoolExhaustedException when the streams did not become free in time
 	 */
 	public StreamLeases acquireAll(StreamPriority priority, int count, Duration timeout) {
 		checkArguments(priority, timeout);
-		if (count < 1 || count > this.maxSize) {
-			throw new IllegalArgumentException("Can lease 1 to " + this.maxSize + " streams at once (the pool's "
-					+ "maximum), asked for " + count);
-		}
+		checkGroupSize(priority, count);
 		int p = priority.ordinal();
-		if (count > this.limits[p]) {
-			throw new IllegalArgumentException("Can lease 1 to " + this.limits[p] + " streams of priority " + priority
-					+ " at once (its limit), asked for " + count);
-		}
 		long start = System.nanoTime();
 		Waiter waiter = null;
 		PoolExhaustedException timedOut = null;

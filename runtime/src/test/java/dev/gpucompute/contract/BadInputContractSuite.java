@@ -45,6 +45,7 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
@@ -209,6 +210,10 @@ public abstract class BadInputContractSuite {
 		return new Case(name, InvalidBufferRangeException.class, message, action);
 	}
 
+	private static Case tooSmall(String name, String message, Action action) {
+		return new Case(name, PoolTooSmallException.class, message, action);
+	}
+
 	private static Case gpu(String name, String message, Action action) {
 		return new Case(name, GpuException.class, message, action);
 	}
@@ -361,7 +366,8 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("parallel(null)", "branches", (f) -> f.launcher.parallel((List<Consumer<GpuStream>>) null)));
 		cases.add(npe("parallel with a null branch", "branch", (f) -> f.launcher.parallel(() -> {
 		}, null)));
-		cases.add(gpu("more branches than the pool holds", "the pool's maximum is 4",
+		cases.add(tooSmall("more branches than the pool holds", "Cannot lease 5 streams at once: the stream pool never "
+				+ "holds more than 4 (its maximum size: GpuContext.Builder.maxSize, gpu.streams.max-size)",
 				(f) -> f.launcher.parallel(() -> {
 				}, () -> {
 				}, () -> {
@@ -521,8 +527,11 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("acquire a null priority", "priority", (f) -> f.context.streams().acquire((StreamPriority) null)));
 		cases.add(iae("acquire no streams at once", "Can lease 1 to 4 streams",
 				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 0, Duration.ofSeconds(1))));
-		cases.add(iae("acquire more streams at once than the pool holds", "Can lease 1 to 4 streams",
+		cases.add(tooSmall("acquire more streams at once than the pool holds", "raise gpu.streams.max-size",
 				(f) -> f.context.streams().acquireAll(StreamPriority.NORMAL, 5, Duration.ofSeconds(1))));
+		cases.add(tooSmall("acquire a group of high-priority streams larger than the pool", "Cannot lease 1025 streams",
+				(f) -> f.context.streams().acquireAll(StreamPriority.HIGH, 1025)));
+		cases.add(iae("acquire a group of a negative count", "asked for -1", (f) -> f.context.streams().acquireAll(-1)));
 		cases.add(iae("acquire a group of no streams", "Can lease 1 to 4 streams", (f) -> f.context.streams().acquireAll(0)));
 		cases.add(iae("acquire a group with a negative timeout", "must not be negative",
 				(f) -> f.context.streams().acquireAll(2, Duration.ofMillis(-1))));

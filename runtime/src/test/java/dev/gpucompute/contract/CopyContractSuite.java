@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -468,6 +469,66 @@ public abstract class CopyContractSuite {
 				assertPlaced(bytesOf(device, stream), original, 0, "upload from a host buffer closed while pending");
 			}
 		}
+		assertNothingHeld();
+	}
+
+	/**
+	 * The semantics of close with a copy pending, all of them: close returns at once, the buffer is
+	 * unusable from then on (every checked method and every new view throws, its copies too), its
+	 * memory stays out of the pool (not cached, so no allocation can get it) until the copy ends, and
+	 * then goes back to the pool.
+	 */
+	@Test
+	void aHostBufferClosedWithACopyPendingIsUnusableAndItsMemoryReturnsToThePoolOnlyWhenTheCopyEnds() {
+		int size = 3 * CHUNK;
+		byte[] original = randomBytes(new SplittableRandom(37), size);
+		long block;
+		long pendingCached;
+		try (StreamLease lease = this.context.streams().acquire()) {
+			GpuStream stream = lease.stream();
+			try (DeviceBuffer device = sentinels(size, stream); Gate gate = new Gate(stream)) {
+				HostBuffer host = this.context.allocateHost(size);
+				host.put(0, original);
+				HostMemoryInfo open = this.context.hostMemory();
+				block = open.hostBufferBytes();
+				assertThat(block).as("the buffer's pool block").isGreaterThanOrEqualTo(size);
+				CompletableFuture<Void> upload = device.upload(host, stream);
+				host.close();
+				assertThat(upload).as("close does not wait for the copy").isNotDone();
+
+				// Unusable: every method but byteSize, isClosed, toString and close throws, views included.
+				List<ThrowingCallable> uses = List.of(() -> host.put(CHUNK, new byte[1]), () -> host.put(0, new float[1]),
+						() -> host.put(0, ByteBuffer.allocate(4)), () -> host.get(0, new byte[1]),
+						() -> host.get(0, new double[1]), () -> host.get(0, ByteBuffer.allocate(4)), host::asByteBuffer,
+						host::asFloatBuffer, host::asIntBuffer, host::asLongBuffer, host::asDoubleBuffer,
+						() -> device.upload(host, stream), () -> device.download(host, stream),
+						() -> this.launcher.callWithStream(stream, () -> this.launcher.upload(host)));
+				for (ThrowingCallable use : uses) {
+					assertThatThrownBy(use).isInstanceOf(GpuException.class)
+						.hasMessage("Host buffer of " + size + " bytes used after it was closed");
+				}
+				assertThat(host.byteSize()).isEqualTo(size);
+				assertThat(host.isClosed()).isTrue();
+				assertThat(host).hasToString("HostBuffer[" + size + " bytes, closed]");
+				host.close();
+
+				// Held, not pooled, while the copy may still read it.
+				HostMemoryInfo pending = this.context.hostMemory();
+				assertThat(pending.hostBuffers()).as("closed but pending").isEqualTo(1);
+				assertThat(pending.hostBufferBytes()).isEqualTo(block);
+				assertThat(pending.cachedBytes()).as("the block is not in the pool for reuse").isEqualTo(open.cachedBytes());
+				pendingCached = pending.cachedBytes();
+				gate.open();
+				upload.join();
+				assertThat(gate.held()).as("the upload was held by the gate, not by its timeout").isTrue();
+				assertPlaced(bytesOf(device, stream), original, 0, "upload from a host buffer closed while pending");
+			}
+		}
+		// Once the copy has ended: back in the pool exactly once, nothing held.
+		HostMemoryInfo after = awaitHost(this.context::hostMemory, (info) -> info.hostBuffers() == 0);
+		assertThat(after.hostBufferBytes()).isZero();
+		assertThat(after.cachedBytes()).as("the block went back to the pool")
+			.isGreaterThanOrEqualTo(pendingCached + block);
 		assertNothingHeld();
 	}
 

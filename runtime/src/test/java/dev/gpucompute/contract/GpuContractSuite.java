@@ -40,6 +40,7 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
@@ -539,7 +540,8 @@ public abstract class GpuContractSuite {
 			.isInstanceOf(PoolExhaustedException.class);
 		assertThat(this.pool.stats().active()).as("a failed group takes nothing").isEqualTo(6);
 		assertThatThrownBy(() -> this.pool.acquireAll(StreamPriority.NORMAL, 9, Duration.ZERO))
-			.isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 8");
+			.isInstanceOf(PoolTooSmallException.class).hasMessageContaining("never holds more than 8");
+		assertThat(this.pool.stats().active()).as("a group the pool can never lease takes nothing").isEqualTo(6);
 		ExecutorService executor = Executors.newSingleThreadExecutor();
 		try {
 			Future<Integer> group = executor.submit(() -> {

@@ -20,6 +20,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
@@ -178,8 +179,9 @@ public abstract class PoolPriorityContractSuite {
 				pool.acquire(StreamPriority.HIGH, Duration.ZERO));
 		assertThat(served).isEmpty();
 		assertThatThrownBy(() -> pool.acquireAll(StreamPriority.NORMAL, 3, Duration.ZERO))
-			.isInstanceOf(IllegalArgumentException.class)
-			.hasMessageContaining("1 to 2 streams of priority NORMAL");
+			.isInstanceOf(PoolTooSmallException.class)
+			.hasMessageContaining("at most 2 streams of priority NORMAL")
+			.hasMessageContaining("gpu.streams.priority-limits.normal");
 		a.close();
 		normal.get(20, TimeUnit.SECONDS).close();
 		assertThat(served).containsExactly("normal");
@@ -187,6 +189,36 @@ public abstract class PoolPriorityContractSuite {
 		high.forEach(StreamLease::close);
 		assertThat(pool.stats().active()).isZero();
 		assertThat(pool.stats().size()).isLessThanOrEqualTo(4);
+	}
+
+	@Test
+	void aGroupLargerThanItsPriorityMayEverLeaseFailsAtOnceNamingTheLimitAndLeasesNothing() throws Exception {
+		StreamPool pool = open(4, builder().priorityLimit(StreamPriority.NORMAL, 2));
+		StreamLease high = pool.acquire(StreamPriority.HIGH);
+		Runnable nothing = () -> {
+		};
+		// From the thread's default stream (NORMAL): three branches need three NORMAL streams at once.
+		assertThatThrownBy(() -> this.context.launcher().parallel(nothing, nothing, nothing))
+			.isInstanceOfSatisfying(PoolTooSmallException.class, (ex) -> {
+				assertThat(ex.requested()).isEqualTo(3);
+				assertThat(ex.maxLeasable()).isEqualTo(2);
+				assertThat(ex.priority()).isEqualTo(StreamPriority.NORMAL);
+				assertThat(ex.isPriorityLimited()).isTrue();
+				assertThat(ex.property()).isEqualTo("gpu.streams.priority-limits.normal");
+			})
+			.hasMessageContaining("Cannot lease 3 streams at once");
+		assertThat(pool.stats().active()).as("nothing leased by the refused group").isEqualTo(1);
+		assertThat(pool.stats().pending()).as("nobody left waiting").isZero();
+		// The same group forked from a HIGH stream runs: HIGH has no limit but the pool's 4 (one held here).
+		List<String> ran = new ArrayList<>();
+		try (StreamLease lease = pool.acquire(StreamPriority.HIGH)) {
+			high.close();
+			this.context.launcher().withStream(lease.stream(), () -> this.context.launcher()
+				.parallel(() -> ran.add("a"), () -> ran.add("b"), () -> ran.add("c")));
+			lease.stream().synchronize();
+		}
+		assertThat(ran).containsExactly("a", "b", "c");
+		assertThat(pool.stats().active()).isZero();
 	}
 
 	@Test

@@ -241,6 +241,42 @@ class SearchApiTest extends RunningAppTests {
 		awaitIdle();
 	}
 
+	@Test
+	void unreadableJsonIsDescribedInTheRequestsTermsNotJacksons() {
+		this.http.putJson("/collections/terms", "{\"dimension\": 2, \"metric\": \"dot\"}");
+		String search = "/collections/terms/search";
+		// A body cut short: where it ends, and what JSON needed there.
+		assertDetail(this.http.postJson(search, "{\"vectors\": [[1,2]], \"k\": 2"), "body",
+				"Malformed JSON at line 1, column 28 (after k): the body ends; expected ',' or '}'");
+		assertDetail(this.http.postJson(search, "{\"vectors\": [[1,2]], \"k\": "), "body",
+				"Malformed JSON at line 1, column 27 (in k): the body ends; expected a value");
+		// The wrong type: the field's path and the type the request has there.
+		assertDetail(this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":\"2\"}"), "k",
+				"k must be an integer, got a string (\"2\")");
+		assertDetail(this.http.postJson(search, "{\"vectors\":[[1,true]],\"k\":1}"), "vectors[0][1]",
+				"vectors[0][1] must be a number, got true");
+		assertDetail(this.http.postJson(search, "{\"vectors\":[1,2],\"k\":1}"), "vectors[0]",
+				"vectors[0] must be an array of numbers, got 1");
+		// A field the request does not have.
+		assertDetail(this.http.postJson(search, "{\"vectors\":[[1,1]],\"k\":1,\"top\":5}"), "top",
+				"Unknown field 'top': this request has the fields vectors and k");
+		assertDetail(this.http.putJson("/collections/terms2", "{\"dimension\": 2, \"metrik\": \"dot\"}"), "metrik",
+				"Unknown field 'metrik': this request has the fields dimension and metric");
+		awaitIdle();
+	}
+
+	/** A 400 invalid-request problem with the given field and exactly the given detail, free of Jackson's words. */
+	private static void assertDetail(Http.Response response, String field, String detail) {
+		assertThat(response.status()).as(response.body()).isEqualTo(400);
+		assertThat(response.contentType()).startsWith("application/problem+json");
+		JsonNode problem = response.json();
+		assertThat(problem.get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:invalid-request");
+		assertThat(problem.get("field").asString()).isEqualTo(field);
+		assertThat(problem.get("detail").asString()).isEqualTo(detail);
+		assertThat(response.body()).doesNotContain("Cannot", "coerce", "CoercionConfig", "REDACTED", "Source",
+				"java.", "JsonToken", "marker");
+	}
+
 	/** A 400 invalid-request problem whose field property names {@code field}. */
 	private void assertField(Supplier<Http.Response> request, String field) {
 		Http.Response response = request.get();

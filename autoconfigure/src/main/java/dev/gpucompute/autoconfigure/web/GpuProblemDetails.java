@@ -20,6 +20,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolTooSmallException;
 
 /**
  * What an HTTP client is told about a GPU failure: an RFC 9457 problem detail with the status that
@@ -30,6 +31,7 @@ import dev.gpucompute.PoolExhaustedException;
  * <caption>The mapping, most specific type first</caption>
  * <tr><th>exception</th><th>status</th><th>type</th></tr>
  * <tr><td>{@link PoolExhaustedException}</td><td>503 with {@code Retry-After}</td><td>{@code pool-exhausted}</td></tr>
+ * <tr><td>{@link PoolTooSmallException}</td><td>500, naming the setting to raise</td><td>{@code pool-too-small}</td></tr>
  * <tr><td>{@link BatchQueueFullException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-queue-full}</td></tr>
  * <tr><td>{@link BatchTimeoutException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-timeout}</td></tr>
  * <tr><td>{@link GpuOutOfMemoryException}</td><td>503</td><td>{@code out-of-memory}</td></tr>
@@ -54,6 +56,13 @@ public final class GpuProblemDetails {
 	private static final List<Mapping<?>> MAPPINGS = List.of(
 			new Mapping<>(PoolExhaustedException.class, HttpStatus.SERVICE_UNAVAILABLE, "pool-exhausted", "GPU busy",
 					RETRY, (ex) -> "Every GPU stream is in use; retry later."),
+			// A group of streams the pool can never lease at once: the service's configuration, not the
+			// request and not a busy moment, so a 500 without Retry-After (retrying cannot help).
+			new Mapping<>(PoolTooSmallException.class, HttpStatus.INTERNAL_SERVER_ERROR, "pool-too-small",
+					"GPU stream pool too small", NO_RETRY,
+					(ex) -> "The request needs " + ex.requested() + " GPU streams at once, but the service's stream pool "
+							+ "leases at most " + ex.maxLeasable() + " at once (" + ex.property()
+							+ "); the service's configuration must change, retrying will not help."),
 			new Mapping<>(BatchQueueFullException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-queue-full",
 					"GPU busy", RETRY, (ex) -> "The GPU batch queue is full; retry later."),
 			new Mapping<>(BatchTimeoutException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-timeout", "GPU busy",

@@ -18,7 +18,8 @@ import dev.gpucompute.StreamScope;
 
 /**
  * Request handlers that fail the way GPU code fails, with the real runtime (CPU backend): the pool
- * exhausted, device memory exhausted, a kernel that fails while it runs (seen through the README's
+ * exhausted, a group of streams larger than the pool (with {@code gpu.streams.max-size=1}), device
+ * memory exhausted, a kernel that fails while it runs (seen through the README's
  * {@code .join()}), and failures wrapped by futures. Shared by the Spring MVC and WebFlux tests.
  */
 @RestController
@@ -49,6 +50,23 @@ class FailingController {
 		try (StreamLease lease = this.pool.acquire(Duration.ZERO)) {
 			return lease.stream().name();
 		}
+	}
+
+	/** Two streams at once from a pool of at most one: a group the pool can never lease. */
+	@GetMapping("/group")
+	String group() {
+		try (var leases = this.pool.acquireAll(2)) {
+			return "leased " + leases.size();
+		}
+	}
+
+	/** A stream-parallel group of two branches, which needs two pooled streams at once. */
+	@GetMapping("/parallel")
+	String parallel() {
+		this.launcher.parallel(() -> {
+		}, () -> {
+		});
+		return "ran";
 	}
 
 	@GetMapping("/allocate")

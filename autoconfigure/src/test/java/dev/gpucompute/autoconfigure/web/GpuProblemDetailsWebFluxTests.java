@@ -57,6 +57,9 @@ class GpuProblemDetailsWebFluxTests {
 		DocumentContext kernel = GpuProblemDetailsWebTests.problem(get("/kernel"), 500);
 		assertThat(kernel.read("$.kernel", String.class)).isEqualTo("out_of_bounds");
 		GpuProblemDetailsWebTests.problem(get("/future-get"), 503);
+		DocumentContext tooSmall = GpuProblemDetailsWebTests.problem(get("/group"), 500);
+		assertThat(tooSmall.read("$.type", String.class)).isEqualTo("urn:gpu-compute:problem:pool-too-small");
+		assertThat(tooSmall.read("$.detail", String.class)).contains("gpu.streams.max-size");
 		HttpResponse<String> other = get("/not-gpu");
 		assertThat(other.statusCode()).isEqualTo(500);
 		assertThat(other.body()).doesNotContain("urn:gpu-compute");

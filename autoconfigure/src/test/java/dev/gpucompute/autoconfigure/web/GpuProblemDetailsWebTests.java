@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * GPU failures reach HTTP clients of a real Spring MVC server as problem details: pool exhausted 503
- * with Retry-After, out of device memory 503, a kernel failure seen through {@code join()} 500
+ * with Retry-After, a group of streams larger than the pool 500 naming {@code gpu.streams.max-size},
+ * out of device memory 503, a kernel failure seen through {@code join()} 500
  * naming the kernel, without stack or device internals; other failures keep Spring Boot's answer.
  */
 @SpringBootTest(classes = GpuProblemDetailsWebTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -54,6 +55,24 @@ class GpuProblemDetailsWebTests {
 		assertThat(body.read("$.detail", String.class)).isEqualTo("Every GPU stream is in use; retry later.");
 		assertThat(body.read("$.instance", String.class)).isEqualTo("/lease");
 		assertThat(get("/lease").statusCode()).as("once the stream is back").isEqualTo(200);
+	}
+
+	@Test
+	void aGroupOfStreamsLargerThanThePoolIs500NamingTheSettingAndLeavesThePoolFull() throws Exception {
+		for (String path : List.of("/group", "/parallel")) {
+			HttpResponse<String> response = get(path);
+			DocumentContext body = problem(response, 500);
+			assertThat(response.headers().firstValue("Retry-After")).as("retrying cannot help").isEmpty();
+			assertThat(body.read("$.type", String.class)).isEqualTo("urn:gpu-compute:problem:pool-too-small");
+			assertThat(body.read("$.title", String.class)).isEqualTo("GPU stream pool too small");
+			assertThat(body.read("$.detail", String.class)).isEqualTo("The request needs 2 GPU streams at once, but the "
+					+ "service's stream pool leases at most 1 at once (gpu.streams.max-size); the service's configuration "
+					+ "must change, retrying will not help.");
+			assertThat(body.read("$.instance", String.class)).isEqualTo(path);
+			assertThat(response.body()).doesNotContain("Exception").doesNotContain("\tat ");
+			assertThat(this.pool.stats().active()).as("leases after " + path).isZero();
+		}
+		assertThat(get("/lease").statusCode()).as("the pool's one stream is free").isEqualTo(200);
 	}
 
 	@Test

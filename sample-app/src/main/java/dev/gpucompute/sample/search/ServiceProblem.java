@@ -120,6 +120,21 @@ public class ServiceProblem extends RuntimeException {
 		return new ServiceProblem(400, "invalid-request", "Invalid request", detail, Map.of("field", field));
 	}
 
+	/**
+	 * A body that is not JSON, or not one JSON object: an {@code invalid-request} of field
+	 * {@code body}, with the 1-based {@code line} and {@code column} where reading stopped (omitted
+	 * when unknown, 0).
+	 */
+	public static ServiceProblem malformedJson(String detail, int line, int column) {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("field", "body");
+		if (line > 0) {
+			properties.put("line", line);
+			properties.put("column", column);
+		}
+		return new ServiceProblem(400, "invalid-request", "Invalid request", detail, properties);
+	}
+
 	public static ServiceProblem bodyTooLarge(long limit, long actual) {
 		Map<String, Object> properties = new LinkedHashMap<>();
 		properties.put("limit", limit);

@@ -24,6 +24,7 @@ import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.sample.search.ServiceProblem;
 
 /**
@@ -31,7 +32,9 @@ import dev.gpucompute.sample.search.ServiceProblem;
  * service's own {@link ServiceProblem}s with their status, type, properties and {@code Retry-After}
  * (storage failures: 507 for a full disk, 503 for the rest; see the store), Spring MVC's
  * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
- * (pool exhausted, search queue full or timed out, with {@code Retry-After}; shutting down) or 500.
+ * (pool exhausted, search queue full or timed out, with {@code Retry-After}; shutting down) or 500
+ * (a stream pool too small for the configured search parallelism, naming the setting; any other GPU
+ * failure).
  */
 @RestControllerAdvice
 class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
@@ -87,6 +90,21 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 			.header(HttpHeaders.RETRY_AFTER, "1")
 			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
 			.body(withInstance(body, request));
+	}
+
+	/**
+	 * A search split into more stream-parallel groups than the pool may lease at once
+	 * ({@code sample.search.parallelism} above {@code gpu.streams.priority-limits.*}): the service's
+	 * configuration, so a 500 that names the setting, without {@code Retry-After}.
+	 */
+	@ExceptionHandler(PoolTooSmallException.class)
+	ResponseEntity<ProblemDetail> poolTooSmall(PoolTooSmallException ex, HttpServletRequest request) {
+		log.error("Stream pool too small while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
+		ProblemDetail body = problem(HttpStatus.INTERNAL_SERVER_ERROR, "pool-too-small", "GPU stream pool too small",
+				"The search needs " + ex.requested() + " GPU streams at once, but the service's stream pool leases at most "
+						+ ex.maxLeasable() + " at once (" + ex.property() + "); the service's configuration must change");
+		body.setProperty("setting", ex.property());
+		return respond(body, request);
 	}
 
 	@ExceptionHandler(ContextClosedException.class)

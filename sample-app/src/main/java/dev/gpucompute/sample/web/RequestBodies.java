@@ -10,7 +10,6 @@ import java.io.UncheckedIOException;
 import jakarta.servlet.http.HttpServletRequest;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.json.JsonReadFeature;
-import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.cfg.CoercionAction;
 import tools.jackson.databind.cfg.CoercionInputShape;
@@ -30,7 +29,8 @@ import dev.gpucompute.sample.search.ServiceProblem;
  * reported as non-finite values with their position, which is clearer than a syntax error) and a
  * {@code null} inside a vector is an error rather than a silent 0. Parsing is strict: unknown
  * fields, a fractional or quoted integer ({@code "k": 1.5}, {@code "k": "2"}), a quoted number in a
- * vector and trailing content are 400 problems naming the field.
+ * vector and trailing content are 400 problems naming the field. Every failure is described in the
+ * request's terms by {@link JsonErrors} (position, JSON path, what was expected), never in Jackson's.
  */
 @Component
 public final class RequestBodies {
@@ -128,7 +128,8 @@ public final class RequestBodies {
 
 	/**
 	 * The body parsed as JSON.
-	 * @throws ServiceProblem 413 when it exceeds the limit, 400 when it is missing or malformed
+	 * @throws ServiceProblem 413 when it exceeds the limit, 400 when it is missing, malformed or of the
+	 * wrong shape
 	 */
 	public <T> T json(HttpServletRequest request, Class<T> type) {
 		byte[] body = read(request);
@@ -142,28 +143,10 @@ public final class RequestBodies {
 			}
 			return value;
 		}
-		catch (DatabindException ex) {
-			// Valid JSON of the wrong shape: name the field (k, vectors[2][0], ...).
-			String field = field(ex);
-			throw ServiceProblem.invalid(field, (field.equals("body") ? "" : field + ": ") + ex.getOriginalMessage());
-		}
 		catch (JacksonException ex) {
-			throw ServiceProblem.invalid("body", "Malformed JSON body: " + ex.getOriginalMessage());
+			// In the request's terms (where, what was found, what was expected), never Jackson's own words.
+			throw JsonErrors.problem(ex, body, type);
 		}
-	}
-
-	/** The JSON path of the error, as {@code vectors[1][0]}, or {@code body} at the top level. */
-	private static String field(JacksonException ex) {
-		StringBuilder field = new StringBuilder();
-		for (JacksonException.Reference reference : ex.getPath()) {
-			if (reference.getPropertyName() != null) {
-				field.append(field.isEmpty() ? "" : ".").append(reference.getPropertyName());
-			}
-			else if (reference.getIndex() >= 0) {
-				field.append('[').append(reference.getIndex()).append(']');
-			}
-		}
-		return field.isEmpty() ? "body" : field.toString();
 	}
 
 	public long limit() {

@@ -1,0 +1,89 @@
+package dev.gpucompute;
+
+import java.util.Locale;
+
+/**
+ * A request for more pooled streams at once than the pool can ever lease together: more than its
+ * maximum size ({@link GpuContext.Builder#maxSize(int)}, {@code gpu.streams.max-size} in Spring), or
+ * more than the limit of the request's priority ({@link GpuContext.Builder#priorityLimit(StreamPriority, int)},
+ * {@code gpu.streams.priority-limits.normal} / {@code .high}). Raised by {@link StreamPool#acquireAll}
+ * and {@link GpuLauncher#parallel(java.util.List)} before anything is leased, since waiting could never
+ * satisfy the request.
+ *
+ * <p>A configuration problem of the application (the pool is too small for the work it was given),
+ * not a busy pool: unlike {@link PoolExhaustedException}, retrying does not help; the pool or the
+ * limit must grow, or the work must ask for fewer streams at once. A count below 1 is a plain bad
+ * argument ({@link IllegalArgumentException}).
+ */
+public class PoolTooSmallException extends GpuException {
+
+	private static final long serialVersionUID = 1L;
+
+	private final int requested;
+
+	private final int maxLeasable;
+
+	private final StreamPriority priority;
+
+	private final boolean priorityLimited;
+
+	/**
+	 * @param requested the streams asked for at once
+	 * @param maxLeasable the most streams of {@code priority} the pool may lease at once
+	 * @param priority the priority asked for
+	 * @param priorityLimited whether {@code maxLeasable} is the priority's limit rather than the
+	 * pool's maximum size
+	 */
+	public PoolTooSmallException(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited) {
+		super(message(requested, maxLeasable, priority, priorityLimited));
+		this.requested = requested;
+		this.maxLeasable = maxLeasable;
+		this.priority = priority;
+		this.priorityLimited = priorityLimited;
+	}
+
+	private static String message(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited) {
+		String bound = priorityLimited
+				? "at most " + maxLeasable + " streams of priority " + priority + " may be leased at once (its limit: "
+						+ "GpuContext.Builder.priorityLimit, " + property(priority, true) + ")"
+				: "the stream pool never holds more than " + maxLeasable + " (its maximum size: GpuContext.Builder.maxSize, "
+						+ property(priority, false) + ")";
+		return "Cannot lease " + requested + " streams at once: " + bound + ". Waiting cannot help: raise "
+				+ property(priority, priorityLimited) + " or ask for fewer streams at once (fewer branches in a "
+				+ "stream-parallel group)";
+	}
+
+	private static String property(StreamPriority priority, boolean priorityLimited) {
+		return priorityLimited ? "gpu.streams.priority-limits." + priority.name().toLowerCase(Locale.ROOT)
+				: "gpu.streams.max-size";
+	}
+
+	/** The number of streams asked for at once. */
+	public int requested() {
+		return this.requested;
+	}
+
+	/** The most streams of {@link #priority()} the pool may lease at once. */
+	public int maxLeasable() {
+		return this.maxLeasable;
+	}
+
+	/** The priority of the streams asked for. */
+	public StreamPriority priority() {
+		return this.priority;
+	}
+
+	/** Whether the bound is the priority's limit rather than the pool's maximum size. */
+	public boolean isPriorityLimited() {
+		return this.priorityLimited;
+	}
+
+	/**
+	 * The Spring Boot property that sets the bound: {@code gpu.streams.max-size}, or
+	 * {@code gpu.streams.priority-limits.normal} / {@code .high}.
+	 */
+	public String property() {
+		return property(this.priority, this.priorityLimited);
+	}
+
+}
