@@ -68,7 +68,7 @@ public final class KnnEngine {
 	 * @param pool the stream pool writes lease from (searches lease through the launcher's groups)
 	 * @param kernels the service's kernels, as loaded by the application (see {@link KnnKernels})
 	 * @param parallelism most stream-parallel groups one search splits into; capped at the pool's
-	 * maximum size, since a group needs all of its streams at once
+	 * maximum size and, per search, at its priority limit, since a group needs all of its streams at once
 	 * @param minQueriesPerGroup fewest queries worth a group of their own
 	 * @param scratchBytes most scratch memory one group allocates at a time
 	 * @param deviceTimeout longest wait for a search's or write's device work
@@ -242,7 +242,10 @@ public final class KnnEngine {
 	 */
 	TopK search(DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount, int k) {
 		GpuStream current = this.launcher.currentStream();
-		int groups = Math.max(1, Math.min(this.parallelism, ceilDiv(queryCount, this.minQueriesPerGroup)));
+		// Never more groups than the pool leases at once at the current stream's priority (a priority limit
+		// may be below the pool's maximum): such a group could never be leased.
+		int groups = Math.max(1, Math.min(Math.min(this.parallelism, this.pool.priorityLimit(current.priority())),
+				ceilDiv(queryCount, this.minQueriesPerGroup)));
 		if (groups == 1 || current.kind() == StreamKind.POOLED) {
 			return searchOn(current, vectors, n, dim, queries, queryCount, k);
 		}

@@ -20,17 +20,19 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.test.GpuCpuBackend;
 
 /**
- * A service whose stream pool is too small for its search parallelism: a normal-priority limit of
- * one stream, while an unbatched search of several queries splits into four stream-parallel groups. The group can never be leased, so the search is a 500 problem detail that names the setting
- * (not an internal error, not a 503 asking to retry), nothing stays leased, and a search that needs
- * one stream still works.
+ * A service whose stream pool leases fewer streams at its search's priority than its search
+ * parallelism asks for: a normal-priority limit of one stream, while an unbatched search of several
+ * queries would split into four stream-parallel groups. The search caps its groups at what the pool
+ * can lease at once, so it is answered (a group of four could never be leased: it failed with a 500
+ * {@code pool-too-small} problem before the cap), and nothing stays leased. The mapping of
+ * {@code PoolTooSmallException} to its problem detail is the starter's, tested there.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.streams.pool-size=1", "gpu.streams.max-size=4", "gpu.streams.priority-limits.normal=1",
 				"gpu.cpu.threads=2", "sample.memory-budget=4MB", "sample.search.parallelism=4",
 				"sample.search.min-queries-per-group=1", "sample.search.batching.enabled=false" })
 @GpuCpuBackend
-class PoolTooSmallAppTest {
+class SearchWithinPoolLimitsAppTest {
 
 	private static final Path DATA = temporaryDirectory();
 
@@ -62,34 +64,26 @@ class PoolTooSmallAppTest {
 	GpuContext context;
 
 	@Test
-	void aSearchNeedingMoreStreamsThanThePoolLeasesIsA500NamingTheSetting() {
+	void aSearchOfSeveralQueriesUsesNoMoreStreamsThanThePriorityLimitLeases() {
 		Http http = new Http("http://localhost:" + this.port);
 		http.putJson("/collections/small", "{\"dimension\": 4, \"metric\": \"dot\"}");
 		float[][] rows = BruteForce.randomVectors(new Random(3), 20, 4);
 		assertThat(http.post("/collections/small/vectors?idPrefix=v", "application/octet-stream", Http.littleEndian(rows))
 			.status()).isEqualTo(200);
 
-		// Twelve queries in four groups (the parallelism) of three, searched from the request thread (not
-		// batched): four NORMAL streams at once, with a limit of one.
+		// Twelve queries, which the parallelism would split into four groups of three, searched from the
+		// request thread (not batched) with a NORMAL limit of one stream: one group.
 		float[][] queries = BruteForce.randomVectors(new Random(4), 12, 4);
 		Http.Response response = http.post("/collections/small/search?k=3", "application/octet-stream",
 				Http.littleEndian(queries));
-		assertThat(response.status()).as(response.body()).isEqualTo(500);
-		assertThat(response.contentType()).startsWith("application/problem+json");
-		assertThat(response.header("Retry-After")).isNull();
-		JsonNode problem = response.json();
-		assertThat(problem.get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:pool-too-small");
-		assertThat(problem.get("title").asString()).isEqualTo("GPU stream pool too small");
-		assertThat(problem.get("detail").asString()).isEqualTo("The search needs 4 GPU streams at once, but the "
-				+ "service's stream pool leases at most 1 at once (gpu.streams.priority-limits.normal); the service's "
-				+ "configuration must change");
-		assertThat(problem.get("setting").asString()).isEqualTo("gpu.streams.priority-limits.normal");
-		assertThat(this.context.streams().stats().active()).as("leased streams after the refusal").isZero();
-
-		// One query needs one stream: still answered.
-		Http.Response one = http.post("/collections/small/search?k=3", "application/octet-stream",
-				Http.littleEndian(new float[][] { queries[0] }));
-		assertThat(one.status()).as(one.body()).isEqualTo(200);
+		assertThat(response.status()).as(response.body()).isEqualTo(200);
+		JsonNode results = response.json().get("results");
+		assertThat(results).hasSize(12);
+		for (JsonNode hits : results) {
+			assertThat(hits).hasSize(3);
+		}
+		assertThat(this.context.streams().stats().highWaterMark()).as("streams leased at once").isEqualTo(1);
+		assertThat(this.context.streams().stats().active()).as("leased streams after the search").isZero();
 	}
 
 }
