@@ -47,6 +47,12 @@ import dev.gpucompute.BatchQueue.Item;
  * others; {@link Batch#fail(int, Throwable)} fails single items. The stream goes back to the pool
  * clean (the runtime's failure rules), so the next batch is not affected.
  *
+ * <p><b>Streams.</b> Each batch holds one leased stream, current while its handler runs: the
+ * handler's launches and copies go there. A handler should do its work on that stream rather than
+ * lease more; a lease (or a stream-parallel group) that the pool could only grant by taking back the
+ * batch's own stream fails at once with {@link PoolTooSmallException} instead of waiting for itself
+ * until the acquire timeout.
+ *
  * <p><b>Close.</b> {@link #close()} stops accepting items, lets queued items be dispatched within
  * the drain timeout and then completes whatever is still queued or running exceptionally with a
  * {@link ContextClosedException} that says it was abandoned at close: no future is left incomplete.

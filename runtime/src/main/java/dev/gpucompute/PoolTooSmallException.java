@@ -8,7 +8,9 @@ import java.util.Locale;
  * more than the limit of the request's priority ({@link GpuContext.Builder#priorityLimit(StreamPriority, int)},
  * {@code gpu.streams.priority-limits.normal} / {@code .high}). Raised by {@link StreamPool#acquireAll}
  * and {@link GpuLauncher#parallel(java.util.List)} before anything is leased, since waiting could never
- * satisfy the request.
+ * satisfy the request. Also raised, by {@link StreamPool#acquire} too, when the request fits the pool
+ * but not beside the pooled stream the calling thread works on in a scope ({@link #heldByCaller()}):
+ * the thread would wait for itself until the acquire timeout.
  *
  * <p>A configuration problem of the application (the pool is too small for the work it was given),
  * not a busy pool: unlike {@link PoolExhaustedException}, retrying does not help; the pool or the
@@ -27,6 +29,8 @@ public class PoolTooSmallException extends GpuException {
 
 	private final boolean priorityLimited;
 
+	private final int heldByCaller;
+
 	/**
 	 * @param requested the streams asked for at once
 	 * @param maxLeasable the most streams of {@code priority} the pool may lease at once
@@ -35,19 +39,44 @@ public class PoolTooSmallException extends GpuException {
 	 * pool's maximum size
 	 */
 	public PoolTooSmallException(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited) {
-		super(message(requested, maxLeasable, priority, priorityLimited));
+		this(requested, maxLeasable, priority, priorityLimited, 0);
+	}
+
+	/**
+	 * A request that the pool could grant, but not beside the pooled stream the calling thread works on
+	 * (its current stream, in a scope): it would wait for that very stream (a batch handler, or a
+	 * branch of a group, that leases more while the lease it runs on stays open).
+	 * @param requested the streams asked for at once
+	 * @param maxLeasable the most streams of {@code priority} the pool may lease at once
+	 * @param priority the priority asked for
+	 * @param priorityLimited whether {@code maxLeasable} is the priority's limit rather than the
+	 * pool's maximum size
+	 * @param heldByCaller the pooled streams the calling thread works on that count against {@code maxLeasable}
+	 */
+	public PoolTooSmallException(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited,
+			int heldByCaller) {
+		super(message(requested, maxLeasable, priority, priorityLimited, heldByCaller));
 		this.requested = requested;
 		this.maxLeasable = maxLeasable;
 		this.priority = priority;
 		this.priorityLimited = priorityLimited;
+		this.heldByCaller = heldByCaller;
 	}
 
-	private static String message(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited) {
+	private static String message(int requested, int maxLeasable, StreamPriority priority, boolean priorityLimited,
+			int heldByCaller) {
 		String bound = priorityLimited
 				? "at most " + maxLeasable + " streams of priority " + priority + " may be leased at once (its limit: "
 						+ "GpuContext.Builder.priorityLimit, " + property(priority, true) + ")"
 				: "the stream pool never holds more than " + maxLeasable + " (its maximum size: GpuContext.Builder.maxSize, "
 						+ property(priority, false) + ")";
+		if (heldByCaller > 0) {
+			return "Cannot lease " + requested + " more stream" + ((requested == 1) ? "" : "s") + " while this thread "
+					+ "works on " + ((heldByCaller == 1) ? "a pooled stream" : heldByCaller + " pooled streams")
+					+ " of the pool (its current stream): " + bound + ". It would wait for the stream it holds: run "
+					+ "the work on the current stream (a batch handler: on its batch's stream), or raise "
+					+ property(priority, priorityLimited);
+		}
 		return "Cannot lease " + requested + " streams at once: " + bound + ". Waiting cannot help: raise "
 				+ property(priority, priorityLimited) + " or ask for fewer streams at once (fewer branches in a "
 				+ "stream-parallel group)";
@@ -56,6 +85,14 @@ public class PoolTooSmallException extends GpuException {
 	private static String property(StreamPriority priority, boolean priorityLimited) {
 		return priorityLimited ? "gpu.streams.priority-limits." + priority.name().toLowerCase(Locale.ROOT)
 				: "gpu.streams.max-size";
+	}
+
+	/**
+	 * The pooled streams the calling thread worked on (its current stream) that counted against
+	 * {@link #maxLeasable()}; zero when the request alone exceeds it.
+	 */
+	public int heldByCaller() {
+		return this.heldByCaller;
 	}
 
 	/** The number of streams asked for at once. */

@@ -182,6 +182,7 @@ public final class StreamPool {
 	 */
 	public StreamLease acquire(StreamPriority priority, Duration timeout) {
 		checkArguments(priority, timeout);
+		checkNested(priority, 1);
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
@@ -378,6 +379,27 @@ public final class StreamPool {
 		}
 	}
 
+	/**
+	 * Refuses a request that the pool could grant only by taking back the stream the calling thread
+	 * works on: inside a scope of one of this pool's streams (a batch handler runs in its batch's, a
+	 * branch of a group in its branch's), {@code count} more streams than the pool leases beside it
+	 * would wait for that very stream until the acquire timeout. A lease merely held, without a scope,
+	 * does not count: another thread may close it (a lease handed to a worker).
+	 */
+	private void checkNested(StreamPriority priority, int count) {
+		GpuStream scoped = this.context.launcherImpl().currentStreamQuietly();
+		if (scoped.kind() != StreamKind.POOLED || scoped.context() != this.context) {
+			return;
+		}
+		if (count + 1 > this.maxSize) {
+			throw new PoolTooSmallException(count, this.maxSize, priority, false, 1);
+		}
+		int p = priority.ordinal();
+		if (scoped.priority() == priority && count + 1 > this.limits[p]) {
+			throw new PoolTooSmallException(count, this.limits[p], priority, true, 1);
+		}
+	}
+
 	private static void checkArguments(StreamPriority priority, Duration timeout) {
 		Objects.requireNonNull(priority, "priority");
 		Checks.nanos(timeout, "Acquire timeout");
@@ -427,6 +449,7 @@ public final class StreamPool {
 	public StreamLeases acquireAll(StreamPriority priority, int count, Duration timeout) {
 		checkArguments(priority, timeout);
 		checkGroupSize(priority, count);
+		checkNested(priority, count);
 		int p = priority.ordinal();
 		long start = System.nanoTime();
 		Waiter waiter = null;
