@@ -174,12 +174,19 @@ def main():
             on = raw_answers(services["on"]["service"].port, singles[fmt], fmt)
             report["same_answers"][fmt] = {"same": sum(1 for a, b in zip(off, on) if a == b), "compared": len(off)}
         results = {name: {"single": {f: [] for f in formats}, "batch": {}, "idle": None} for name in services}
-        # Batches of 16 and 100 queries per request, one client: each service, both formats.
+        # Batches of 16 and 100 queries per request, one client: each service, both formats, alternating
+        # in half as many windows as the clients' figures below.
+        rounds = max(1, args.rounds // 2)
         for size in (gsb.SMALL_BATCH, base.BATCH):
             for fmt in formats:
+                parts = {name: [] for name in services}
+                for r in range(rounds):
+                    order = list(services) if r % 2 == 0 else list(reversed(list(services)))
+                    for name in order:
+                        parts[name].append(window(pool, services[name]["service"], fmt, 1, size, part,
+                                                  gsb.ramp_for(part)))
                 for name in services:
-                    figure = gsb.summarize([window(pool, services[name]["service"], fmt, 1, size, args.seconds / 2,
-                                                   gsb.ramp_for(args.seconds / 2))])
+                    figure = gsb.summarize(parts[name])
                     results[name]["batch"][f"{size}_{fmt}"] = figure
                     base.log(f"{name}: {size} per request, {fmt}: {gsb.describe(figure)}")
         rates = {}
