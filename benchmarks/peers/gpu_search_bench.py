@@ -162,8 +162,8 @@ def free_port():
 
 class Client:
     """One keep-alive connection. The server closes a connection idle for longer than its keep-alive
-    timeout (Tomcat: 60 s), which a phase of this script can exceed (an exact ranking on the CPU, 16
-    client processes running while this connection waits); the next request on it then fails with a
+    timeout (Tomcat: 60 s), which a phase of this script can exceed (an exact ranking on the CPU, the
+    windows of the client processes running while this connection waits); the next request on it then fails with a
     broken pipe or a reset before the server read it, and is sent again once on a new connection."""
 
     RECONNECT = (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected,
@@ -996,10 +996,12 @@ def goals34(report):
     else:
         result.append(goal(f"{label}, {SMALL_BATCH}-query request's kernel time per query <= 1.5x a {BATCH}-query's",
                            "n/a (no kernel time)", None))
+    # One merge is 1.0 launch per request, a second 2.0; the meters are read while a request may be in
+    # flight at each edge of the window, so a figure a little off 1.0 is still one merge.
     topk = launches(small, "knn_topk") if small else None
     result.append(goal(f"{label}, a {SMALL_BATCH}-query request pays no second top-k merge (knn_topk launches "
-                       "per request <= 1)", f"{topk:.2f}" if topk is not None else "n/a",
-                       topk <= 1.0 + 1e-9 if topk is not None else None))
+                       "per request < 1.5: one merge, not two)", f"{topk:.3f}" if topk is not None else "n/a",
+                       topk < 1.5 if topk is not None else None))
     server = fig("binary_1").get("server_ms")
     result.append(goal(f"{label}, 1 client, binary: mean server time <= 0.78 ms",
                        f"{server:.3f} ms" if server is not None else "n/a",
