@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The sample service with its search batcher off and on, in the same run (issue 21): 1, 4, 16 and 64
-# concurrent clients sending one query per request over HTTP, q/s and p50/p99 latency, plus each
-# service's rate at 100 queries per request; 100k x 384 float32 unit vectors on the CPU backend. Two
-# services run side by side (the same jar; sample.search.batching.enabled=false for "off"), and each
-# figure alternates the two in short windows. About 8 minutes on 2 cores.
+# The sample service with its search batcher off and on, in the same run (issues 21 and 34): 1, 4, 16
+# and 64 concurrent clients sending one query per request over HTTP, binary and JSON: q/s, p50/p99
+# latency, kernel launches per request, the mean batch, server time and the service's CPU seconds per
+# 1,000 queries (from its meters and /proc/<pid>/stat over each window); each service at 16 and 100
+# queries per request; each service's CPU when idle; the client's own ceiling (GET
+# /actuator/health/liveness). 100k x 384 float32 unit vectors on the CPU backend. Two services run side
+# by side (the same jar; sample.search.batching.enabled=false for "off"), and each figure alternates the
+# two in short windows. About 10 minutes on 2 cores (--formats json: about half).
 #
 #   benchmarks/batching.sh                         # results in benchmarks/results/batching/
-#   benchmarks/batching.sh --clients 1,16 --seconds 5
+#   benchmarks/batching.sh --clients 1,16 --seconds 5 --formats binary
 #   benchmarks/batching.sh --on="--gpu.batching.search.max-queue-delay=5ms"   # tune the "on" variant
 #
 # It packages the sample jar when there is none (BUILD=1 repackages) and uses the numpy venv of

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""The sample service with its search batcher on and off, in the same run (issue 21).
+"""The sample service with its search batcher on and off, in the same run (issues 21 and 34).
 
 Started by benchmarks/batching.sh. Two services run side by side on the CPU backend with the same
 data (100k x 384 unit vectors, fixed seed, metric "dot"): one with sample.search.batching.enabled=false
 (every request searches on its own, as before issue 21), one with the batcher. For each number of
-concurrent single-query clients (1, 4, 16, 64 by default) it measures both in a closed loop over HTTP
-(keep-alive, bodies encoded before the clock starts), alternating the two in short windows so that
-both see the same machine: q/s and the p50/p99 latency of every request, and the batcher's mean
-batch size. It also measures each service's rate at 100 queries per request (the issue's goal
-is against that rate), and checks that both services give the same answers, byte for byte, for the
-first 200 queries.
+concurrent single-query clients (1, 4, 16, 64 by default) and each request format (binary:
+float32 rows in, application/vnd.gpu-compute.hits out; JSON in and out) it measures both in closed
+loops over HTTP, alternating the two in short windows so that both see the same machine: q/s, the
+p50/p99 of the round trip, and from each service's meters and /proc/<pid>/stat over each window
+the kernel launches per request (gpu.kernel.launches), the mean batch of the `search` batcher
+(gpu.batch.size), the server time (http.server.requests) and the service process's CPU seconds per
+1,000 queries. It also measures each service at 16 and 100 queries per request, each service's CPU
+share when idle (no requests for 5 s), the client's own ceiling (the same clients against GET
+/actuator/health/liveness of the batcher-on service), and checks that both services give the same
+answers, byte for byte, for the first 200 queries (JSON and binary).
+
+The clients are those of gpu_search_bench.py (spawned processes with a few threads each, one
+keep-alive connection per client, bodies encoded beforehand, a ramp before each window).
 
 Output: a JSON file with every figure and a Markdown table (printed and written next to it).
 """
@@ -21,14 +28,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts (the client processes import them too)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sample_service_bench as base  # noqa: E402  (dataset, client, service helpers)
+import gpu_search_bench as gsb  # noqa: E402  (the closed-loop client pool, meters, CPU time)
 
 K = 10
+FORMATS = {
+    # format: (path, bodies, content type, accept)
+    "binary": (f"/collections/bench/search?k={K}", "binary", gsb.OCTETS, gsb.HITS),
+    "json": ("/collections/bench/search", "json", gsb.JSON, None),
+}
 
 
 def start(jar, java, jvm_options, extra, data_dir, port, log_path):
@@ -69,12 +81,16 @@ def load(port, x):
         raise RuntimeError(f"the collection holds {size} vectors, expected {n}")
 
 
-def raw_answers(port, bodies):
+def raw_answers(port, bodies, fmt):
     """The response bodies, as bytes, for byte-for-byte comparison."""
+    path, _, content_type, accept = FORMATS[fmt]
     connection = base.http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     answers = []
+    headers = {"Content-Type": content_type}
+    if accept:
+        headers["Accept"] = accept
     for body in bodies:
-        connection.request("POST", "/collections/bench/search", body=body, headers={"Content-Type": "application/json"})
+        connection.request("POST", path, body=body, headers=headers)
         response = connection.getresponse()
         data = response.read()
         if response.status != 200:
@@ -84,58 +100,10 @@ def raw_answers(port, bodies):
     return answers
 
 
-def closed_loop(port, bodies, clients, seconds):
-    """clients threads, each sending one request after the other for `seconds`; every latency kept."""
-    latencies = [[] for _ in range(clients)]
-    errors = []
-    start_gate = threading.Barrier(clients + 1)
-    stop = [0.0]
-
-    def worker(index):
-        client = base.Client(port)
-        try:
-            i = index
-            start_gate.wait()
-            while time.perf_counter() < stop[0]:
-                began = time.perf_counter()
-                client.request("POST", "/collections/bench/search", bodies[i % len(bodies)])
-                latencies[index].append(time.perf_counter() - began)
-                i += clients
-        except Exception as ex:  # reported below
-            errors.append(ex)
-        finally:
-            client.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    stop[0] = time.perf_counter() + seconds
-    begin = time.perf_counter()
-    start_gate.wait()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - begin
-    if errors:
-        raise RuntimeError(f"{len(errors)} clients failed: {errors[0]}")
-    return {"latencies": [v for per in latencies for v in per], "elapsed": elapsed}
-
-
-def summary(clients, parts):
-    """Pooled figures of several closed-loop windows: q/s over their total time, latency percentiles."""
-    flat = sorted(v for part in parts for v in part["latencies"])
-    elapsed = sum(part["elapsed"] for part in parts)
-    return {"clients": clients, "requests": len(flat), "seconds": elapsed, "qps": len(flat) / elapsed,
-            "p50_ms": 1000 * flat[len(flat) // 2], "p99_ms": 1000 * flat[min(len(flat) - 1, int(len(flat) * 0.99))],
-            "mean_ms": 1000 * sum(flat) / len(flat),
-            "window_qps": [len(part["latencies"]) / part["elapsed"] for part in parts]}
-
-
-def batch_rate(port, batches, seconds):
-    client = base.Client(port)
-    rate, calls = base.timed_rate(lambda c: client.request("POST", "/collections/bench/search", batches[c % len(batches)]),
-                                  base.BATCH, seconds, 3)
-    client.close()
-    return {"qps": rate, "calls": calls}
+def window(pool, service, fmt, clients, queries_per_request, seconds, ramp):
+    path, bodies, content_type, accept = FORMATS[fmt]
+    return pool.run(service, "POST", path, f"{bodies}/{queries_per_request}", content_type, accept, clients,
+                    seconds, ramp, gsb.SEARCH_URI, queries_per_request)
 
 
 def batcher_stats(port):
@@ -152,23 +120,36 @@ def main():
     parser.add_argument("--java", default="java")
     parser.add_argument("--out", required=True)
     parser.add_argument("--clients", default="1,4,16,64")
-    parser.add_argument("--seconds", type=float, default=12, help="measured seconds per variant and client count")
-    parser.add_argument("--rounds", type=int, default=4, help="alternating windows per variant and client count")
+    parser.add_argument("--formats", default="binary,json", help="request formats: binary, json or both")
+    parser.add_argument("--seconds", type=float, default=12, help="measured seconds per variant, format and client count")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating windows per variant, format and client count")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--d", type=int, default=384)
     parser.add_argument("--commit", default="unknown")
     parser.add_argument("--on", default="", help="extra service arguments for the batcher-on variant (space-separated)")
     parser.add_argument("--simd-flag", default="--add-modules=jdk.incubator.vector")
+    parser.add_argument("--client-processes", type=int, default=gsb.default_client_processes())
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    for f in formats:
+        if f not in FORMATS:
+            parser.error(f"unknown format {f!r}: binary or json")
+    part = args.seconds / args.rounds
     report = {"started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": args.commit, "machine": base.machine(),
               "load_start": base.load_average(), "uptime_start": subprocess.run(["uptime"], capture_output=True,
                                                                                  text=True).stdout.strip(),
-              "n": args.n, "d": args.d, "seconds": args.seconds, "rounds": args.rounds, "jar": args.jar}
-    base.log(f"data {args.n} x {args.d}")
+              "n": args.n, "d": args.d, "seconds": args.seconds, "rounds": args.rounds, "jar": args.jar,
+              "formats": formats, "client_processes": args.client_processes}
+    base.log(f"data {args.n} x {args.d}; clients in {args.client_processes} processes")
     x, q = base.dataset(args.n, args.d, 1000)
-    singles = [base.search_body(q[i:i + 1]) for i in range(len(q))]
-    batches = [base.search_body(q[i:i + base.BATCH]) for i in range(0, len(q), base.BATCH)]
+    pool = gsb.ClientPool(args.client_processes)
+    for size in (1, gsb.SMALL_BATCH, base.BATCH):
+        blocks = [q[i:i + size] for i in range(0, len(q) - size + 1, size)][:gsb.CLIENT_BODIES]
+        pool.add_bodies(f"json/{size}", [base.search_body(b) for b in blocks])
+        pool.add_bodies(f"binary/{size}", [b.astype("<f4").tobytes() for b in blocks])
+    singles = {"json": [base.search_body(q[i:i + 1]) for i in range(200)],
+               "binary": [q[i:i + 1].astype("<f4").tobytes() for i in range(200)]}
     work = tempfile.mkdtemp(prefix="batching-bench-")
     variants = {"off": ["--sample.search.batching.enabled=false"],
                 "on": ["--sample.search.batching.enabled=true", *[a for a in args.on.split(" ") if a]]}
@@ -179,49 +160,80 @@ def main():
             data = tempfile.mkdtemp(prefix=f"data-{name}-", dir=work)
             log_path = os.path.join(work, f"service-{name}.log")
             process, command = start(args.jar, args.java, [args.simd_flag], extra, data, port, log_path)
-            services[name] = {"port": port, "process": process, "command": command, "log": log_path}
-            base.log(f"{name}: started on port {port}; loading")
+            services[name] = {"service": gsb.Service(port, process.pid), "process": process, "command": command,
+                              "log": log_path}
+            base.log(f"{name}: started on port {port} (pid {process.pid}); loading")
             load(port, x)
-            raw_answers(port, singles[:50])  # warm-up (JIT)
+            for fmt in FORMATS:
+                raw_answers(port, singles[fmt][:50], fmt)  # warm-up (JIT)
         del x
-        base.log("answers: batcher on vs off, first 200 queries")
-        off = raw_answers(services["off"]["port"], singles[:200])
-        on = raw_answers(services["on"]["port"], singles[:200])
-        report["same_answers"] = sum(1 for a, b in zip(off, on) if a == b)
-        report["answers_compared"] = len(off)
-        results = {name: {"single": [], "batch": None} for name in services}
-        for name in services:
-            results[name]["batch"] = batch_rate(services[name]["port"], batches, args.seconds)
-            base.log(f"{name}: 100 per request {results[name]['batch']['qps']:.0f} q/s (load {base.load_average()})")
+        base.log("answers: batcher on vs off, first 200 queries, JSON and binary")
+        report["same_answers"] = {}
+        for fmt in FORMATS:
+            off = raw_answers(services["off"]["service"].port, singles[fmt], fmt)
+            on = raw_answers(services["on"]["service"].port, singles[fmt], fmt)
+            report["same_answers"][fmt] = {"same": sum(1 for a, b in zip(off, on) if a == b), "compared": len(off)}
+        results = {name: {"single": {f: [] for f in formats}, "batch": {}, "idle": None} for name in services}
+        # Batches of 16 and 100 queries per request, one client: each service, both formats, alternating
+        # in half as many windows as the clients' figures below.
+        rounds = max(1, args.rounds // 2)
+        for size in (gsb.SMALL_BATCH, base.BATCH):
+            for fmt in formats:
+                parts = {name: [] for name in services}
+                for r in range(rounds):
+                    order = list(services) if r % 2 == 0 else list(reversed(list(services)))
+                    for name in order:
+                        parts[name].append(window(pool, services[name]["service"], fmt, 1, size, part,
+                                                  gsb.ramp_for(part)))
+                for name in services:
+                    figure = gsb.summarize(parts[name])
+                    results[name]["batch"][f"{size}_{fmt}"] = figure
+                    base.log(f"{name}: {size} per request, {fmt}: {gsb.describe(figure)}")
+        rates = {}
         for c in clients:
-            parts = {name: [] for name in services}
-            stats = {}
-            for name in services:
-                # A short warm-up at this concurrency.
-                closed_loop(services[name]["port"], singles, c, min(2.0, args.seconds / 4))
-                stats[name] = batcher_stats(services[name]["port"]).get("search", {}).get("stats")
-            # The two variants alternate in short windows (the order flips every round), so that both see
-            # the same machine: other work on a shared machine moves every figure, not their ratio.
-            for r in range(args.rounds):
-                order = list(services) if r % 2 == 0 else list(reversed(list(services)))
-                for name in order:
-                    parts[name].append(closed_loop(services[name]["port"], singles, c, args.seconds / args.rounds))
-            loads = base.load_average()
-            for name in services:
-                figure = summary(c, parts[name])
-                after = batcher_stats(services[name]["port"]).get("search", {}).get("stats")
-                before = stats[name]
-                if before and after and after["batches"] > before["batches"]:
-                    figure["mean_batch"] = (after["dispatched"] - before["dispatched"]) / (after["batches"] - before["batches"])
-                figure["load"] = loads
-                results[name]["single"].append(figure)
-                base.log(f"{name}: {c} clients {figure['qps']:.0f} q/s, p50 {figure['p50_ms']:.1f} ms, "
-                         f"p99 {figure['p99_ms']:.1f} ms (windows {', '.join(f'{q:.0f}' for q in figure['window_qps'])}; "
-                         f"load {loads})")
-        report["batcher"] = batcher_stats(services["on"]["port"])
+            for fmt in formats:
+                parts = {name: [] for name in services}
+                for name in services:
+                    # A short warm-up at this concurrency (also the ramp's estimate of the round trip).
+                    warm = gsb.summarize([window(pool, services[name]["service"], fmt, c, 1, min(2.0, part),
+                                                 gsb.closed_loop_ramp(part, c, rates.get((name, fmt))))])
+                    rates[(name, fmt)] = warm["rps"]
+                # The two variants alternate in short windows (the order flips every round), so that both
+                # see the same machine: other work on a shared machine moves every figure, not their ratio.
+                for r in range(args.rounds):
+                    order = list(services) if r % 2 == 0 else list(reversed(list(services)))
+                    for name in order:
+                        ramp = gsb.closed_loop_ramp(part, c, rates.get((name, fmt)))
+                        parts[name].append(window(pool, services[name]["service"], fmt, c, 1, part, ramp))
+                loads = base.load_average()
+                for name in services:
+                    figure = gsb.summarize(parts[name])
+                    rates[(name, fmt)] = figure["rps"]
+                    figure["load"] = loads
+                    results[name]["single"][fmt].append(figure)
+                    base.log(f"{name}: {c} clients, {fmt}: {gsb.describe(figure)} (windows "
+                             f"{', '.join(f'{v:.0f}' for v in figure['window_rates'])}; load {loads})")
+        # The client's ceiling: the same clients against a trivial endpoint of the batcher-on service.
+        report["ceiling"] = []
+        for c in clients:
+            figure = gsb.summarize([pool.run(
+                services["on"]["service"], "GET", gsb.CEILING_PATH, None, None, None, c, part, gsb.ramp_for(part),
+                gsb.CEILING_URI, None)])
+            report["ceiling"].append(figure)
+            base.log(f"ceiling: {c} clients, GET {gsb.CEILING_PATH}: {gsb.describe(figure)}")
+        # Idle: no requests to either service for 5 s (measured over the same seconds).
+        time.sleep(0.5)
+        before = {name: gsb.cpu_seconds(s["service"].pid) for name, s in services.items()}
+        time.sleep(gsb.IDLE_S)
+        for name, s in services.items():
+            used = gsb.cpu_seconds(s["service"].pid) - before[name]
+            results[name]["idle"] = {"seconds": gsb.IDLE_S, "cpu_s": used, "core_share": used / gsb.IDLE_S}
+            base.log(f"{name}: idle {gsb.IDLE_S:.0f} s, {100 * used / gsb.IDLE_S:.2f}% of one core")
+        report["batcher"] = batcher_stats(services["on"]["service"].port)
         report["results"] = results
         report["commands"] = {name: s["command"] for name, s in services.items()}
     finally:
+        pool.close()
         for s in services.values():
             base.stop_service(s["process"])
     report["load_end"] = base.load_average()
@@ -243,28 +255,56 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def fmt(value, digits=0):
+    return gsb.fmt(value, digits)
+
+
 def markdown(report):
     r = report["results"]
     lines = [f"Sample service, search batcher on and off, {report['started']} (commit {report['commit']}), "
              f"{report['machine']['cpu']}, {report['machine']['cores']} cores, {report['n']:,} x {report['d']}, "
-             f"{report['seconds']:.0f} s per figure in {report['rounds']} windows alternating with the other variant.",
+             f"{report['seconds']:.0f} s per figure in {report['rounds']} windows alternating with the other variant; "
+             f"clients in {report['client_processes']} processes.",
              f"`uptime` at the start: {report['uptime_start']}; at the end: {report['uptime_end']}.", "",
-             "| clients | off q/s | off p50 ms | off p99 ms | on q/s | on p50 ms | on p99 ms | on / off q/s | "
-             "on / off p50 | mean batch (on) | load after |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for off, on in zip(r["off"]["single"], r["on"]["single"]):
-        lines.append(f"| {off['clients']} | {off['qps']:,.0f} | {off['p50_ms']:.1f} | {off['p99_ms']:.1f} "
-                     f"| {on['qps']:,.0f} | {on['p50_ms']:.1f} | {on['p99_ms']:.1f} "
-                     f"| {on['qps'] / off['qps']:.2f}x | {on['p50_ms'] / off['p50_ms']:.2f}x "
-                     f"| {on.get('mean_batch', 0):.1f} | {on['load'].split()[0]} |")
-    lines += ["", f"100 queries per request: off {r['off']['batch']['qps']:,.0f} q/s, on {r['on']['batch']['qps']:,.0f} "
-              f"q/s (large requests bypass the batcher).",
-              f"Same answers, byte for byte, batcher on vs off: {report['same_answers']} of {report['answers_compared']}."]
-    search = report.get("batcher", {}).get("search")
+             "| clients | format | off q/s | off p50 / p99 ms | on q/s | on p50 / p99 ms | on / off q/s | "
+             "knn_fused per request off / on | mean batch on | server ms off / on | CPU s per 1k q off / on "
+             "| client ceiling req/s | load after |",
+             "|---" * 13 + "|"]
+    ceiling = {c["clients"]: c for c in report.get("ceiling", [])}
+    for f in report["formats"]:
+        for off, on in zip(r["off"]["single"][f], r["on"]["single"][f]):
+            batch = (on["batchers"].get("search") or {}).get("mean")
+            lines.append(
+                f"| {off['clients']} | {f} | {off['qps']:,.0f} | {fmt(off['p50_ms'], 1)} / {fmt(off['p99_ms'], 1)} "
+                f"| {on['qps']:,.0f} | {fmt(on['p50_ms'], 1)} / {fmt(on['p99_ms'], 1)} "
+                f"| {on['qps'] / off['qps']:.2f}x "
+                f"| {gsb.launches(off, 'knn_fused'):.2f} / {gsb.launches(on, 'knn_fused'):.2f} "
+                f"| {fmt(batch, 1) if batch else '-'} | {fmt(off['server_ms'], 1)} / {fmt(on['server_ms'], 1)} "
+                f"| {fmt(off['cpu_s_per_1000'], 2)} / {fmt(on['cpu_s_per_1000'], 2)} "
+                f"| {fmt((ceiling.get(off['clients']) or {}).get('rps'))} | {on['load'].split()[0]} |")
+    lines += ["", "| queries per request (1 client) | format | off q/s | on q/s | off p50 / p99 ms | on p50 / p99 ms "
+              "| knn_fused per request off / on | CPU s per 1k q off / on |", "|---" * 8 + "|"]
+    for key in r["off"]["batch"]:
+        off, on = r["off"]["batch"][key], r["on"]["batch"][key]
+        size, _, f = key.partition("_")
+        lines.append(f"| {size} | {f} | {off['qps']:,.0f} | {on['qps']:,.0f} | {fmt(off['p50_ms'], 1)} / "
+                     f"{fmt(off['p99_ms'], 1)} | {fmt(on['p50_ms'], 1)} / {fmt(on['p99_ms'], 1)} "
+                     f"| {gsb.launches(off, 'knn_fused'):.2f} / {gsb.launches(on, 'knn_fused'):.2f} "
+                     f"| {fmt(off['cpu_s_per_1000'], 2)} / {fmt(on['cpu_s_per_1000'], 2)} |")
+    lines.append("")
+    lines.append("Idle (no requests for 5 s), the service's CPU share of one core: " + ", ".join(
+        f"{name} {100 * r[name]['idle']['core_share']:.2f}%" for name in ("off", "on")) + " (goal: under 2%).")
+    same = report["same_answers"]
+    lines.append("Same answers, byte for byte, batcher on vs off: " + ", ".join(
+        f"{f} {v['same']} of {v['compared']}" for f, v in same.items()) + ".")
+    search = (report.get("batcher") or {}).get("search")
     if search:
         stats = search["stats"]
         mean = stats["dispatched"] / stats["batches"] if stats["batches"] else 0
         lines.append(f"Batcher 'search' over the run: {stats['batches']:,} batches, {stats['dispatched']:,} requests, "
                      f"mean batch {mean:.1f}, rejected {stats['rejected']}, timed out {stats['expired']}.")
+    lines.append(f"The client's ceiling: the same clients against GET {gsb.CEILING_PATH} of the batcher-on service "
+                 "(column above); a figure near it is a limit of the client, not of the service.")
     return "\n".join(lines)
 
 
