@@ -613,7 +613,7 @@ public class GpuProperties implements Validator {
 
 		/**
 		 * Most page-locked staging memory that copies from and to Java arrays and buffers hold at
-		 * once (the staging cache is apart). A large copy holds a few chunks at a time and reuses
+		 * once, per device (the staging cache is apart). A large copy holds a few chunks at a time and reuses
 		 * them, so a copy of any size runs within it; a copy that finds no room waits (first come
 		 * first served) up to gpu.copies.staging-timeout, then fails with StagingExhaustedException
 		 * (HTTP 503). At least one copy chunk (2MB by default). Host buffers (allocateHost) do not
