@@ -333,7 +333,10 @@ public final class GpuContext implements AutoCloseable {
 		return this.host.allocate(bytes);
 	}
 
-	/** A snapshot of the host memory held for copies: host buffers, staging in use, cached. */
+	/**
+	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
+	 * (with its peak, the copies waiting for it and those that gave up), cached.
+	 */
 	public HostMemoryInfo hostMemory() {
 		ensureOpen();
 		return this.host.info();
