@@ -302,7 +302,7 @@ class GpuMetricsTests {
 		SimpleMeterRegistry staging = new SimpleMeterRegistry();
 		ExecutorService thread = Executors.newSingleThreadExecutor();
 		try (GpuContext small = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).copyChunkSize(chunk)
-			.stagingBudget(2L * chunk).stagingTimeout(Duration.ofSeconds(1)).open();
+			.stagingBudget(2L * chunk).stagingTimeout(Duration.ofSeconds(3)).open();
 				StreamLease held = small.streams().acquire();
 				StreamLease other = small.streams().acquire()) {
 			new GpuMetrics(small, null).bindTo(staging);
