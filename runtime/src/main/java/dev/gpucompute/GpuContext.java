@@ -60,6 +60,15 @@ public final class GpuContext implements AutoCloseable {
 	/** Largest chunk of a pipelined copy. */
 	public static final long MAX_COPY_CHUNK = 1L << 30;
 
+	/**
+	 * Staging copies may hold at once unless {@link Builder#stagingBudget(long)} says otherwise: 1 GiB.
+	 * A copy runs at full speed with a few chunks in flight (16 MiB at the default chunk size), so
+	 * this lets about 64 large copies run at full speed at once, twice the default stream pool's 32
+	 * streams, while keeping page-locked memory, which the operating system cannot page out, far
+	 * below a GPU server's memory. It is a ceiling, not a reservation.
+	 */
+	public static final long DEFAULT_STAGING_BUDGET = 1L << 30;
+
 	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
 	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
@@ -146,7 +155,8 @@ public final class GpuContext implements AutoCloseable {
 		this.housekeeping.setRemoveOnCancelPolicy(true);
 		this.completions = new ContextCompletions(this.id, prefix + "completion");
 		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
-		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-");
+		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-",
+				builder.stagingBudgetBytes, builder.stagingTimeout);
 		this.copies = new CopyPipeline(this, this.host);
 		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
 		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
@@ -326,7 +336,10 @@ public final class GpuContext implements AutoCloseable {
 		return this.host.allocate(bytes);
 	}
 
-	/** A snapshot of the host memory held for copies: host buffers, staging in use, cached. */
+	/**
+	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
+	 * (with its peak, the copies waiting for it and those that gave up), cached.
+	 */
 	public HostMemoryInfo hostMemory() {
 		ensureOpen();
 		return this.host.info();
@@ -564,6 +577,9 @@ public final class GpuContext implements AutoCloseable {
 			this.state = State.CLOSING;
 		}
 		this.work.refuse();
+		// No copy may start now: those waiting for staging give up rather than hold up the drain.
+		this.host.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+				+ ") closed while a copy waited for staging memory");
 		boolean drained = true;
 		int abandoned = 0;
 		try {
@@ -681,6 +697,10 @@ public final class GpuContext implements AutoCloseable {
 
 		private long copyChunkBytes = 2L << 20;
 
+		private long stagingBudgetBytes = DEFAULT_STAGING_BUDGET;
+
+		private Duration stagingTimeout = Duration.ofSeconds(30);
+
 		private int copyThreads = defaultCopyThreads();
 
 		private long waitSpinNanos = -1;
@@ -729,6 +749,8 @@ public final class GpuContext implements AutoCloseable {
 			copy.utilizationSamplePeriod = this.utilizationSamplePeriod;
 			copy.stagingCacheBytes = this.stagingCacheBytes;
 			copy.copyChunkBytes = this.copyChunkBytes;
+			copy.stagingBudgetBytes = this.stagingBudgetBytes;
+			copy.stagingTimeout = this.stagingTimeout;
 			copy.copyThreads = this.copyThreads;
 			copy.waitSpinNanos = this.waitSpinNanos;
 			copy.utilizationWindow = this.utilizationWindow;
@@ -977,6 +999,35 @@ public final class GpuContext implements AutoCloseable {
 		}
 
 		/**
+		 * Most staging memory (page-locked on CUDA) that array and buffer copies hold at once, in bytes
+		 * (default {@value GpuContext#DEFAULT_STAGING_BUDGET}, 1 GiB): at least one chunk
+		 * ({@link #copyChunkSize(long)}), which {@link #open()} checks. A copy of at most one chunk
+		 * holds one block of its size; a larger copy holds a few chunks at a time (two or more when the
+		 * budget has room, up to 8 or two per copy thread and caller) and reuses each once the stream
+		 * has passed it, so a copy of any size runs within any budget. A copy that finds no room waits,
+		 * first come first served, up to {@link #stagingTimeout(Duration)}, then fails with
+		 * {@link StagingExhaustedException}. Memory from {@link GpuContext#allocateHost(long)} does
+		 * not count: it is the application's, held as long as it chooses.
+		 */
+		public Builder stagingBudget(long bytes) {
+			if (bytes < MIN_COPY_CHUNK) {
+				throw new IllegalArgumentException("stagingBudget must be at least " + MIN_COPY_CHUNK + " bytes, got " + bytes);
+			}
+			this.stagingBudgetBytes = bytes;
+			return this;
+		}
+
+		/**
+		 * Longest wait of a copy for room in the staging budget (default 30 s, like a stream lease's);
+		 * zero fails at once when there is none.
+		 */
+		public Builder stagingTimeout(Duration timeout) {
+			Checks.nanos(timeout, "stagingTimeout");
+			this.stagingTimeout = timeout;
+			return this;
+		}
+
+		/**
 		 * Threads that pack and unpack the chunks of large copies besides the calling thread: 0 to
 		 * {@value GpuContext#MAX_COPY_THREADS} (default: a quarter of the cores, 1 to 4). They start
 		 * when a copy needs them and end when idle for a few seconds.
@@ -1009,6 +1060,12 @@ public final class GpuContext implements AutoCloseable {
 			if (this.poolSize > this.maxSize) {
 				throw new IllegalArgumentException(
 						"poolSize (" + this.poolSize + ") must not exceed maxSize (" + this.maxSize + ")");
+			}
+			long chunkBlock = StagingPool.classSize(this.copyChunkBytes);
+			if (this.stagingBudgetBytes < chunkBlock) {
+				throw new IllegalArgumentException("stagingBudget (" + this.stagingBudgetBytes
+						+ " bytes) must hold at least one copy chunk (copyChunkSize " + this.copyChunkBytes + " bytes, "
+						+ chunkBlock + " in staging)");
 			}
 			Selection selection = select(this.backend, this.device, this.cpuDevices);
 			if (selection.provider() == null || !selection.availability().available()) {

@@ -1,6 +1,7 @@
 package dev.gpucompute;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,8 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The host memory of one context's copies: the pool that staging chunks and {@link HostBuffer}s come
- * from, the host buffers alive, and the threads that pack and unpack chunks of large copies besides
- * the calling thread. Thread-safe.
+ * from, the budget of staging that copies may hold at once, the host buffers alive, and the threads
+ * that pack and unpack chunks of large copies besides the calling thread. Host buffers do not count
+ * against the staging budget: they are the application's memory, held as long as it chooses, and
+ * counting them would let one long-lived buffer starve every copy. Thread-safe.
  */
 final class HostMemory {
 
@@ -36,16 +39,30 @@ final class HostMemory {
 
 	private final AtomicLong hostBufferBytes = new AtomicLong();
 
+	/** Bytes of the staging blocks copies hold (their capacity), measured apart from the budget's reservations. */
 	private final AtomicLong stagingBytes = new AtomicLong();
+
+	/** The most {@link #stagingBytes} ever reached. */
+	private final AtomicLong stagingPeak = new AtomicLong();
+
+	private final StagingBudget budget;
+
+	private final int chunksInFlight;
 
 	/** Set by {@link #close} before it releases the live host buffers; read after a buffer joins them. */
 	private volatile boolean closed;
 
-	HostMemory(GpuContext context, StagingPool pool, long chunkBytes, int threads, String threadPrefix) {
+	HostMemory(GpuContext context, StagingPool pool, long chunkBytes, int threads, String threadPrefix,
+			long stagingBudget, Duration stagingTimeout) {
 		this.context = context;
 		this.pool = pool;
 		this.chunkBytes = chunkBytes;
 		this.threads = threads;
+		this.budget = new StagingBudget(stagingBudget, stagingTimeout);
+		// Two per thread that packs or unpacks (the caller and the helpers): one being packed or
+		// unpacked while one is on the bus; at least 8, so that the bus stays busy across the time a
+		// completed chunk takes to come back for reuse.
+		this.chunksInFlight = Math.max(8, 2 * (threads + 1));
 		if (threads > 0) {
 			AtomicInteger n = new AtomicInteger();
 			this.workers = new ThreadPoolExecutor(threads, threads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
@@ -87,15 +104,104 @@ final class HostMemory {
 
 	// ---- staging -----------------------------------------------------------------------------------
 
+	/** Most staging blocks one chunked copy holds at once. */
+	int chunksInFlight() {
+		return this.chunksInFlight;
+	}
+
+	/**
+	 * One block for a copy of {@code bytes} in one step, waiting for room in the staging budget.
+	 * @throws StagingExhaustedException when there is none within the staging timeout
+	 * @throws ContextClosedException when the context closes meanwhile
+	 */
 	ByteBuffer takeStaging(long bytes) {
-		ByteBuffer block = this.pool.take(bytes);
-		this.stagingBytes.addAndGet(block.capacity());
+		long size = StagingPool.classSize(bytes);
+		this.budget.acquire(size);
+		return takeReserved(bytes, size);
+	}
+
+	/**
+	 * How many blocks of {@code bytes} a chunked copy that wants {@code wanted} waits for at once:
+	 * {@code wanted}, or as many as the whole budget holds when that is fewer (at least one).
+	 */
+	int firstBlocks(long bytes, int wanted) {
+		return (int) Math.max(1, Math.min(wanted, this.budget.limit() / StagingPool.classSize(bytes)));
+	}
+
+	/**
+	 * Blocks of {@code bytes} for the chunks of one copy: waits for {@link #firstBlocks} of them at
+	 * once (so that a copy never waits while it holds staging), then takes more, up to {@code most}
+	 * in all, while the budget has room and no other copy waits.
+	 * @throws StagingExhaustedException when the first do not fit within the staging timeout
+	 * @throws ContextClosedException when the context closes meanwhile
+	 */
+	ByteBuffer[] takeStaging(long bytes, int first, int most) {
+		long size = StagingPool.classSize(bytes);
+		int count = firstBlocks(bytes, first);
+		this.budget.acquire(count * size);
+		while (count < most && this.budget.tryAcquire(size)) {
+			count++;
+		}
+		ByteBuffer[] blocks = new ByteBuffer[count];
+		int taken = 0;
+		try {
+			for (; taken < count; taken++) {
+				blocks[taken] = takeReserved(bytes, size);
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			for (int i = 0; i < taken; i++) {
+				giveStaging(blocks[i]);
+			}
+			this.budget.release((count - taken - 1) * size); // the failed one released its own
+			throw ex;
+		}
+		return blocks;
+	}
+
+	/** Takes a block whose {@code size} the budget has reserved; releases the reservation if it cannot. */
+	private ByteBuffer takeReserved(long bytes, long size) {
+		ByteBuffer block;
+		try {
+			block = this.pool.take(bytes);
+		}
+		catch (RuntimeException | Error ex) {
+			this.budget.release(size);
+			throw ex;
+		}
+		long held = this.stagingBytes.addAndGet(block.capacity());
+		this.stagingPeak.accumulateAndGet(held, Math::max);
 		return block;
 	}
 
+	/** A copy is done with {@code block}: back to the pool, and its room back to the budget. */
 	void giveStaging(ByteBuffer block) {
-		this.stagingBytes.addAndGet(-block.capacity());
+		int capacity = block.capacity();
+		this.stagingBytes.addAndGet(-capacity);
 		this.pool.give(block);
+		this.budget.release(capacity);
+	}
+
+	/**
+	 * A copy gives up on {@code block}, which work on a stream that nobody will see end may still
+	 * use: it never goes back to the pool, so nobody else gets memory under that work. Its room in
+	 * the budget does come back: a budget that shrank for good with each such failure would leave
+	 * later copies waiting for memory that no copy holds.
+	 */
+	void loseStaging(ByteBuffer block) {
+		int capacity = block.capacity();
+		this.stagingBytes.addAndGet(-capacity);
+		this.budget.release(capacity);
+	}
+
+	/** Whether a copy waits for staging: copies then give blocks back as their chunks complete. */
+	boolean stagingContended() {
+		return this.budget.contended();
+	}
+
+	/** The context is closing: copies waiting for staging, and later ones, fail with {@code reason}. */
+	void stopStaging(String reason) {
+		this.budget.close(reason);
 	}
 
 	// ---- host buffers -------------------------------------------------------------------------------
@@ -131,7 +237,8 @@ final class HostMemory {
 
 	HostMemoryInfo info() {
 		return new HostMemoryInfo(this.hostBufferBytes.get(), this.live.size(), this.stagingBytes.get(),
-				this.pool.cachedBytes());
+				this.pool.cachedBytes(), this.budget.limit(), this.stagingPeak.get(), this.budget.waiting(),
+				this.budget.timeouts());
 	}
 
 	/**

@@ -124,6 +124,8 @@ final class GpuContextFactory {
 			.defaultStream(this.properties.getStreams().getDefaultStream())
 			.leakDetectionThreshold(this.properties.getStreams().getLeakDetectionThreshold())
 			.drainTimeout(this.properties.getShutdown().getDrainTimeout())
+			.stagingBudget(this.properties.getCopies().getStagingBudget().toBytes())
+			.stagingTimeout(this.properties.getCopies().getStagingTimeout())
 			.compileOptions(this.properties.getKernels().getCompileOptions())
 			.kernelCacheDir(cacheDir())
 			.kernelTiming(this.properties.getMetrics().getKernelTiming())

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
@@ -101,6 +102,8 @@ public class GpuProperties implements Validator {
 
 	private final Shutdown shutdown = new Shutdown();
 
+	private final Copies copies = new Copies();
+
 	private final Cpu cpu = new Cpu();
 
 	private final ProblemDetails problemDetails = new ProblemDetails();
@@ -177,6 +180,10 @@ public class GpuProperties implements Validator {
 		return this.shutdown;
 	}
 
+	public Copies getCopies() {
+		return this.copies;
+	}
+
 	public Cpu getCpu() {
 		return this.cpu;
 	}
@@ -246,6 +253,15 @@ public class GpuProperties implements Validator {
 			errors.rejectValue("metrics.kernelTiming", CODE_BLANK, "must be one of off, sampled, all");
 		}
 		rejectNegative(errors, "shutdown.drainTimeout", properties.getShutdown().getDrainTimeout());
+		DataSize stagingBudget = properties.getCopies().getStagingBudget();
+		if (stagingBudget == null) {
+			errors.rejectValue("copies.stagingBudget", CODE_BLANK, "must be set");
+		}
+		else if (stagingBudget.toBytes() < dev.gpucompute.GpuContext.MIN_COPY_CHUNK) {
+			errors.rejectValue("copies.stagingBudget", CODE_TOO_SMALL, new Object[] { "4KB" },
+					"must be at least 4KB (and at least one copy chunk, 2MB unless a customizer changes it)");
+		}
+		rejectNegative(errors, "copies.stagingTimeout", properties.getCopies().getStagingTimeout());
 		rejectNegative(errors, "problemDetails.retryAfter", properties.getProblemDetails().getRetryAfter());
 		Integer threads = properties.getCpu().getThreads();
 		if (threads != null && threads < 1) {
@@ -588,6 +604,43 @@ public class GpuProperties implements Validator {
 
 		public void setDrainTimeout(Duration drainTimeout) {
 			this.drainTimeout = drainTimeout;
+		}
+
+	}
+
+	/** Copies between host and device: {@code gpu.copies.*}. */
+	public static class Copies {
+
+		/**
+		 * Most page-locked staging memory that copies from and to Java arrays and buffers hold at
+		 * once, per device (the staging cache is apart). A large copy holds a few chunks at a time and reuses
+		 * them, so a copy of any size runs within it; a copy that finds no room waits (first come
+		 * first served) up to gpu.copies.staging-timeout, then fails with StagingExhaustedException
+		 * (HTTP 503). At least one copy chunk (2MB by default). Host buffers (allocateHost) do not
+		 * count.
+		 */
+		private DataSize stagingBudget = DataSize.ofGigabytes(1);
+
+		/**
+		 * Longest wait of a copy for room in gpu.copies.staging-budget, then
+		 * StagingExhaustedException. Zero means do not wait.
+		 */
+		private Duration stagingTimeout = Duration.ofSeconds(30);
+
+		public DataSize getStagingBudget() {
+			return this.stagingBudget;
+		}
+
+		public void setStagingBudget(DataSize stagingBudget) {
+			this.stagingBudget = stagingBudget;
+		}
+
+		public Duration getStagingTimeout() {
+			return this.stagingTimeout;
+		}
+
+		public void setStagingTimeout(Duration stagingTimeout) {
+			this.stagingTimeout = stagingTimeout;
 		}
 
 	}

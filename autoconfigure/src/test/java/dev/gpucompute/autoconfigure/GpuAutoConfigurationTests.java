@@ -236,6 +236,9 @@ class GpuAutoConfigurationTests {
 			assertThat(gpu.defaultStreamMode()).isEqualTo(DefaultStreamMode.PER_THREAD);
 			assertThat(gpu.kernelTiming()).isEqualTo(KernelTiming.SAMPLED);
 			assertThat(gpu.device().ordinal()).isZero();
+			assertThat(properties.getCopies().getStagingTimeout()).isEqualTo(Duration.ofSeconds(30));
+			assertThat(gpu.hostMemory().stagingBudgetBytes()).isEqualTo(GpuContext.DEFAULT_STAGING_BUDGET)
+				.isEqualTo(properties.getCopies().getStagingBudget().toBytes());
 		});
 	}
 
@@ -247,7 +250,8 @@ class GpuAutoConfigurationTests {
 					"gpu.streams.leak-detection-threshold=5s",
 					"gpu.kernels.locations=classpath:kernels/empty/,file:target/test-classes/kernels/empty/",
 					"gpu.kernels.compile-options=-use_fast_math,-lineinfo", "gpu.kernels.cache-dir=/tmp/gpu-kernel-cache",
-					"gpu.metrics.kernel-timing=all", "gpu.shutdown.drain-timeout=2s", "gpu.cpu.threads=1")
+					"gpu.metrics.kernel-timing=all", "gpu.shutdown.drain-timeout=2s", "gpu.cpu.threads=1",
+					"gpu.copies.staging-budget=64MB", "gpu.copies.staging-timeout=5s")
 			.run((context) -> {
 				GpuProperties properties = context.getBean(GpuProperties.class);
 				assertThat(properties.getStreams().getLeakDetectionThreshold()).isEqualTo(Duration.ofSeconds(5));
@@ -263,6 +267,8 @@ class GpuAutoConfigurationTests {
 				assertThat(gpu.streams().acquireTimeout()).isEqualTo(Duration.ofMillis(250));
 				assertThat(gpu.defaultStreamMode()).isEqualTo(DefaultStreamMode.LEGACY);
 				assertThat(gpu.kernelTiming()).isEqualTo(KernelTiming.ALL);
+				assertThat(properties.getCopies().getStagingTimeout()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(gpu.hostMemory().stagingBudgetBytes()).isEqualTo(64L << 20);
 			});
 	}
 

@@ -38,6 +38,8 @@ class GpuPropertiesMetadataTests {
 		DEFAULTS.put("gpu.metrics.kernel-timing", "sampled");
 		DEFAULTS.put("gpu.metrics.observe-launches", false);
 		DEFAULTS.put("gpu.shutdown.drain-timeout", "30s");
+		DEFAULTS.put("gpu.copies.staging-budget", "1GB");
+		DEFAULTS.put("gpu.copies.staging-timeout", "30s");
 		DEFAULTS.put("gpu.cpu.devices", 1);
 		DEFAULTS.put("gpu.unknown-properties", "fail");
 		DEFAULTS.put("gpu.problem-details.enabled", true);

@@ -386,6 +386,32 @@ public abstract class CopyContractSuite {
 	// ---- concurrency -----------------------------------------------------------------------------------
 
 	@Test
+	void copiesLargerThanASmallStagingBudgetReuseTheirChunksAndStayExact() {
+		// Two chunks of staging for a copy of 21: each chunk's block comes back for a later chunk once the
+		// stream has passed it (an upload) or it is unpacked (a download).
+		try (GpuContext small = builder().kernelTiming(KernelTiming.OFF).copyChunkSize(CHUNK).copyThreads(2)
+			.stagingBudget(2L * CHUNK).open(); DeviceBuffer buffer = small.launcher().allocate(20L * CHUNK + 100)) {
+			byte[] data = randomBytes(new SplittableRandom(21), (int) buffer.byteSize());
+			buffer.upload(data, buffer.stream());
+			byte[] back = new byte[data.length];
+			buffer.download(back, buffer.stream()).join();
+			assertThat(back).isEqualTo(data);
+			float[] floats = new float[(int) (buffer.byteSize() / Float.BYTES)];
+			for (int i = 0; i < floats.length; i++) {
+				floats[i] = i * 0.5f;
+			}
+			buffer.upload(floats, buffer.stream()).join();
+			float[] floatsBack = new float[floats.length];
+			buffer.download(floatsBack, buffer.stream()).join();
+			assertThat(floatsBack).containsExactly(floats);
+			small.synchronize();
+			HostMemoryInfo host = awaitHost(small::hostMemory, (info) -> info.stagingBytes() == 0);
+			assertThat(host.stagingBytes()).isZero();
+			assertThat(host.stagingPeakBytes()).isEqualTo(2L * CHUNK);
+		}
+	}
+
+	@Test
 	void concurrentCopiesOnSeveralStreamsStayExact() throws Exception {
 		int threads = 4;
 		CyclicBarrier start = new CyclicBarrier(threads);

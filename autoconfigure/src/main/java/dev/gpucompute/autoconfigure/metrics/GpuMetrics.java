@@ -21,6 +21,7 @@ import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelNotFoundException;
@@ -49,6 +50,13 @@ import dev.gpucompute.StreamPool;
  * <tr><td>{@code gpu.events.live}</td><td>gauge</td><td>{@link EventRegistry#live()}</td></tr>
  * <tr><td>{@code gpu.memory.used}, {@code gpu.memory.cached}, {@code gpu.memory.total}</td><td>gauges, bytes</td>
  * <td>{@link GpuContext#memory()}</td></tr>
+ * <tr><td>{@code gpu.staging.used}, {@code gpu.staging.budget}</td><td>gauges, bytes</td><td>{@link
+ * GpuContext#hostMemory()}: page-locked staging held by array and buffer copies, and the most they
+ * may hold at once</td></tr>
+ * <tr><td>{@code gpu.staging.pending}</td><td>gauge</td><td>copies waiting for room in the staging
+ * budget</td></tr>
+ * <tr><td>{@code gpu.staging.timeout}</td><td>function counter</td><td>copies that gave up waiting
+ * for staging ({@code StagingExhaustedException})</td></tr>
  * <tr><td>{@code gpu.batch.size} (tag {@code batcher})</td><td>distribution summary, items</td><td>the
  * listener: items per dispatched batch</td></tr>
  * <tr><td>{@code gpu.batch.wait} (tag {@code batcher})</td><td>timer</td><td>the listener: time each
@@ -137,6 +145,18 @@ public final class GpuMetrics implements MeterBinder {
 
 	/** Bytes the context holds from the device for reuse but no buffer uses (CUDA's caching allocator). */
 	public static final String MEMORY_CACHED = "gpu.memory.cached";
+
+	/** Bytes of page-locked staging memory that array and buffer copies hold now. */
+	public static final String STAGING_USED = "gpu.staging.used";
+
+	/** The most staging copies may hold at once ({@code gpu.copies.staging-budget}). */
+	public static final String STAGING_BUDGET = "gpu.staging.budget";
+
+	/** Copies waiting for room in the staging budget. */
+	public static final String STAGING_PENDING = "gpu.staging.pending";
+
+	/** Copies that gave up waiting for staging. */
+	public static final String STAGING_TIMEOUT = "gpu.staging.timeout";
 
 	/** Items per dispatched batch, by {@value #TAG_BATCHER}. */
 	public static final String BATCH_SIZE = "gpu.batch.size";
@@ -259,6 +279,24 @@ public final class GpuMetrics implements MeterBinder {
 			.baseUnit(BaseUnits.BYTES)
 			.tags(this.tags)
 			.register(registry);
+		Gauge.builder(STAGING_USED, this.context, (c) -> hostMemory(c, HostMemoryInfo::stagingBytes))
+			.description("Page-locked staging memory held by copies from and to Java arrays and buffers")
+			.baseUnit(BaseUnits.BYTES)
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STAGING_BUDGET, this.context, (c) -> hostMemory(c, HostMemoryInfo::stagingBudgetBytes))
+			.description("Most staging memory copies may hold at once (gpu.copies.staging-budget)")
+			.baseUnit(BaseUnits.BYTES)
+			.tags(this.tags)
+			.register(registry);
+		Gauge.builder(STAGING_PENDING, this.context, (c) -> hostMemory(c, HostMemoryInfo::stagingWaiting))
+			.description("Copies waiting for room in the staging budget")
+			.tags(this.tags)
+			.register(registry);
+		FunctionCounter.builder(STAGING_TIMEOUT, this.context, (c) -> hostMemory(c, HostMemoryInfo::stagingTimeouts))
+			.description("Copies that gave up waiting for staging memory (StagingExhaustedException)")
+			.tags(this.tags)
+			.register(registry);
 		Bound bound = new Bound(registry);
 		for (Kernel kernel : this.context.launcher().kernels()) {
 			bound.kernelSeen(kernel.name());
@@ -318,6 +356,15 @@ public final class GpuMetrics implements MeterBinder {
 	private static double memory(GpuContext context, java.util.function.ToLongFunction<MemoryInfo> figure) {
 		try {
 			return figure.applyAsLong(context.memory());
+		}
+		catch (ContextClosedException ex) {
+			return Double.NaN;
+		}
+	}
+
+	private static double hostMemory(GpuContext context, java.util.function.ToLongFunction<HostMemoryInfo> figure) {
+		try {
+			return figure.applyAsLong(context.hostMemory());
 		}
 		catch (ContextClosedException ex) {
 			return Double.NaN;

@@ -21,6 +21,7 @@ import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolTooSmallException;
+import dev.gpucompute.StagingExhaustedException;
 
 /**
  * What an HTTP client is told about a GPU failure: an RFC 9457 problem detail with the status that
@@ -34,6 +35,7 @@ import dev.gpucompute.PoolTooSmallException;
  * <tr><td>{@link PoolTooSmallException}</td><td>500, naming the setting to raise</td><td>{@code pool-too-small}</td></tr>
  * <tr><td>{@link BatchQueueFullException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-queue-full}</td></tr>
  * <tr><td>{@link BatchTimeoutException}</td><td>503 with {@code Retry-After}</td><td>{@code batch-timeout}</td></tr>
+ * <tr><td>{@link StagingExhaustedException}</td><td>503 with {@code Retry-After}</td><td>{@code staging-exhausted}</td></tr>
  * <tr><td>{@link GpuOutOfMemoryException}</td><td>503</td><td>{@code out-of-memory}</td></tr>
  * <tr><td>{@link ContextClosedException}</td><td>503</td><td>{@code unavailable}</td></tr>
  * <tr><td>{@link KernelLaunchException}</td><td>500, naming the kernel</td><td>{@code kernel-failed}</td></tr>
@@ -67,6 +69,8 @@ public final class GpuProblemDetails {
 					"GPU busy", RETRY, (ex) -> "The GPU batch queue is full; retry later."),
 			new Mapping<>(BatchTimeoutException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-timeout", "GPU busy",
 					RETRY, (ex) -> "The request waited too long in the GPU batch queue; retry later."),
+			new Mapping<>(StagingExhaustedException.class, HttpStatus.SERVICE_UNAVAILABLE, "staging-exhausted",
+					"GPU busy", RETRY, (ex) -> "Every GPU copy buffer is in use; retry later."),
 			new Mapping<>(GpuOutOfMemoryException.class, HttpStatus.SERVICE_UNAVAILABLE, "out-of-memory",
 					"GPU out of memory", NO_RETRY, (ex) -> "The GPU has not enough free memory for this request."),
 			new Mapping<>(ContextClosedException.class, HttpStatus.SERVICE_UNAVAILABLE, "unavailable",

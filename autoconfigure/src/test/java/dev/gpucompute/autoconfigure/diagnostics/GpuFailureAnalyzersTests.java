@@ -127,6 +127,8 @@ class GpuFailureAnalyzersTests {
 			gpu.streams.leak-detection-threshold=-5ms | gpu.streams.leak-detection-threshold = -5ms | must not be negative
 			gpu.shutdown.drain-timeout=-30s        | gpu.shutdown.drain-timeout = -30s        | must not be negative
 			gpu.cpu.threads=0                      | gpu.cpu.threads = 0                      | must be at least 1
+			gpu.copies.staging-budget=1KB          | gpu.copies.staging-budget = 1KB          | must be at least 4KB
+			gpu.copies.staging-timeout=-1s         | gpu.copies.staging-timeout = -1s         | must not be negative
 			gpu.kernels.locations[0]=              | gpu.kernels.locations =                  | must not contain an empty location
 			gpu.streams.priority-limits.normal=0   | gpu.streams.priority-limits.normal = 0   | must be at least 1
 			gpu.streams.priority-limits.high=33    | gpu.streams.priority-limits.high = 33    | must be at most 32

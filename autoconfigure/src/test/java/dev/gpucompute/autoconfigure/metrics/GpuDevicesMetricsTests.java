@@ -55,7 +55,8 @@ class GpuDevicesMetricsTests {
 	private static final List<String> DEVICE_METERS = List.of(GpuMetrics.STREAMS_ACTIVE, GpuMetrics.STREAMS_IDLE,
 			GpuMetrics.STREAMS_PENDING, GpuMetrics.STREAMS_MAX, GpuMetrics.STREAMS_UTILIZATION,
 			GpuMetrics.STREAMS_TIMEOUT, GpuMetrics.STREAMS_ACQUIRE, GpuMetrics.STREAMS_USAGE, GpuMetrics.EVENTS_LIVE,
-			GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.MEMORY_CACHED, GpuMetrics.KERNEL_DURATION,
+			GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.MEMORY_CACHED, GpuMetrics.STAGING_USED,
+			GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING, GpuMetrics.STAGING_TIMEOUT, GpuMetrics.KERNEL_DURATION,
 			GpuMetrics.KERNEL_LAUNCHES);
 
 	@Test
@@ -129,7 +130,7 @@ class GpuDevicesMetricsTests {
 				assertThat(meter.getId().getTag("gpu")).isEqualTo("0");
 				assertThat(meter.getId().getTag("uuid")).isEqualTo("CPU-0");
 			});
-			// 14 meters, the launch counter twice (success, error) for the one kernel
+			// 18 meters, the launch counter twice (success, error) for the one kernel
 			assertThat(meters).hasSize(DEVICE_METERS.size() + 1);
 			try (StreamLease lease = context.getBean(GpuContext.class).streams().acquire()) {
 				assertThat(acquisitions(registry, "0")).isEqualTo(1);

@@ -288,6 +288,59 @@ class GpuMetricsTests {
 	}
 
 	@Test
+	void stagingMetersFollowTheCopiesAndTheirBudget() throws Exception {
+		int chunk = 64 * 1024;
+		java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+		KernelSource gate = KernelSource.named("gate").params(INT).cpu((block, args) -> {
+			try {
+				release.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		SimpleMeterRegistry staging = new SimpleMeterRegistry();
+		ExecutorService thread = Executors.newSingleThreadExecutor();
+		try (GpuContext small = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).copyChunkSize(chunk)
+			.stagingBudget(2L * chunk).stagingTimeout(Duration.ofSeconds(3)).open();
+				StreamLease held = small.streams().acquire();
+				StreamLease other = small.streams().acquire()) {
+			new GpuMetrics(small, null).bindTo(staging);
+			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().value()).isEqualTo(2.0 * chunk);
+			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().getId().getBaseUnit()).isEqualTo("bytes");
+			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).isZero();
+			DeviceBuffer blocked = small.launcher().callWithStream(held.stream(), () -> small.launcher().allocate(chunk));
+			DeviceBuffer waiting = small.launcher().callWithStream(other.stream(), () -> small.launcher().allocate(chunk));
+			small.launcher().launch(held.stream(), small.launcher().load(gate), LaunchConfig.linear(1, 1), 0);
+			blocked.upload(new byte[chunk], held.stream());
+			blocked.upload(new byte[chunk], held.stream());
+			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).as("two copies behind the gate")
+				.isEqualTo(2.0 * chunk);
+			Future<?> refused = thread.submit(() -> waiting.upload(new byte[chunk], other.stream()));
+			awaitTrue(() -> staging.get(GpuMetrics.STAGING_PENDING).gauge().value() == 1);
+			assertThat(refused).failsWithin(Duration.ofSeconds(10))
+				.withThrowableOfType(java.util.concurrent.ExecutionException.class)
+				.withCauseInstanceOf(dev.gpucompute.StagingExhaustedException.class);
+			assertThat(staging.get(GpuMetrics.STAGING_PENDING).gauge().value()).isZero();
+			assertThat(staging.get(GpuMetrics.STAGING_TIMEOUT).functionCounter().count()).isEqualTo(1);
+			release.countDown();
+			small.synchronize();
+			awaitTrue(() -> staging.get(GpuMetrics.STAGING_USED).gauge().value() == 0);
+			Tags device = Tags.of("gpu", "0", "backend", "cpu", "uuid", small.device().uuid());
+			for (String name : List.of(GpuMetrics.STAGING_USED, GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING,
+					GpuMetrics.STAGING_TIMEOUT)) {
+				assertThat(staging.find(name).tags(device).meters()).as(name).hasSize(1);
+			}
+			small.close();
+			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).isNaN();
+		}
+		finally {
+			release.countDown();
+			thread.shutdownNow();
+		}
+	}
+
+	@Test
 	void unboundListenerRecordsNothingAndLaunchCountersStillSeeEarlierLaunches() {
 		MicrometerGpuListener late = new MicrometerGpuListener();
 		try (GpuContext other = GpuContext.builder().backend(Backend.CPU).poolSize(1).maxSize(1).listener(late).open()) {

@@ -51,7 +51,7 @@ class GrafanaDashboardTests {
 				"gpu_streams_acquire_seconds_bucket", "gpu_streams_timeout_total", "gpu_memory_used_bytes",
 				"gpu_memory_total_bytes", "gpu_events_live", "DCGM_FI_DEV_GPU_UTIL", "gpu_batch_size_items_bucket",
 				"gpu_batch_wait_seconds_bucket", "gpu_batch_queued", "gpu_batch_rejected_total",
-				"gpu_batch_timeouts_total");
+				"gpu_batch_timeouts_total", "gpu_staging_used_bytes", "gpu_staging_budget_bytes");
 		assertThat(DashboardQueries.load().panelQueries())
 			.anySatisfy((query) -> assertThat(query).contains("DCGM_FI_DEV_GPU_UTIL").contains("on (UUID)")
 				.contains("\"uuid\""));
