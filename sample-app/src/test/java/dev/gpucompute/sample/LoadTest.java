@@ -13,7 +13,11 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import org.springframework.beans.factory.annotation.Autowired;
+
+import dev.gpucompute.BatcherStats;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.sample.search.BatchedSearches;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,6 +36,9 @@ class LoadTest extends RunningAppTests {
 	@TempDir
 	Path work;
 
+	@Autowired
+	BatchedSearches searches;
+
 	@Test
 	void concurrentClientsInAnotherProcessAllGetCorrectResults() throws Exception {
 		int size = 2000;
@@ -46,6 +53,7 @@ class LoadTest extends RunningAppTests {
 		Path dataset = this.work.resolve("dataset.bin");
 		LoadClient.Dataset.write(dataset, ids, vectors, true);
 		PoolStats before = this.context.streams().stats();
+		BatcherStats batchesBefore = this.searches.batcher().stats();
 
 		AtomicBoolean sampling = new AtomicBoolean(true);
 		AtomicInteger maxActive = new AtomicInteger();
@@ -94,7 +102,13 @@ class LoadTest extends RunningAppTests {
 		assertThat(maxSize.get()).as("most streams seen").isLessThanOrEqualTo(poolMax);
 		assertThat(after.highWaterMark()).isLessThanOrEqualTo(poolMax);
 		assertThat(after.timeouts()).as("lease timeouts").isEqualTo(before.timeouts());
-		assertThat(after.acquisitions() - before.acquisitions()).as("leases taken").isGreaterThanOrEqualTo(REQUESTS);
+		// Every search leased: a batch one stream for all of its requests, a request searched alone (too
+		// large for a batch) at least one of its own.
+		BatcherStats batchesAfter = this.searches.batcher().stats();
+		long batches = batchesAfter.batches() - batchesBefore.batches();
+		long alone = REQUESTS - (batchesAfter.dispatched() - batchesBefore.dispatched());
+		assertThat(batches).as("batches").isPositive();
+		assertThat(after.acquisitions() - before.acquisitions()).as("leases taken").isGreaterThanOrEqualTo(batches + alone);
 		awaitIdle();
 	}
 

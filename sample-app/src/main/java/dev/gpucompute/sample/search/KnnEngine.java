@@ -30,8 +30,8 @@ import dev.gpucompute.StreamScope;
  *
  * <p><b>Search.</b> A batch of queries is split into up to {@code parallelism} groups of at least
  * {@code minQueriesPerGroup} queries, run as one stream-parallel group ({@link GpuLauncher#parallel(List)}).
- * A search of one group, and every search made on a pooled stream the caller holds (a batch of the
- * search batcher), runs on the caller's current stream instead, leasing nothing more.
+ * A search made on a pooled stream the caller holds (a batch of the search batcher) runs on that
+ * stream, leasing nothing more; a search of one group from any other thread leases one stream.
  * Each group, on its own stream, finds its queries' top k on the device ({@link DeviceSearch}:
  * {@code knn_fused} for k up to {@value KnnKernels#FUSED_MAX_K}, scoring and selecting without a score
  * matrix, else slabs scored by {@code knn_score} and reduced by {@code knn_topk} or a whole-row sort)
@@ -246,8 +246,22 @@ public final class KnnEngine {
 		// may be below the pool's maximum): such a group could never be leased.
 		int groups = Math.max(1, Math.min(Math.min(this.parallelism, this.pool.priorityLimit(current.priority())),
 				ceilDiv(queryCount, this.minQueriesPerGroup)));
-		if (groups == 1 || current.kind() == StreamKind.POOLED) {
+		if (current.kind() == StreamKind.POOLED) {
 			return searchOn(current, vectors, n, dim, queries, queryCount, k);
+		}
+		if (groups == 1) {
+			// One stream from the pool, like a write: the pool bounds the searches on the device and its
+			// meters show them, without the fork and join events of a group of one.
+			StreamLease lease;
+			try {
+				lease = this.pool.acquire(current.priority(), this.pool.acquireTimeout());
+			}
+			catch (PoolExhaustedException ex) {
+				throw ServiceProblem.busy(1, this.pool.acquireTimeout(), ex);
+			}
+			try (lease; StreamScope scope = this.launcher.useStream(lease.stream())) {
+				return searchOn(lease.stream(), vectors, n, dim, queries, queryCount, k);
+			}
 		}
 		int perGroup = ceilDiv(queryCount, groups);
 		groups = ceilDiv(queryCount, perGroup);
@@ -285,11 +299,11 @@ public final class KnnEngine {
 	}
 
 	/**
-	 * The whole search as one group on {@code stream}, the calling thread's current stream: a search
-	 * of one group gains nothing from a pooled stream of its own (a fork, a lease and a join), and one
-	 * that already runs on a pooled stream (a batch of the search batcher, which holds that lease)
-	 * must not lease more while it holds it: with {@code gpu.streams.max-size: 1} it would wait for
-	 * itself until the acquire timeout, and on any pool it would halve the streams that can work.
+	 * The whole search as one group on {@code stream}, the calling thread's current stream: a pooled
+	 * stream the caller holds (a batch of the search batcher holds its lease, and must not lease more
+	 * while it does: with {@code gpu.streams.max-size: 1} it would wait for itself until the acquire
+	 * timeout, and on any pool it would halve the streams that can work), or the one stream a search
+	 * of one group leased.
 	 */
 	private TopK searchOn(GpuStream stream, DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount,
 			int k) {
