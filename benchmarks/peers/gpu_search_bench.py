@@ -221,7 +221,7 @@ def start_service(args, data_dir, port, log_path):
     command += [*args.jvm_option, "-cp", args.classpath, args.main, f"--server.port={port}",
                 f"--sample.data-dir={data_dir}", f"--gpu.backend={args.backend}", "--gpu.metrics.kernel-timing=all",
                 "--sample.memory-budget=8GB", "--sample.limits.max-body-size=64MB", "--logging.level.root=WARN",
-                "--logging.level.dev.gpucompute=INFO"]
+                "--logging.level.dev.gpucompute=INFO", *args.service_arg]
     out = open(log_path, "w")
     process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.time() + 180
@@ -1091,6 +1091,9 @@ def main():
     parser.add_argument("--client-processes", type=int, default=default_client_processes(),
                         help="processes the closed-loop clients run in (default: half the cores, 2 to 16)")
     parser.add_argument("--jvm-option", action="append", default=[], help="extra JVM option (repeatable)")
+    parser.add_argument("--service-arg", action="append", default=[],
+                        help="extra argument of the service, after the defaults, e.g. "
+                             "--service-arg=--gpu.batching.search.max-concurrent-batches=2 (repeatable)")
     args = parser.parse_args()
     clock = Clock(min(args.budget, 300) - 5)
     if args.quick:

@@ -19,7 +19,8 @@
 #   bench    the JMH benchmarks with backend=$BENCH_BACKEND and their raw JCuda baselines, one JMH run per
 #            class, then the CuPy peer
 #   search   benchmarks/peers/gpu_search_bench.py (the sample service against a PyTorch peer) when the
-#            bundle holds it; else it says "not packed" and succeeds
+#            bundle holds it; else it says "not packed" and succeeds. SEARCH_ARGS adds options, e.g.
+#            SEARCH_ARGS=--service-arg=--gpu.batching.search.max-concurrent-batches=2 (a service setting)
 #   all      tests kernels sample bench search
 # Device calls, one or more steps each, with the bundle carried along:
 #   run(command="bash .gpu-check/run.sh tests sample", carry=[".gpu-check"], timeout_s=600)
@@ -556,7 +557,7 @@ step_search() { # seconds
 	fi
 	timeout -k 10 "$1" "$python" "$bundle/gpu_search_bench.py" --java "$java" --classpath "$(classpath sample-app app)" \
 		--main dev.gpucompute.sample.SampleApplication --backend "$sample_backend" --budget $(($1 - 30)) \
-		--json "$report/search.json" > "$out" 2>&1
+		--json "$report/search.json" ${SEARCH_ARGS:-} > "$out" 2>&1
 	rc=$?
 	append_log "search (gpu_search_bench.py --backend $sample_backend), rc=$rc" "$out"
 	note "search (gpu_search_bench.py --backend $sample_backend --budget $(($1 - 30))): rc=$rc"
