@@ -234,14 +234,7 @@ final class ChunkedDownload {
 		List<ByteBuffer> unused = new ArrayList<>();
 		boolean ended;
 		synchronized (this) {
-			for (int i = enqueued; i < this.count; i++) {
-				if (this.staging[i] != null) {
-					unused.add(this.staging[i]);
-					this.staging[i] = null;
-					this.window.released();
-				}
-			}
-			unused.addAll(List.of(this.window.drainSpare()));
+			this.window.takeBackUnenqueued(this.staging, enqueued, this.count, unused);
 			this.remaining -= this.count - enqueued;
 			ended = this.remaining == 0;
 		}

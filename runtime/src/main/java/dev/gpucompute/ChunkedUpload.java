@@ -397,14 +397,7 @@ final class ChunkedUpload {
 			if (interrupted) {
 				Thread.currentThread().interrupt();
 			}
-			for (int i = enqueued; i < this.count; i++) {
-				if (this.staging[i] != null) {
-					unused.add(this.staging[i]);
-					this.staging[i] = null;
-					this.window.released();
-				}
-			}
-			unused.addAll(List.of(this.window.drainSpare()));
+			this.window.takeBackUnenqueued(this.staging, enqueued, this.count, unused);
 			if (!this.recycling) {
 				// No chunk has a completion of its own: one gives back those on the stream.
 				for (int i = 0; i < enqueued; i++) {

@@ -88,6 +88,22 @@ final class StagingWindow {
 		this.held--;
 	}
 
+	/**
+	 * A copy that stops: the blocks of its chunks {@code [from, to)}, which never went on the stream,
+	 * leave {@code staging} (set to null there) and join the spare blocks in {@code into}, to be
+	 * given back ({@link #giveBack}).
+	 */
+	void takeBackUnenqueued(ByteBuffer[] staging, int from, int to, java.util.List<ByteBuffer> into) {
+		for (int i = from; i < to; i++) {
+			if (staging[i] != null) {
+				into.add(staging[i]);
+				staging[i] = null;
+				this.held--;
+			}
+		}
+		java.util.Collections.addAll(into, drainSpare());
+	}
+
 	/** Gives blocks back to the pool and the budget; call without the copy's monitor. Null entries are skipped. */
 	void giveBack(ByteBuffer... blocks) {
 		for (ByteBuffer block : blocks) {
