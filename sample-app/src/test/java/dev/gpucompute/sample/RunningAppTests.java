@@ -1,7 +1,5 @@
 package dev.gpucompute.sample;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -31,25 +29,11 @@ import static org.awaitility.Awaitility.await;
 @GpuCpuBackend
 abstract class RunningAppTests {
 
-	static final Path DATA;
+	static final Path DATA = DataDirectories.create("sample-app-");
 
 	static {
-		try {
-			DATA = Files.createTempDirectory("sample-app-");
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(DATA)));
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void deleteQuietly(Path dir) {
-		try (var files = Files.walk(dir)) {
-			files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
-		}
-		catch (IOException ex) {
-			// A temporary directory; the OS cleans it up eventually.
-		}
+		// Shared by every subclass's (one, cached) application: deleted when the test JVM ends.
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> DataDirectories.delete(DATA)));
 	}
 
 	@DynamicPropertySource

@@ -6,7 +6,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,7 +50,7 @@ class SearchBatchingAppTest {
 
 	private static final int DIMENSION = 8;
 
-	private static final Path DATA = temporaryDirectory();
+	private static final Path DATA = DataDirectories.create("sample-batching-");
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
@@ -59,20 +58,10 @@ class SearchBatchingAppTest {
 	}
 
 	@AfterAll
-	static void deleteData() throws Exception {
-		try (var files = Files.walk(DATA)) {
-			files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
-		}
+	static void deleteData() {
+		DataDirectories.delete(DATA);
 	}
 
-	private static Path temporaryDirectory() {
-		try {
-			return Files.createTempDirectory("sample-batching-");
-		}
-		catch (java.io.IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
 
 	@LocalServerPort
 	int port;

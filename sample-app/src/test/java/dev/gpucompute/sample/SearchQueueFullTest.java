@@ -6,7 +6,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +43,7 @@ import dev.gpucompute.test.GpuCpuBackend;
 @GpuCpuBackend
 class SearchQueueFullTest {
 
-	private static final Path DATA = temporaryDirectory();
+	private static final Path DATA = DataDirectories.create("sample-queue-full-");
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
@@ -52,20 +51,10 @@ class SearchQueueFullTest {
 	}
 
 	@AfterAll
-	static void deleteData() throws Exception {
-		try (var files = Files.walk(DATA)) {
-			files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
-		}
+	static void deleteData() {
+		DataDirectories.delete(DATA);
 	}
 
-	private static Path temporaryDirectory() {
-		try {
-			return Files.createTempDirectory("sample-queue-full-");
-		}
-		catch (java.io.IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
 
 	@LocalServerPort
 	int port;

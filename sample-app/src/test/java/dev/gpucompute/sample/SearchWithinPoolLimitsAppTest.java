@@ -2,7 +2,6 @@ package dev.gpucompute.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 
@@ -34,7 +33,7 @@ import dev.gpucompute.test.GpuCpuBackend;
 @GpuCpuBackend
 class SearchWithinPoolLimitsAppTest {
 
-	private static final Path DATA = temporaryDirectory();
+	private static final Path DATA = DataDirectories.create("sample-pool-too-small-");
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
@@ -42,20 +41,10 @@ class SearchWithinPoolLimitsAppTest {
 	}
 
 	@AfterAll
-	static void deleteData() throws Exception {
-		try (var files = Files.walk(DATA)) {
-			files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
-		}
+	static void deleteData() {
+		DataDirectories.delete(DATA);
 	}
 
-	private static Path temporaryDirectory() {
-		try {
-			return Files.createTempDirectory("sample-pool-too-small-");
-		}
-		catch (java.io.IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
 
 	@LocalServerPort
 	int port;
