@@ -50,13 +50,16 @@ final class CopyPipeline {
 
 	}
 
-	/** A test seam: called before each chunk is packed, copied and unpacked; throwing simulates that step failing. */
+	/**
+	 * A test seam: called before each chunk is packed, copied and unpacked, and before a copy of one
+	 * chunk or less registers its completion (WATCH); throwing simulates that step failing.
+	 */
 	@FunctionalInterface
 	interface Faults {
 
 		enum Step {
 
-			PACK, COPY, UNPACK
+			PACK, COPY, UNPACK, WATCH
 
 		}
 
@@ -219,10 +222,19 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
-		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
-			this.host.giveStaging(staging);
-			complete(done, failure);
-		});
+		try {
+			fault(Faults.Step.WATCH, 0);
+			return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
+				this.host.giveStaging(staging);
+				complete(done, failure);
+			});
+		}
+		catch (RuntimeException ex) {
+			// On the stream with nobody to see it end: the block stays out of the pool (the stream may still
+			// use it), its room in the budget comes back, as for a chunk of a chunked copy.
+			this.host.loseStaging(staging);
+			throw ex;
+		}
 	}
 
 	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
@@ -252,22 +264,31 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
-		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
-			GpuException failure = outcome;
-			try {
-				if (failure == null) {
-					fault(Faults.Step.UNPACK, 0);
-					sink.unpack(0, packed(staging, bytes));
+		try {
+			fault(Faults.Step.WATCH, 0);
+			return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
+				GpuException failure = outcome;
+				try {
+					if (failure == null) {
+						fault(Faults.Step.UNPACK, 0);
+						sink.unpack(0, packed(staging, bytes));
+					}
 				}
-			}
-			catch (RuntimeException ex) {
-				failure = new GpuException("Copying the download into host memory failed", ex);
-			}
-			finally {
-				this.host.giveStaging(staging);
-			}
-			complete(done, failure);
-		});
+				catch (RuntimeException ex) {
+					failure = new GpuException("Copying the download into host memory failed", ex);
+				}
+				finally {
+					this.host.giveStaging(staging);
+				}
+				complete(done, failure);
+			});
+		}
+		catch (RuntimeException ex) {
+			// On the stream with nobody to see it end: the block stays out of the pool (the stream may still
+			// use it), its room in the budget comes back, as for a chunk of a chunked copy.
+			this.host.loseStaging(staging);
+			throw ex;
+		}
 	}
 
 	/** {@code failure} to throw: itself when unchecked (an {@link Error} is thrown here), else wrapped. */

@@ -18,8 +18,9 @@ public final class CopyFaultInjection {
 	}
 
 	/**
-	 * Makes step {@code step} ({@code PACK}, {@code COPY} or {@code UNPACK}) of chunk {@code chunk}
-	 * fail from now on.
+	 * Makes step {@code step} ({@code PACK}, {@code COPY} or {@code UNPACK}, or {@code WATCH}: the
+	 * registration of the completion of a copy of one chunk or less) of chunk {@code chunk} fail from
+	 * now on.
 	 * @return how many times it has failed so far (read it after the copy)
 	 */
 	public static AtomicInteger failAt(GpuContext context, String step, int chunk) {

@@ -13,6 +13,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.StagingExhaustedException;
 import dev.gpucompute.autoconfigure.web.GpuExceptionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,8 +44,25 @@ class SampleGpuProblemsTest extends RunningAppTests {
 		assertThat(wrapped.json().get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:internal-error");
 	}
 
+	/**
+	 * A copy that found no staging memory within gpu.copies.staging-timeout is a busy GPU like an
+	 * exhausted stream pool (retrying later helps), not a GPU failure: 503 busy, not 500.
+	 */
+	@Test
+	void exhaustedStagingIsABusyGpu() {
+		Http.Response busy = this.http.get("/test/staging-exhausted");
+		assertThat(busy.status()).isEqualTo(503);
+		assertThat(busy.json().get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:busy");
+		assertThat(busy.json().get("detail").asString()).startsWith("Staging memory exhausted");
+	}
+
 	@RestController
 	static class FailingController {
+
+		@GetMapping("/test/staging-exhausted")
+		String stagingExhausted() {
+			throw new StagingExhaustedException(Duration.ofMillis(5), 2 << 20, 4 << 20, 4 << 20, 1);
+		}
 
 		@GetMapping("/test/pool-exhausted")
 		String poolExhausted() {

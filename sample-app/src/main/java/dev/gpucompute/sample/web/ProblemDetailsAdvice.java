@@ -25,6 +25,7 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolTooSmallException;
+import dev.gpucompute.StagingExhaustedException;
 import dev.gpucompute.sample.search.ServiceProblem;
 
 /**
@@ -32,7 +33,8 @@ import dev.gpucompute.sample.search.ServiceProblem;
  * service's own {@link ServiceProblem}s with their status, type, properties and {@code Retry-After}
  * (storage failures: 507 for a full disk, 503 for the rest; see the store), Spring MVC's
  * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
- * (pool exhausted, search queue full or timed out, with {@code Retry-After}; shutting down) or 500
+ * (pool or staging memory exhausted, search queue full or timed out, with {@code Retry-After};
+ * shutting down) or 500
  * (a stream pool too small for the configured search parallelism, naming the setting; any other GPU
  * failure).
  */
@@ -62,6 +64,16 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	@ExceptionHandler(PoolExhaustedException.class)
 	ResponseEntity<ProblemDetail> poolExhausted(PoolExhaustedException ex, HttpServletRequest request) {
 		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU stream pool exhausted", ex.getMessage()),
+				request);
+	}
+
+	/**
+	 * A copy found no page-locked staging memory within {@code gpu.copies.staging-timeout}: a busy GPU,
+	 * like an exhausted stream pool (retrying later helps), not a failure of the GPU.
+	 */
+	@ExceptionHandler(StagingExhaustedException.class)
+	ResponseEntity<ProblemDetail> stagingExhausted(StagingExhaustedException ex, HttpServletRequest request) {
+		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU staging memory exhausted", ex.getMessage()),
 				request);
 	}
 
