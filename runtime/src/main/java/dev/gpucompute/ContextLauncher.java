@@ -37,7 +37,8 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final ThreadLocal<GpuStream> current = new ThreadLocal<>();
 
-	private final ThreadLocal<Boolean> inGroup = new ThreadLocal<>();
+	/** Set while the thread runs a stream-parallel group: the number of pooled streams the group holds (0 while it leases them). */
+	private final ThreadLocal<Integer> inGroup = new ThreadLocal<>();
 
 	private final ConcurrentLinkedQueue<PendingTiming> pendingTimings = new ConcurrentLinkedQueue<>();
 
@@ -464,6 +465,12 @@ final class ContextLauncher implements GpuLauncher {
 
 	// ---- stream-parallel groups --------------------------------------------------------------
 
+	/** The pooled streams the stream-parallel group the calling thread runs holds; 0 outside a group. */
+	int groupLeasesHeld() {
+		Integer held = this.inGroup.get();
+		return (held == null) ? 0 : held;
+	}
+
 	@Override
 	public void parallel(Runnable... branches) {
 		Objects.requireNonNull(branches, "branches");
@@ -497,7 +504,7 @@ final class ContextLauncher implements GpuLauncher {
 		EventRegistry events = this.context.events();
 		List<StreamLease> leases = new ArrayList<>(branches.size());
 		Throwable failure = null;
-		this.inGroup.set(Boolean.TRUE);
+		this.inGroup.set(0);
 		try {
 			NativeEvent fork = events.acquireNative(false);
 			try {
@@ -505,6 +512,7 @@ final class ContextLauncher implements GpuLauncher {
 				// All at once, so concurrent groups cannot each hold part of the pool and wait for the rest.
 				// At the parent's priority: work forked from a high-priority stream stays ahead of normal work.
 				leases.addAll(pool.acquireAll(parent.priority(), branches.size(), pool.acquireTimeout()));
+				this.inGroup.set(leases.size());
 				for (int i = 0; i < branches.size(); i++) {
 					Consumer<GpuStream> branch = branches.get(i);
 					GpuStream stream = leases.get(i).stream();

@@ -12,6 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The host memory of one context's copies: the pool that staging chunks and {@link HostBuffer}s come
  * from, the budget of staging that copies may hold at once, the host buffers alive, and the threads
@@ -20,6 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * counting them would let one long-lived buffer starve every copy. Thread-safe.
  */
 final class HostMemory {
+
+	private static final Logger log = LoggerFactory.getLogger(HostMemory.class);
+
 
 	/** How long an idle copy thread lives: an idle context holds none. */
 	private static final long IDLE_THREAD_SECONDS = 5;
@@ -251,14 +257,26 @@ final class HostMemory {
 		this.closed = true;
 		if (this.workers != null) {
 			this.workers.shutdown();
+			List<Runnable> dropped = List.of();
 			try {
 				if (!this.workers.awaitTermination(5, TimeUnit.SECONDS)) {
-					this.workers.shutdownNow();
+					dropped = this.workers.shutdownNow();
 				}
 			}
 			catch (InterruptedException ex) {
-				this.workers.shutdownNow();
+				dropped = this.workers.shutdownNow();
 				Thread.currentThread().interrupt();
+			}
+			// Tasks the busy copy threads never started (a download's chunks to unpack, an upload's to
+			// pack) run here, before the staging they use is freed: each ends its chunk, so no copy's
+			// future is left waiting for a task that would never run.
+			for (Runnable task : dropped) {
+				try {
+					task.run();
+				}
+				catch (RuntimeException | Error ex) {
+					log.warn("A copy task left over at close failed", ex);
+				}
 			}
 		}
 		this.pool.close(release);

@@ -95,6 +95,16 @@ public class PoolTooSmallException extends GpuException {
 		return this.heldByCaller;
 	}
 
+	/**
+	 * What was asked for, in words for a report: {@code "2 streams at once"}, or, when the calling
+	 * thread's own streams counted, {@code "1 more stream beside the 1 it works on"}.
+	 */
+	public String demand() {
+		String noun = (this.requested == 1) ? " stream" : " streams";
+		return (this.heldByCaller > 0) ? this.requested + " more" + noun + " beside the " + this.heldByCaller + " it works on"
+				: this.requested + noun + " at once";
+	}
+
 	/** The number of streams asked for at once. */
 	public int requested() {
 		return this.requested;

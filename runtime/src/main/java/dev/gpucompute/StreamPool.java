@@ -380,10 +380,11 @@ public final class StreamPool {
 	}
 
 	/**
-	 * Refuses a request that the pool could grant only by taking back the stream the calling thread
+	 * Refuses a request that the pool could grant only by taking back streams the calling thread
 	 * works on: inside a scope of one of this pool's streams (a batch handler runs in its batch's, a
-	 * branch of a group in its branch's), {@code count} more streams than the pool leases beside it
-	 * would wait for that very stream until the acquire timeout. A lease merely held, without a scope,
+	 * branch of a group in its branch's, with the rest of its group held too), {@code count} more
+	 * streams than the pool leases beside them would wait for those very streams until the acquire
+	 * timeout. A lease merely held, without a scope,
 	 * does not count: another thread may close it (a lease handed to a worker).
 	 */
 	private void checkNested(StreamPriority priority, int count) {
@@ -391,12 +392,14 @@ public final class StreamPool {
 		if (scoped.kind() != StreamKind.POOLED || scoped.context() != this.context) {
 			return;
 		}
-		if (count + 1 > this.maxSize) {
-			throw new PoolTooSmallException(count, this.maxSize, priority, false, 1);
+		// In a branch of a group the thread holds every stream of the group, not only its branch's.
+		int held = Math.max(1, this.context.launcherImpl().groupLeasesHeld());
+		if (count + held > this.maxSize) {
+			throw new PoolTooSmallException(count, this.maxSize, priority, false, held);
 		}
 		int p = priority.ordinal();
-		if (scoped.priority() == priority && count + 1 > this.limits[p]) {
-			throw new PoolTooSmallException(count, this.limits[p], priority, true, 1);
+		if (scoped.priority() == priority && count + held > this.limits[p]) {
+			throw new PoolTooSmallException(count, this.limits[p], priority, true, held);
 		}
 	}
 

@@ -1,6 +1,6 @@
 package dev.gpucompute;
 
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -11,21 +11,24 @@ import java.util.concurrent.locks.LockSupport;
  * before close could enqueue its work after close had waited for the device, and its future was
  * abandoned although the drain timeout was long (issue 33).
  *
- * <p>Thread-safe. Entering and leaving cost one striped increment each, with no lock: the check of
+ * <p>Thread-safe. Entering and leaving cost one atomic increment each, with no lock: the check of
  * {@link #refuse()}'s flag comes after the increment, and close reads the count after setting the flag,
- * so an operation either sees the flag and backs out or is counted by close.
+ * so an operation either sees the flag and backs out or is counted by close. One counter, not a
+ * striped one ({@code LongAdder}): its sum is no snapshot, and the +1 and -1 of an operation turned
+ * away could land in two cells read at different times, summing to zero while an admitted one is
+ * inside. Only copies and completion requests pass here, not launches.
  */
 final class WorkGate {
 
-	private final LongAdder inside = new LongAdder();
+	private final AtomicLong inside = new AtomicLong();
 
 	private volatile boolean refused;
 
 	/** Enters an operation; {@code false} once close began, and the caller then must not start it. */
 	boolean enter() {
-		this.inside.increment();
+		this.inside.incrementAndGet();
 		if (this.refused) {
-			this.inside.decrement();
+			this.inside.decrementAndGet();
 			return false;
 		}
 		return true;
@@ -33,7 +36,7 @@ final class WorkGate {
 
 	/** Leaves an operation {@link #enter()} admitted, on every path. */
 	void exit() {
-		this.inside.decrement();
+		this.inside.decrementAndGet();
 	}
 
 	/** From now on {@link #enter()} refuses. */
@@ -48,7 +51,7 @@ final class WorkGate {
 	 */
 	boolean awaitEmpty(long deadline) {
 		long pause = 10_000;
-		while (this.inside.sum() > 0) {
+		while (this.inside.get() > 0) {
 			if (deadline - System.nanoTime() <= 0 || Thread.currentThread().isInterrupted()) {
 				return false;
 			}

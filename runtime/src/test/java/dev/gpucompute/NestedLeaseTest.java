@@ -61,6 +61,25 @@ class NestedLeaseTest {
 	}
 
 	@Test
+	void inABranchOfAGroupTheWholeGroupCountsAsHeld() {
+		try (GpuContext context = open(3)) {
+			Consumer<GpuStream> leasesTwo = (stream) -> assertThatThrownBy(() -> context.streams().acquireAll(2))
+				.isInstanceOfSatisfying(PoolTooSmallException.class, (ex) -> {
+					assertThat(ex.heldByCaller()).isEqualTo(2);
+					assertThat(ex.demand()).isEqualTo("2 more streams beside the 2 it works on");
+				});
+			Consumer<GpuStream> leasesOne = (stream) -> {
+				try (StreamLease third = context.streams().acquire()) {
+					assertThat(third.stream()).isNotEqualTo(stream);
+				}
+			};
+			context.launcher().parallel(List.of(leasesTwo, leasesOne));
+			assertThat(context.streams().stats().timeouts()).isZero();
+			assertThat(new PoolTooSmallException(4, 3, StreamPriority.NORMAL, false).demand()).isEqualTo("4 streams at once");
+		}
+	}
+
+	@Test
 	void aLeaseHeldWithoutAScopeStillWaitsForAnotherThreadToCloseIt() {
 		try (GpuContext context = open(1)) {
 			StreamLease handedOff = context.streams().acquire();

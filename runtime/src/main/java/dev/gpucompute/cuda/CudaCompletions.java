@@ -102,7 +102,8 @@ final class CudaCompletions<S, E> {
 
 	private final Object lifecycle = new Object();
 
-	private Thread thread;
+	/** Written under {@code lifecycle}; read without it (volatile) by whenDone, waiters and flush. */
+	private volatile Thread thread;
 
 	private volatile boolean sleeping;
 

@@ -62,8 +62,8 @@ public final class GpuProblemDetails {
 			// request and not a busy moment, so a 500 without Retry-After (retrying cannot help).
 			new Mapping<>(PoolTooSmallException.class, HttpStatus.INTERNAL_SERVER_ERROR, "pool-too-small",
 					"GPU stream pool too small", NO_RETRY,
-					(ex) -> "The request needs " + ex.requested() + " GPU streams at once, but the service's stream pool "
-							+ "leases at most " + ex.maxLeasable() + " at once (" + ex.property()
+					(ex) -> "The request needs " + ex.demand() + ", but the service's GPU stream pool leases at most "
+							+ ex.maxLeasable() + " at once (" + ex.property()
 							+ "); the service's configuration must change, retrying will not help."),
 			new Mapping<>(BatchQueueFullException.class, HttpStatus.SERVICE_UNAVAILABLE, "batch-queue-full",
 					"GPU busy", RETRY, (ex) -> "The GPU batch queue is full; retry later."),

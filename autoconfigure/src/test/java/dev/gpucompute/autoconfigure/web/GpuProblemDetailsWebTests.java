@@ -65,8 +65,8 @@ class GpuProblemDetailsWebTests {
 			assertThat(response.headers().firstValue("Retry-After")).as("retrying cannot help").isEmpty();
 			assertThat(body.read("$.type", String.class)).isEqualTo("urn:gpu-compute:problem:pool-too-small");
 			assertThat(body.read("$.title", String.class)).isEqualTo("GPU stream pool too small");
-			assertThat(body.read("$.detail", String.class)).isEqualTo("The request needs 2 GPU streams at once, but the "
-					+ "service's stream pool leases at most 1 at once (gpu.streams.max-size); the service's configuration "
+			assertThat(body.read("$.detail", String.class)).isEqualTo("The request needs 2 streams at once, but the "
+					+ "service's GPU stream pool leases at most 1 at once (gpu.streams.max-size); the service's configuration "
 					+ "must change, retrying will not help.");
 			assertThat(body.read("$.instance", String.class)).isEqualTo(path);
 			assertThat(response.body()).doesNotContain("Exception").doesNotContain("\tat ");

@@ -105,15 +105,15 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	}
 
 	/**
-	 * A search split into more stream-parallel groups than the pool may lease at once
-	 * ({@code sample.search.parallelism} above {@code gpu.streams.priority-limits.*}): the service's
-	 * configuration, so a 500 that names the setting, without {@code Retry-After}.
+	 * Work that asked the pool for more streams than it may ever lease at once (the search caps its
+	 * groups at the pool's limits, so only a configuration this service does not expect reaches it):
+	 * the service's configuration, so a 500 that names the setting, without {@code Retry-After}.
 	 */
 	@ExceptionHandler(PoolTooSmallException.class)
 	ResponseEntity<ProblemDetail> poolTooSmall(PoolTooSmallException ex, HttpServletRequest request) {
 		log.error("Stream pool too small while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
 		ProblemDetail body = problem(HttpStatus.INTERNAL_SERVER_ERROR, "pool-too-small", "GPU stream pool too small",
-				"The search needs " + ex.requested() + " GPU streams at once, but the service's stream pool leases at most "
+				"The search needs " + ex.demand() + ", but the service's GPU stream pool leases at most "
 						+ ex.maxLeasable() + " at once (" + ex.property() + "); the service's configuration must change");
 		body.setProperty("setting", ex.property());
 		return respond(body, request);
