@@ -14,11 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.cpu.CpuBackendProvider;
-import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
-import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
 
@@ -142,24 +141,24 @@ public final class GpuContext implements AutoCloseable {
 
 	private volatile State state = State.OPEN;
 
-	private GpuContext(Builder builder, DeviceBackend backend, String backendReason, FailureRelay failures) {
+	private GpuContext(ContextSettings settings, DeviceBackend backend, String backendReason, FailureRelay failures) {
 		this.backend = backend;
 		this.info = backend.info();
 		this.backendReason = backendReason;
-		this.defaultStreamMode = builder.defaultStream;
-		this.drainTimeout = builder.drainTimeout;
-		this.listener = builder.listener;
-		this.kernelTiming = builder.kernelTiming;
+		this.defaultStreamMode = settings.defaultStream();
+		this.drainTimeout = settings.drainTimeout();
+		this.listener = settings.listener();
+		this.kernelTiming = settings.kernelTiming();
 		String prefix = "gpu-" + this.id + "-";
 		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
 		this.housekeeping.setRemoveOnCancelPolicy(true);
 		this.completions = new ContextCompletions(this.id, prefix + "completion");
-		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
-		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-",
-				builder.stagingBudgetBytes, builder.stagingTimeout);
+		this.staging = new StagingPool(backend, settings.stagingCacheBytes());
+		this.host = new HostMemory(this, this.staging, settings.copyChunkBytes(), settings.copyThreads(), prefix + "copy-",
+				settings.stagingBudgetBytes(), settings.stagingTimeout());
 		this.copies = new CopyPipeline(this, this.host);
-		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
-		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
+		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
+		this.waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
 				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
 		this.waits = new CompletionFuture.Waits() {
 
@@ -175,9 +174,9 @@ public final class GpuContext implements AutoCloseable {
 
 		};
 		this.events = new EventRegistry(this, this.recordLeakSites);
-		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
-				builder.leakDetectionThreshold, builder.priorityLimits);
-		this.launcher = new ContextLauncher(this, builder.kernelLoadWaitThreshold);
+		this.pool = new StreamPool(this, settings.poolSize(), settings.maxSize(), settings.acquireTimeout(),
+				settings.leakDetectionThreshold(), settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
+		this.launcher = new ContextLauncher(this, settings.kernelLoadWaitThreshold());
 		failures.launcher = this.launcher;
 		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
 				? new GpuStream(this, backend.defaultStream(DefaultStreamMode.LEGACY), StreamKind.DEFAULT_LEGACY,
@@ -190,55 +189,79 @@ public final class GpuContext implements AutoCloseable {
 			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
 					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
 		}
-		long period = builder.utilizationSamplePeriod.toNanos();
+		long period = settings.utilizationSamplePeriod().toNanos();
 		if (period > 0) {
-			double alpha = 1 - Math.exp(-(double) period / builder.utilizationWindow.toNanos());
+			double alpha = 1 - Math.exp(-(double) period / settings.utilizationWindow().toNanos());
 			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
 					TimeUnit.NANOSECONDS);
 		}
 	}
 
 	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
-	public static Builder builder() {
-		return new Builder();
+	public static GpuContextBuilder builder() {
+		return new GpuContextBuilder();
 	}
 
 	/**
-	 * Which backend {@code auto} would choose for this device ordinal, and why; touches no device
-	 * beyond a probe.
+	 * Opens a context with {@code settings} (what {@link GpuContextBuilder#open()} does).
+	 * @throws BackendUnavailableException when the requested backend cannot run here
+	 * @throws IllegalArgumentException when sizes contradict each other
 	 */
-	public static Selection select(Backend requested, int ordinal) {
-		return select(requested, ordinal, 1);
-	}
-
-	/**
-	 * Like {@link #select(Backend, int)}, with the CPU backend standing in for {@code cpuDevices}
-	 * devices ({@code gpu.cpu.devices}), ordinals {@code 0..cpuDevices-1}.
-	 */
-	public static Selection select(Backend requested, int ordinal, int cpuDevices) {
-		return BackendSelection.select(requested, ordinal, cpuDevices);
-	}
-
-	/**
-	 * The outcome of backend selection.
-	 *
-	 * @param backend the backend chosen
-	 * @param provider its provider, or {@code null} when not on the class path
-	 * @param availability whether it can run, and why not
-	 * @param reason the one-line explanation that is logged
-	 * @param warning whether the choice deserves a warning: {@code auto} fell back to the CPU although
-	 * CUDA is installed here (a driver or device is present but unusable)
-	 */
-	public record Selection(Backend backend, BackendProvider provider, Availability availability, String reason,
-			boolean warning) {
-
-		/** A selection without a warning. */
-		public Selection(Backend backend, BackendProvider provider, Availability availability, String reason) {
-			this(backend, provider, availability, reason, false);
+	static GpuContext open(ContextSettings settings) {
+		if (settings.poolSize() > settings.maxSize()) {
+			throw new IllegalArgumentException(
+					"poolSize (" + settings.poolSize() + ") must not exceed maxSize (" + settings.maxSize() + ")");
 		}
-
+		long chunkBlock = StagingPool.classSize(settings.copyChunkBytes());
+		if (settings.stagingBudgetBytes() < chunkBlock) {
+			throw new IllegalArgumentException("stagingBudget (" + settings.stagingBudgetBytes()
+					+ " bytes) must hold at least one copy chunk (copyChunkSize " + settings.copyChunkBytes() + " bytes, "
+					+ chunkBlock + " in staging)");
+		}
+		BackendSelection selection = Backends.select(settings.backend(), settings.device(), settings.cpuDevices());
+		if (selection.provider() == null || !selection.availability().available()) {
+			throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
+		}
+		FailureRelay failures = new FailureRelay();
+		long budget = (settings.cpuMemoryBudget() > 0) ? settings.cpuMemoryBudget()
+				: Math.max(1, selection.provider().defaultMemoryBudget() / settings.cpuDevices());
+		BackendConfig config = new BackendConfig(settings.device(), settings.cpuThreads(), budget,
+				settings.memoryPoolReleaseThreshold(), settings.compileOptions(), settings.kernelCacheDir(), failures);
+		DeviceBackend opened = selection.provider().open(config);
+		GpuContext context = null;
+		try {
+			context = new GpuContext(settings, opened, selection.reason(), failures);
+			context.pool.fill();
+			for (KernelSource source : settings.kernels()) {
+				context.launcher.load(source, KernelLoad.Trigger.OPEN);
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
+			try {
+				if (context != null) {
+					context.close();
+				}
+				else {
+					opened.close();
+				}
+			}
+			catch (RuntimeException | Error closing) {
+				ex.addSuppressed(closing);
+			}
+			throw ex;
+		}
+		LeakTracker.opened(context);
+		if (selection.warning()) {
+			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+					selection.reason());
+		}
+		else {
+			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+					selection.reason());
+		}
+		return context;
 	}
-
 	// ---- accessors ----------------------------------------------------------------------
 
 	public Backend backend() {
@@ -654,463 +677,6 @@ public final class GpuContext implements AutoCloseable {
 	@Override
 	public String toString() {
 		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", " + this.state + "]";
-	}
-
-	/**
-	 * Configures and opens a {@link GpuContext}. Not thread-safe; use once.
-	 */
-	public static final class Builder {
-
-		private Backend backend;
-
-		private int device;
-
-		private int poolSize = 8;
-
-		private int maxSize = 32;
-
-		private Duration acquireTimeout = Duration.ofSeconds(30);
-
-		private DefaultStreamMode defaultStream = DefaultStreamMode.PER_THREAD;
-
-		private Duration leakDetectionThreshold = Duration.ZERO;
-
-		private Duration drainTimeout = Duration.ofSeconds(30);
-
-		private int cpuThreads = Runtime.getRuntime().availableProcessors();
-
-		private long cpuMemoryBudget = CpuBackendProvider.defaultMemoryBudget();
-
-		private long memoryPoolReleaseThreshold = Long.MAX_VALUE;
-
-		private List<String> compileOptions = List.of();
-
-		private Path kernelCacheDir;
-
-		private KernelTiming kernelTiming = KernelTiming.SAMPLED;
-
-		private GpuListener listener = GpuListener.NONE;
-
-		private Duration utilizationSamplePeriod = Duration.ofMillis(100);
-
-		private long stagingCacheBytes = 256L << 20;
-
-		private long copyChunkBytes = 2L << 20;
-
-		private long stagingBudgetBytes = DEFAULT_STAGING_BUDGET;
-
-		private Duration stagingTimeout = Duration.ofSeconds(30);
-
-		private int copyThreads = defaultCopyThreads();
-
-		private long waitSpinNanos = -1;
-
-		private Duration utilizationWindow = Duration.ofSeconds(10);
-
-		private int cpuDevices = 1;
-
-		private boolean cpuMemoryBudgetSet;
-
-		private List<KernelSource> kernels = List.of();
-
-		private Duration kernelLoadWaitThreshold = Duration.ofMillis(5);
-
-		/** Per priority (by ordinal): most streams leased at once; unlimited (the pool's maximum) by default. */
-		private int[] priorityLimits = unlimited();
-
-		private Builder() {
-		}
-
-		private static int[] unlimited() {
-			int[] limits = new int[StreamPriority.values().length];
-			java.util.Arrays.fill(limits, MAX_STREAMS);
-			return limits;
-		}
-
-		/** A builder with the same settings, for opening one context per device. */
-		Builder copy() {
-			Builder copy = new Builder();
-			copy.backend = this.backend;
-			copy.device = this.device;
-			copy.poolSize = this.poolSize;
-			copy.maxSize = this.maxSize;
-			copy.acquireTimeout = this.acquireTimeout;
-			copy.defaultStream = this.defaultStream;
-			copy.leakDetectionThreshold = this.leakDetectionThreshold;
-			copy.drainTimeout = this.drainTimeout;
-			copy.cpuThreads = this.cpuThreads;
-			copy.cpuMemoryBudget = this.cpuMemoryBudget;
-			copy.cpuMemoryBudgetSet = this.cpuMemoryBudgetSet;
-			copy.memoryPoolReleaseThreshold = this.memoryPoolReleaseThreshold;
-			copy.compileOptions = this.compileOptions;
-			copy.kernelCacheDir = this.kernelCacheDir;
-			copy.kernelTiming = this.kernelTiming;
-			copy.listener = this.listener;
-			copy.utilizationSamplePeriod = this.utilizationSamplePeriod;
-			copy.stagingCacheBytes = this.stagingCacheBytes;
-			copy.copyChunkBytes = this.copyChunkBytes;
-			copy.stagingBudgetBytes = this.stagingBudgetBytes;
-			copy.stagingTimeout = this.stagingTimeout;
-			copy.copyThreads = this.copyThreads;
-			copy.waitSpinNanos = this.waitSpinNanos;
-			copy.utilizationWindow = this.utilizationWindow;
-			copy.cpuDevices = this.cpuDevices;
-			copy.kernels = this.kernels;
-			copy.kernelLoadWaitThreshold = this.kernelLoadWaitThreshold;
-			copy.priorityLimits = this.priorityLimits.clone();
-			return copy;
-		}
-
-		/**
-		 * How many devices the CPU backend stands in for ({@code gpu.cpu.devices}): 1 to
-		 * {@value GpuContext#MAX_CPU_DEVICES}, default 1. Each has its own workers and, unless
-		 * {@link #cpuMemoryBudget(long)} is set, an equal share of the default budget.
-		 */
-		public Builder cpuDevices(int devices) {
-			this.cpuDevices = Checks.within(devices, 1, MAX_CPU_DEVICES, "cpuDevices");
-			return this;
-		}
-
-		int cpuDevicesSetting() {
-			return this.cpuDevices;
-		}
-
-		Backend backendSetting() {
-			return this.backend;
-		}
-
-		GpuListener listenerSetting() {
-			return this.listener;
-		}
-
-		/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
-		public Builder backend(Backend backend) {
-			this.backend = backend;
-			return this;
-		}
-
-		public Builder device(int ordinal) {
-			if (ordinal < 0) {
-				throw new IllegalArgumentException("Device ordinal must not be negative, got " + ordinal);
-			}
-			this.device = ordinal;
-			return this;
-		}
-
-		/** Streams created up front: 0 to {@value GpuContext#MAX_STREAMS}, at most {@link #maxSize(int)}. */
-		public Builder poolSize(int poolSize) {
-			this.poolSize = Checks.within(poolSize, 0, MAX_STREAMS, "poolSize");
-			return this;
-		}
-
-		/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
-		public Builder maxSize(int maxSize) {
-			this.maxSize = Checks.within(maxSize, 1, MAX_STREAMS, "maxSize");
-			return this;
-		}
-
-		/**
-		 * Most pooled streams leased at once at {@code priority}, 1 to {@value GpuContext#MAX_STREAMS}
-		 * (default: no limit but the pool's maximum): a limit on {@link StreamPriority#NORMAL} keeps
-		 * streams free for {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool.
-		 * Callers beyond the limit wait like callers of a full pool (see {@link StreamPool}).
-		 */
-		public Builder priorityLimit(StreamPriority priority, int limit) {
-			Objects.requireNonNull(priority, "priority");
-			this.priorityLimits[priority.ordinal()] = Checks.within(limit, 1, MAX_STREAMS,
-					"priorityLimit(" + priority + ")");
-			return this;
-		}
-
-		/** Longest wait for a lease (zero: do not wait). */
-		public Builder acquireTimeout(Duration timeout) {
-			Checks.nanos(timeout, "acquireTimeout");
-			this.acquireTimeout = timeout;
-			return this;
-		}
-
-		public Builder defaultStream(DefaultStreamMode mode) {
-			this.defaultStream = Objects.requireNonNull(mode, "mode");
-			return this;
-		}
-
-		/** A lease held longer than this logs its acquisition stack; zero turns it off. */
-		public Builder leakDetectionThreshold(Duration threshold) {
-			Checks.nanos(threshold, "leakDetectionThreshold");
-			this.leakDetectionThreshold = threshold;
-			return this;
-		}
-
-		/** Longest wait at close for work in flight; work still pending then is abandoned. */
-		public Builder drainTimeout(Duration timeout) {
-			Checks.nanos(timeout, "drainTimeout");
-			this.drainTimeout = timeout;
-			return this;
-		}
-
-		/** Worker threads of the CPU backend: 1 to {@value GpuContext#MAX_CPU_THREADS} (default: the number of cores). */
-		public Builder cpuThreads(int threads) {
-			this.cpuThreads = Checks.within(threads, 1, MAX_CPU_THREADS, "cpuThreads");
-			return this;
-		}
-
-		/**
-		 * How much memory the CPU backend may hand out as device memory. Default: half the machine's
-		 * physical memory (the container's limit where one applies) where the backend allocates through
-		 * JNA, outside the JVM's direct-memory limit; the max heap size (the direct-memory limit's
-		 * default) where it falls back to direct buffers. See {@link CpuBackendProvider#defaultMemoryBudget()}.
-		 */
-		public Builder cpuMemoryBudget(long bytes) {
-			if (bytes < 1) {
-				throw new IllegalArgumentException("cpuMemoryBudget must be positive, got " + bytes);
-			}
-			this.cpuMemoryBudget = bytes;
-			this.cpuMemoryBudgetSet = true;
-			return this;
-		}
-
-		/** Bytes the CUDA allocator keeps cached between frees (default: all); not negative. */
-		public Builder memoryPoolReleaseThreshold(long bytes) {
-			if (bytes < 0) {
-				throw new IllegalArgumentException("memoryPoolReleaseThreshold must not be negative, got " + bytes);
-			}
-			this.memoryPoolReleaseThreshold = bytes;
-			return this;
-		}
-
-		/** Extra compiler options for CUDA C kernels; no element may be null. */
-		public Builder compileOptions(List<String> options) {
-			Objects.requireNonNull(options, "options");
-			for (int i = 0; i < options.size(); i++) {
-				if (options.get(i) == null) {
-					throw new NullPointerException("compileOptions[" + i + "] is null");
-				}
-			}
-			this.compileOptions = List.copyOf(options);
-			return this;
-		}
-
-		/**
-		 * Kernels to load (compile where needed) when the context opens, in this order, replacing any
-		 * named before. Loading waits for the work in flight on a CUDA device (the driver's module load
-		 * does), so a kernel loaded while work runs stalls its caller behind all of it: name here every
-		 * kernel the application launches, and no launch will load one later (see {@link KernelLoad}).
-		 * With {@link GpuDevices}, every device loads them. A kernel that does not load fails
-		 * {@link #open()}, which closes the context again.
-		 * @throws NullPointerException when a source is {@code null}
-		 */
-		public Builder kernels(KernelSource... sources) {
-			Objects.requireNonNull(sources, "sources");
-			return kernels(java.util.Arrays.asList(sources));
-		}
-
-		/** {@link #kernels(KernelSource...)} from a collection. */
-		public Builder kernels(java.util.Collection<? extends KernelSource> sources) {
-			Objects.requireNonNull(sources, "sources");
-			List<KernelSource> copy = new ArrayList<>(sources.size());
-			for (KernelSource source : sources) {
-				if (source == null) {
-					throw new NullPointerException("kernels[" + copy.size() + "] is null");
-				}
-				copy.add(source);
-			}
-			this.kernels = List.copyOf(copy);
-			return this;
-		}
-
-		/**
-		 * How long a kernel's load step (on CUDA the driver's module load) may take while this context
-		 * has work in flight before the load counts as having waited for that work: logged at WARN and
-		 * reported with {@link KernelLoad#waited()}. Default 5 ms (a prebuilt fatbin loads in under
-		 * 0.5 ms on an idle H200); zero reports every load made while work is in flight.
-		 */
-		public Builder kernelLoadWaitThreshold(Duration threshold) {
-			Checks.nanos(threshold, "kernelLoadWaitThreshold");
-			this.kernelLoadWaitThreshold = threshold;
-			return this;
-		}
-
-		/** Where compiled kernels are cached; {@code null} for no disk cache. */
-		public Builder kernelCacheDir(Path dir) {
-			this.kernelCacheDir = dir;
-			return this;
-		}
-
-		public Builder kernelTiming(KernelTiming timing) {
-			this.kernelTiming = Objects.requireNonNull(timing, "timing");
-			return this;
-		}
-
-		public Builder listener(GpuListener listener) {
-			this.listener = Objects.requireNonNull(listener, "listener");
-			return this;
-		}
-
-		/**
-		 * How often pooled streams are sampled for the utilisation statistic, and the window it
-		 * averages over. A zero period turns sampling off; otherwise the period is at least
-		 * {@link GpuContext#MIN_UTILIZATION_SAMPLE_PERIOD} (each sample queries every pooled stream) and
-		 * the window at least the period.
-		 */
-		public Builder utilizationSampling(Duration period, Duration window) {
-			Checks.nanos(period, "period");
-			Checks.nanos(window, "window");
-			if (!period.isZero()) {
-				if (period.compareTo(MIN_UTILIZATION_SAMPLE_PERIOD) < 0) {
-					throw new IllegalArgumentException("The utilisation sampling period must be zero (off) or at least "
-							+ MIN_UTILIZATION_SAMPLE_PERIOD + ", got " + period);
-				}
-				if (window.compareTo(period) < 0) {
-					throw new IllegalArgumentException("The utilisation window (" + window
-							+ ") must be at least the sampling period (" + period + ")");
-				}
-			}
-			this.utilizationSamplePeriod = period;
-			this.utilizationWindow = window;
-			return this;
-		}
-
-		/**
-		 * Most host memory for copies (page-locked on CUDA) kept for reuse between them: staging
-		 * chunks and the memory of closed {@link HostBuffer}s (default 256 MiB); zero allocates and
-		 * frees it for every copy and host buffer.
-		 */
-		public Builder stagingCache(long bytes) {
-			if (bytes < 0) {
-				throw new IllegalArgumentException("stagingCache must not be negative, got " + bytes);
-			}
-			this.stagingCacheBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Bytes per chunk of array and buffer copies larger than one chunk, which go through staging
-		 * memory in chunks so that packing on the host overlaps the transfer (default 2 MiB): a
-		 * multiple of {@value GpuContext#MIN_COPY_CHUNK} up to {@value GpuContext#MAX_COPY_CHUNK}.
-		 * Copies of at most one chunk go in one step.
-		 */
-		public Builder copyChunkSize(long bytes) {
-			if (bytes < MIN_COPY_CHUNK || bytes > MAX_COPY_CHUNK || bytes % MIN_COPY_CHUNK != 0) {
-				throw new IllegalArgumentException("copyChunkSize must be a multiple of " + MIN_COPY_CHUNK + " between "
-						+ MIN_COPY_CHUNK + " and " + MAX_COPY_CHUNK + ", got " + bytes);
-			}
-			this.copyChunkBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Most staging memory (page-locked on CUDA) that array and buffer copies hold at once, in bytes
-		 * (default {@value GpuContext#DEFAULT_STAGING_BUDGET}, 1 GiB): at least one chunk
-		 * ({@link #copyChunkSize(long)}), which {@link #open()} checks. A copy of at most one chunk
-		 * holds one block of its size; a larger copy holds a few chunks at a time (two or more when the
-		 * budget has room, up to 8 or two per copy thread and caller) and reuses each once the stream
-		 * has passed it, so a copy of any size runs within any budget. A copy that finds no room waits,
-		 * first come first served, up to {@link #stagingTimeout(Duration)}, then fails with
-		 * {@link StagingExhaustedException}. Memory from {@link GpuContext#allocateHost(long)} does
-		 * not count: it is the application's, held as long as it chooses.
-		 */
-		public Builder stagingBudget(long bytes) {
-			if (bytes < MIN_COPY_CHUNK) {
-				throw new IllegalArgumentException("stagingBudget must be at least " + MIN_COPY_CHUNK + " bytes, got " + bytes);
-			}
-			this.stagingBudgetBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Longest wait of a copy for room in the staging budget (default 30 s, like a stream lease's);
-		 * zero fails at once when there is none.
-		 */
-		public Builder stagingTimeout(Duration timeout) {
-			Checks.nanos(timeout, "stagingTimeout");
-			this.stagingTimeout = timeout;
-			return this;
-		}
-
-		/**
-		 * Threads that pack and unpack the chunks of large copies besides the calling thread: 0 to
-		 * {@value GpuContext#MAX_COPY_THREADS} (default: a quarter of the cores, 1 to 4). They start
-		 * when a copy needs them and end when idle for a few seconds.
-		 */
-		public Builder copyThreads(int threads) {
-			this.copyThreads = Checks.within(threads, 0, MAX_COPY_THREADS, "copyThreads");
-			return this;
-		}
-
-		/**
-		 * How long a thread waiting for a copy's future spins for its completion ({@link CompletionFuture});
-		 * -1 (the default): 100 µs on CUDA, none on the CPU backend. Tests set it to run the waiter's
-		 * path on the CPU backend.
-		 */
-		Builder waitSpinNanos(long nanos) {
-			this.waitSpinNanos = nanos;
-			return this;
-		}
-
-		private static int defaultCopyThreads() {
-			return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
-		}
-
-		/**
-		 * Opens the device and creates {@code poolSize} streams.
-		 * @throws BackendUnavailableException when the requested backend cannot run here
-		 * @throws IllegalArgumentException when sizes contradict each other
-		 */
-		public GpuContext open() {
-			if (this.poolSize > this.maxSize) {
-				throw new IllegalArgumentException(
-						"poolSize (" + this.poolSize + ") must not exceed maxSize (" + this.maxSize + ")");
-			}
-			long chunkBlock = StagingPool.classSize(this.copyChunkBytes);
-			if (this.stagingBudgetBytes < chunkBlock) {
-				throw new IllegalArgumentException("stagingBudget (" + this.stagingBudgetBytes
-						+ " bytes) must hold at least one copy chunk (copyChunkSize " + this.copyChunkBytes + " bytes, "
-						+ chunkBlock + " in staging)");
-			}
-			Selection selection = select(this.backend, this.device, this.cpuDevices);
-			if (selection.provider() == null || !selection.availability().available()) {
-				throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
-			}
-			FailureRelay failures = new FailureRelay();
-			long budget = this.cpuMemoryBudgetSet ? this.cpuMemoryBudget : Math.max(1, this.cpuMemoryBudget / this.cpuDevices);
-			BackendConfig config = new BackendConfig(this.device, this.cpuThreads, budget,
-					this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir, failures);
-			DeviceBackend opened = selection.provider().open(config);
-			GpuContext context = null;
-			try {
-				context = new GpuContext(this, opened, selection.reason(), failures);
-				context.pool.fill();
-				for (KernelSource source : this.kernels) {
-					context.launcher.load(source, KernelLoad.Trigger.OPEN);
-				}
-			}
-			catch (RuntimeException | Error ex) {
-				// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
-				try {
-					if (context != null) {
-						context.close();
-					}
-					else {
-						opened.close();
-					}
-				}
-				catch (RuntimeException | Error closing) {
-					ex.addSuppressed(closing);
-				}
-				throw ex;
-			}
-			LeakTracker.opened(context);
-			if (selection.warning()) {
-				log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
-						selection.reason());
-			}
-			else {
-				log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
-						selection.reason());
-			}
-			return context;
-		}
-
 	}
 
 }

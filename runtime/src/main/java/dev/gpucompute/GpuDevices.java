@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;
 
 /**
@@ -31,7 +32,7 @@ import dev.gpucompute.spi.Backends;
  * the devices have peer access, staged through the host by the driver where not). Every other use
  * of another device's handle is rejected with {@link ContextMismatchException}.
  *
- * <p>Open with {@link #open(GpuContext.Builder, Collection)} or {@link #openAll(GpuContext.Builder)}; in
+ * <p>Open with {@link #open(GpuContextBuilder, Collection)} or {@link #openAll(GpuContextBuilder)}; in
  * Spring it is a bean ({@code gpu.devices}). Thread-safe. It owns its contexts: {@link #close()}
  * closes them all (idempotent); close none of them on its own.
  */
@@ -70,9 +71,10 @@ public final class GpuDevices implements AutoCloseable {
 	 * @throws IllegalArgumentException when the list is empty, has duplicates or negative ordinals
 	 * @throws BackendUnavailableException when a device cannot be opened (those opened are closed)
 	 */
-	public static GpuDevices open(GpuContext.Builder template, Collection<Integer> ordinals) {
+	public static GpuDevices open(GpuContextBuilder template, Collection<Integer> ordinals) {
 		Objects.requireNonNull(template, "template");
-		return open((ordinal) -> template.copy(), ordinals);
+		ContextSettings settings = template.settings();
+		return openEach((ordinal) -> settings.withDevice(ordinal), ordinals);
 	}
 
 	/**
@@ -81,14 +83,19 @@ public final class GpuDevices implements AutoCloseable {
 	 * @throws IllegalArgumentException when the list is empty, has duplicates or negative ordinals
 	 * @throws BackendUnavailableException when a device cannot be opened (those opened are closed)
 	 */
-	public static GpuDevices open(IntFunction<GpuContext.Builder> builderFor, Collection<Integer> ordinals) {
+	public static GpuDevices open(IntFunction<GpuContextBuilder> builderFor, Collection<Integer> ordinals) {
 		Objects.requireNonNull(builderFor, "builderFor");
+		return openEach((ordinal) -> Objects.requireNonNull(builderFor.apply(ordinal), "builder for device " + ordinal)
+			.settings()
+			.withDevice(ordinal), ordinals);
+	}
+
+	private static GpuDevices openEach(IntFunction<ContextSettings> settingsFor, Collection<Integer> ordinals) {
 		List<Integer> checked = checkOrdinals(ordinals);
 		List<GpuContext> opened = new ArrayList<>(checked.size());
 		try {
 			for (int ordinal : checked) {
-				GpuContext.Builder builder = Objects.requireNonNull(builderFor.apply(ordinal), "builder for device " + ordinal);
-				opened.add(builder.device(ordinal).open());
+				opened.add(GpuContext.open(settingsFor.apply(ordinal)));
 			}
 			GpuDevices devices = new GpuDevices(opened);
 			log.info("GPU devices: {}", devices.describe());
@@ -109,12 +116,13 @@ public final class GpuDevices implements AutoCloseable {
 
 	/**
 	 * Opens every device of the backend {@code template} chooses: every CUDA device of this machine, or
-	 * the {@link GpuContext.Builder#cpuDevices(int) CPU devices} the CPU backend stands in for.
+	 * the {@link GpuContextBuilder#cpuDevices(int) CPU devices} the CPU backend stands in for.
 	 */
-	public static GpuDevices openAll(GpuContext.Builder template) {
+	public static GpuDevices openAll(GpuContextBuilder template) {
 		Objects.requireNonNull(template, "template");
+		ContextSettings settings = template.settings();
 		List<Integer> ordinals = new ArrayList<>();
-		for (int i = 0; i < deviceCount(template.backendSetting(), template.cpuDevicesSetting()); i++) {
+		for (int i = 0; i < deviceCount(settings.backend(), settings.cpuDevices()); i++) {
 			ordinals.add(i);
 		}
 		return open(template, ordinals);
@@ -125,7 +133,7 @@ public final class GpuDevices implements AutoCloseable {
 	 * or {@code cpuDevices} for the CPU backend. Zero when CUDA was asked for and is unavailable.
 	 */
 	public static int deviceCount(Backend backend, int cpuDevices) {
-		GpuContext.Selection selection = GpuContext.select(backend, 0, cpuDevices);
+		BackendSelection selection = Backends.select(backend, 0, cpuDevices);
 		if (selection.backend() == Backend.CPU) {
 			return cpuDevices;
 		}

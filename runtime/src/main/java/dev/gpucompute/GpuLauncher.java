@@ -40,7 +40,7 @@ public interface GpuLauncher {
 	/**
 	 * Loads (compiles where needed) a kernel, or returns the one already loaded under that name. On
 	 * CUDA a load waits for the work in flight on the device, so call this before work starts (or name
-	 * the kernels on {@link GpuContext.Builder#kernels}); every load is reported to
+	 * the kernels on {@link GpuContextBuilder#kernels}); every load is reported to
 	 * {@link GpuListener#kernelLoaded} and one that waited is logged at WARN (see {@link KernelLoad}).
 	 * @throws KernelCompilationException when it does not compile, with the compiler log
 	 * @throws GpuException when a different kernel is already loaded under the same name

@@ -31,7 +31,7 @@ final class Leaks {
 		}
 		else {
 			LOG.warn(what + " was never closed; it is released now. Set "
-					+ "gpu.streams.leak-detection-threshold (GpuContext.Builder.leakDetectionThreshold) to see where "
+					+ "gpu.streams.leak-detection-threshold (GpuContextBuilder.leakDetectionThreshold) to see where "
 					+ "it was acquired.");
 		}
 	}

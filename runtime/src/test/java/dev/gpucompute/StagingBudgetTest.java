@@ -24,7 +24,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The staging budget ({@link GpuContext.Builder#stagingBudget(long)}): copies never hold more
+ * The staging budget ({@link GpuContextBuilder#stagingBudget(long)}): copies never hold more
  * page-locked staging at once than the budget, whatever their number and size, as measured by the
  * high-water mark of the blocks they hold; a copy larger than the whole budget completes within it;
  * a copy that waits past the staging timeout fails with {@link StagingExhaustedException} and holds

@@ -27,6 +27,7 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Benchmark 6: host↔device copies of {@code bytes} bytes (1 MiB, 16 MiB, 256 MiB), waiting for each
@@ -47,8 +48,8 @@ import dev.gpucompute.StreamLease;
  * {@code cuStreamSynchronize}: the baselines of the array and host-buffer copies.</li>
  * </ul>
  *
- * {@code copyChunk} and {@code copyThreads} set {@link GpuContext.Builder#copyChunkSize(long)} and
- * {@link GpuContext.Builder#copyThreads(int)}; {@code -1} keeps the builder's default.
+ * {@code copyChunk} and {@code copyThreads} set {@link GpuContextBuilder#copyChunkSize(long)} and
+ * {@link GpuContextBuilder#copyThreads(int)}; {@code -1} keeps the builder's default.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)

@@ -14,6 +14,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.cuda.CudaDeviceBackend;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.Backends;
 
 /**
  * How long a CUDA C kernel takes to load by each route of issue 16, item 1, for the {@code .cu}
@@ -111,7 +112,7 @@ public final class KernelLoadTimes {
 
 	private static CudaDeviceBackend open(Path cacheDir) {
 		BackendConfig config = new BackendConfig(0, 1, 0, Long.MAX_VALUE, List.of(), cacheDir);
-		return (CudaDeviceBackend) GpuContext.select(Backend.CUDA, 0).provider().open(config);
+		return (CudaDeviceBackend) Backends.select(Backend.CUDA, 0).provider().open(config);
 	}
 
 }

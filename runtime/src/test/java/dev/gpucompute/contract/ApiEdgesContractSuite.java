@@ -38,6 +38,7 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The API's conveniences and edge cases (issue 24), on every backend: copies on the current stream,
@@ -59,7 +60,7 @@ public abstract class ApiEdgesContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its pool sizes and a listener. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {

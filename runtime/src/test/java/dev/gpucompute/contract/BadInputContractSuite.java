@@ -50,6 +50,7 @@ import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The bad-input catalogue, on every backend (DESIGN.md section 7): each bad input across the public
@@ -68,7 +69,7 @@ public abstract class BadInputContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -126,11 +127,11 @@ public abstract class BadInputContractSuite {
 
 		final GpuEvent event;
 
-		private final GpuContext.Builder builder;
+		private final GpuContextBuilder builder;
 
 		private GpuContext other;
 
-		Fixture(GpuContext context, GpuContext.Builder builder) {
+		Fixture(GpuContext context, GpuContextBuilder builder) {
 			this.context = context;
 			this.builder = builder;
 			this.launcher = context.launcher();
@@ -367,7 +368,7 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("parallel with a null branch", "branch", (f) -> f.launcher.parallel(() -> {
 		}, null)));
 		cases.add(tooSmall("more branches than the pool holds", "Cannot lease 5 streams at once: the stream pool never "
-				+ "holds more than 4 (its maximum size: GpuContext.Builder.maxSize, gpu.streams.max-size)",
+				+ "holds more than 4 (its maximum size: GpuContextBuilder.maxSize, gpu.streams.max-size)",
 				(f) -> f.launcher.parallel(() -> {
 				}, () -> {
 				}, () -> {

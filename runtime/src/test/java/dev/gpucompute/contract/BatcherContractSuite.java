@@ -36,6 +36,7 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The dynamic batcher's semantics on every backend (issue 21; docs/runtime.md "Batching"): batches
@@ -57,7 +58,7 @@ public abstract class BatcherContractSuite {
 	private final List<List<Float>> seen = Collections.synchronizedList(new ArrayList<>());
 
 	/** A builder for the backend under test; the suite adds its own pool sizes. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {

@@ -43,6 +43,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Host↔device copies on every backend (DESIGN.md section 4, "Data path"): array, buffer and host
@@ -70,7 +71,7 @@ public abstract class CopyContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its pool sizes and chunk size. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {

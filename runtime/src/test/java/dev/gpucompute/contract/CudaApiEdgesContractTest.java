@@ -17,6 +17,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The API-edge contract on the CUDA backend, and a JCuda call of the application's own on a pooled
@@ -28,7 +29,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaApiEdgesContractTest extends ApiEdgesContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

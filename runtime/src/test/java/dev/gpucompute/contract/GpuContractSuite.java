@@ -46,6 +46,7 @@ import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The contract every backend passes (DESIGN.md sections 3 and 7). A subclass supplies the backend
@@ -68,7 +69,7 @@ public abstract class GpuContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its own pool sizes. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {

@@ -25,13 +25,14 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Which calls load a kernel, and what a load reports (issue 29): on CUDA a module load waits for the
  * work in flight on the device, so loads must be visible and avoidable. Written once, run on the CPU
  * backend on every build and on CUDA where a device exists:
  * <ul>
- * <li>only {@link GpuContext.Builder#kernels} (at open), {@link GpuLauncher#load} and the first
+ * <li>only {@link GpuContextBuilder#kernels} (at open), {@link GpuLauncher#load} and the first
  * {@link GpuLauncher#launch(KernelSource, LaunchConfig, Object...)} of a kernel not loaded yet
  * load, each once, and every load reaches the listener once with what triggered it;</li>
  * <li>a load that begins while the context has work in flight says so, and counts as having waited
@@ -43,7 +44,7 @@ abstract class KernelLoadContractSuite {
 	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	/** Records every load the context reports. */
 	static final class Loads implements GpuListener {

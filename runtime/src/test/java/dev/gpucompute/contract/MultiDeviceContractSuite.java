@@ -27,6 +27,7 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Several devices in one application (DESIGN.md section 4): one context per device, placement by
@@ -41,7 +42,7 @@ public abstract class MultiDeviceContractSuite {
 	protected GpuDevices devices;
 
 	/** A builder for the backend under test, set up for as many devices as the test wants. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {

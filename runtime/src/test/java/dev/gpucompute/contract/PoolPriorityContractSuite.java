@@ -24,6 +24,7 @@ import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The stream pool's order of service (DESIGN.md section 3, item 7, and issue 21): waiting callers
@@ -39,9 +40,9 @@ public abstract class PoolPriorityContractSuite {
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
-	private StreamPool open(int maxSize, GpuContext.Builder builder) {
+	private StreamPool open(int maxSize, GpuContextBuilder builder) {
 		this.context = builder.poolSize(0).maxSize(maxSize).acquireTimeout(Duration.ofSeconds(20))
 			.kernelTiming(KernelTiming.OFF)
 			.open();

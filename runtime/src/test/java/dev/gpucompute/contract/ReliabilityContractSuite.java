@@ -41,6 +41,7 @@ import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a
@@ -52,7 +53,7 @@ public abstract class ReliabilityContractSuite {
 	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	/** How long the fault-injection soak runs; about 20 s in CI, longer with -Dgpu.soak.seconds. */
 	private static long soakSeconds() {

@@ -82,7 +82,7 @@ class CpuMemoryTest {
 
 	@Test
 	void theDefaultBudgetIsNotBoundByTheHeap() {
-		assertThat(CpuBackendProvider.defaultMemoryBudget()).isGreaterThanOrEqualTo(Runtime.getRuntime().maxMemory());
+		assertThat(CpuBackendProvider.machineMemoryBudget()).isGreaterThanOrEqualTo(Runtime.getRuntime().maxMemory());
 	}
 
 	private static long directPoolUsed() {
