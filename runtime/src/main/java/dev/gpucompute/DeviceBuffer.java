@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * Device memory. Allocated on a stream (stream-ordered on CUDA), which becomes its owning stream;

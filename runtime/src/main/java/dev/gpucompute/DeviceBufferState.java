@@ -7,6 +7,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
+import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.internal.core.Tracked;
 
 /**
  * The state of a {@link DeviceBuffer} that its free needs: the memory, the owning stream, the other

@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * Creates, recycles and tracks the events of one context. Closed events go back to a free list and

@@ -20,6 +20,11 @@ import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
+import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.core.WorkGate;
+import dev.gpucompute.internal.core.ContextState;
 
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
@@ -71,13 +76,6 @@ public final class GpuContext implements AutoCloseable {
 	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
 	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
-	private enum State {
-
-		OPEN, CLOSING, CLOSED
-
-	}
-
-	private final int id = IDS.incrementAndGet();
 
 	private final DeviceBackend backend;
 
@@ -97,8 +95,6 @@ public final class GpuContext implements AutoCloseable {
 
 	private final ContextCompletions completions;
 
-	/** Copies and completion requests in progress, which close lets finish (within the drain timeout). */
-	private final WorkGate work = new WorkGate();
 
 	private final EventRegistry events;
 
@@ -118,8 +114,6 @@ public final class GpuContext implements AutoCloseable {
 	/** Open batchers, closed before the pool stops; guarded by this for registration. */
 	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
 
-	/** The devices this context was opened with, whose handles it may use (cross-device waits and copies). */
-	private volatile GpuDevices group;
 
 	private final StagingPool staging;
 
@@ -139,11 +133,17 @@ public final class GpuContext implements AutoCloseable {
 	/** Tells the backend when a thread waits for a completion (see {@link DeviceBackend#completionWaitStarted()}). */
 	private final CompletionFuture.Waits waits;
 
-	private volatile State state = State.OPEN;
+	/** Identity and lifecycle: what every handle of this context checks. */
+	private final ContextState lifecycle;
+
+	private final int id;
 
 	private GpuContext(ContextSettings settings, DeviceBackend backend, String backendReason, FailureRelay failures) {
 		this.backend = backend;
 		this.info = backend.info();
+		this.id = IDS.incrementAndGet();
+		this.lifecycle = new ContextState(this.id, this.info);
+		this.lifecycle.owner(this);
 		this.backendReason = backendReason;
 		this.defaultStreamMode = settings.defaultStream();
 		this.drainTimeout = settings.drainTimeout();
@@ -375,14 +375,14 @@ public final class GpuContext implements AutoCloseable {
 
 	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
 	public String healthProblem() {
-		if (this.state != State.OPEN) {
-			return "GPU context is " + this.state.name().toLowerCase(java.util.Locale.ROOT);
+		if (!this.lifecycle.isOpen()) {
+			return "GPU context is " + this.lifecycle.phase();
 		}
 		return this.backend.healthProblem();
 	}
 
 	public boolean isClosed() {
-		return this.state != State.OPEN;
+		return !this.lifecycle.isOpen();
 	}
 
 	/** Blocks until all work on every stream of this context's device is done. */
@@ -394,31 +394,22 @@ public final class GpuContext implements AutoCloseable {
 	// ---- internals shared with the handles ---------------------------------------------
 
 	void ensureOpen() {
-		if (this.state != State.OPEN) {
-			throw closedError();
-		}
+		this.lifecycle.ensureOpen();
 	}
 
-	private ContextClosedException closedError() {
-		return new ContextClosedException("GPU context #" + this.id + " (" + this.info.backend() + " device "
-				+ this.info.ordinal() + ") is closed");
+	/** Identity and lifecycle of this context, for its handles. */
+	ContextState lifecycle() {
+		return this.lifecycle;
 	}
 
-	/**
-	 * Begins an operation that enqueues work and registers its completion (a copy, a stream's
-	 * {@code completion()}): close waits for it to end (within the drain timeout) before it waits for
-	 * the device, so its future is not abandoned. Pair with {@link #endWork()} in {@code finally}.
-	 * @throws ContextClosedException once close has begun
-	 */
+	/** See {@link ContextState#beginWork()}. */
 	void beginWork() {
-		if (!this.work.enter()) {
-			throw closedError();
-		}
+		this.lifecycle.beginWork();
 	}
 
 	/** Ends an operation {@link #beginWork()} began. */
 	void endWork() {
-		this.work.exit();
+		this.lifecycle.endWork();
 	}
 
 	void ensureSame(GpuContext other, String what) {
@@ -430,19 +421,16 @@ public final class GpuContext implements AutoCloseable {
 	 * its events, copies from its buffers); rejects any other, like {@link #ensureSame}.
 	 */
 	void ensureSameOrPeer(GpuContext other, String what) {
-		if (other != this && (this.group == null || other.group != this.group)) {
-			ensureSame(other, what, "");
-		}
-		other.ensureOpen();
+		this.lifecycle.ensureSameOrPeer(other.lifecycle, what);
 	}
 
 	void joinGroup(GpuDevices devices) {
-		this.group = devices;
+		this.lifecycle.joinGroup(devices);
 	}
 
 	/** The devices this context belongs to, or {@code null} when it was opened on its own. */
 	GpuDevices group() {
-		return this.group;
+		return (GpuDevices) this.lifecycle.group();
 	}
 
 	/**
@@ -470,21 +458,9 @@ public final class GpuContext implements AutoCloseable {
 
 	}
 
-	/**
-	 * Rejects a handle of another context. The message is put together only on failure, since this
-	 * runs on every launch.
-	 */
+	/** Rejects a handle of another context (see {@link ContextState#ensureSame}). */
 	void ensureSame(GpuContext other, String what, String name) {
-		if (other != this) {
-			if (other.isClosed()) {
-				throw new ContextClosedException(what + name + " belongs to GPU context #" + other.id
-						+ ", which is closed");
-			}
-			throw new ContextMismatchException(what + name + " belongs to another GPU context (#" + other.id + ", "
-					+ other.info.backend() + " device " + other.info.ordinal() + "); it cannot be used with context #"
-					+ this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-					+ "): handles are never shared between contexts");
-		}
+		this.lifecycle.ensureSame(other.lifecycle, what, name);
 	}
 
 	DeviceBackend backendHandle() {
@@ -581,7 +557,7 @@ public final class GpuContext implements AutoCloseable {
 	@Override
 	public void close() {
 		synchronized (this) {
-			if (this.state != State.OPEN || this.closeStarted) {
+			if (!this.lifecycle.isOpen() || this.closeStarted) {
 				return;
 			}
 			this.closeStarted = true;
@@ -596,10 +572,7 @@ public final class GpuContext implements AutoCloseable {
 		catch (RuntimeException ex) {
 			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
 		}
-		synchronized (this) {
-			this.state = State.CLOSING;
-		}
-		this.work.refuse();
+		this.lifecycle.closing();
 		// No copy may start now: those waiting for staging give up rather than hold up the drain.
 		this.host.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
 				+ ") closed while a copy waited for staging memory");
@@ -610,7 +583,7 @@ public final class GpuContext implements AutoCloseable {
 			// Copies already begun enqueue the rest of their work and register their futures first, so
 			// that the wait for the device covers them.
 			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
-			drained = this.work.awaitEmpty(deadline)
+			drained = this.lifecycle.awaitWork(deadline)
 					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
 			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
 					+ ") closed before this work finished: it was abandoned at close, "
@@ -628,7 +601,7 @@ public final class GpuContext implements AutoCloseable {
 			this.buffers.releaseAtClose();
 		}
 		finally {
-			this.state = State.CLOSED;
+			this.lifecycle.closed();
 			try {
 				this.backend.close();
 			}
@@ -665,7 +638,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	public boolean drain(Duration timeout) {
 		long nanos = Checks.nanos(timeout, "timeout");
-		if (this.state == State.CLOSED) {
+		if (this.lifecycle.isClosed()) {
 			return true;
 		}
 		long started = System.nanoTime();
@@ -676,7 +649,8 @@ public final class GpuContext implements AutoCloseable {
 
 	@Override
 	public String toString() {
-		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", " + this.state + "]";
+		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", "
+				+ this.lifecycle.phase().toUpperCase(java.util.Locale.ROOT) + "]";
 	}
 
 }

@@ -6,6 +6,8 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.internal.core.Tracked;
 
 /**
  * A marker in a stream: after {@link #record(GpuStream)}, it completes when the work enqueued on

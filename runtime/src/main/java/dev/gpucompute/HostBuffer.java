@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * Host memory that {@link DeviceBuffer} copies read and write directly, with no staging copy:

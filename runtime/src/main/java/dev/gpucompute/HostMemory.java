@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * The host memory of one context's copies: the pool that staging chunks and {@link HostBuffer}s come

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import dev.gpucompute.internal.core.Tracked;
 
 /**
  * Records the stream leases, device buffers and events acquired while it is open, on every

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * What to look at when a {@link StreamPool} runs dry: leak detection (a lease held longer than the

@@ -4,6 +4,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.concurrent.ScheduledFuture;
+import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.internal.core.Tracked;
 
 /**
  * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:

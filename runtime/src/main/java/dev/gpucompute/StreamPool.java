@@ -12,6 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.gpucompute.internal.core.Leaks;
 
 /**
  * A bounded pool of non-blocking streams with exclusive leases. {@code minSize} streams are

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
+import dev.gpucompute.internal.core.CompletionFuture;
 
 /**
  * A thread waiting for a copy's future runs its completion itself when that is offered while it

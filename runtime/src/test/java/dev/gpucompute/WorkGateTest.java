@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import dev.gpucompute.internal.core.WorkGate;
 
 /** The count of operations in progress that close lets finish. */
 class WorkGateTest {

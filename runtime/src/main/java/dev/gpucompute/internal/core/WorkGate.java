@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -18,14 +18,14 @@ import java.util.concurrent.locks.LockSupport;
  * away could land in two cells read at different times, summing to zero while an admitted one is
  * inside. Only copies and completion requests pass here, not launches.
  */
-final class WorkGate {
+public final class WorkGate {
 
 	private final AtomicLong inside = new AtomicLong();
 
 	private volatile boolean refused;
 
 	/** Enters an operation; {@code false} once close began, and the caller then must not start it. */
-	boolean enter() {
+	public boolean enter() {
 		this.inside.incrementAndGet();
 		if (this.refused) {
 			this.inside.decrementAndGet();
@@ -35,12 +35,12 @@ final class WorkGate {
 	}
 
 	/** Leaves an operation {@link #enter()} admitted, on every path. */
-	void exit() {
+	public void exit() {
 		this.inside.decrementAndGet();
 	}
 
 	/** From now on {@link #enter()} refuses. */
-	void refuse() {
+	public void refuse() {
 		this.refused = true;
 	}
 
@@ -49,7 +49,7 @@ final class WorkGate {
 	 * @param deadline {@link System#nanoTime()} to give up at
 	 * @return whether they all left by then
 	 */
-	boolean awaitEmpty(long deadline) {
+	public boolean awaitEmpty(long deadline) {
 		long pause = 10_000;
 		while (this.inside.get() > 0) {
 			if (deadline - System.nanoTime() <= 0 || Thread.currentThread().isInterrupted()) {

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
 
 import java.lang.ref.Cleaner;
 
@@ -7,9 +7,9 @@ import java.lang.ref.Cleaner;
  * without being closed is logged with the site that acquired it (when sites are being recorded)
  * and returned. Scoped use is the normal style; this only catches mistakes.
  */
-final class Leaks {
+public final class Leaks {
 
-	static final Cleaner CLEANER = Cleaner.create((runnable) -> {
+	public static final Cleaner CLEANER = Cleaner.create((runnable) -> {
 		Thread thread = new Thread(runnable, "gpu-leak-cleaner");
 		thread.setDaemon(true);
 		return thread;
@@ -21,11 +21,11 @@ final class Leaks {
 	}
 
 	/** Where something was acquired, captured only when leak detection is on (it costs a stack walk). */
-	static Throwable site(boolean record, String what) {
+	public static Throwable site(boolean record, String what) {
 		return record ? new Throwable(what + " acquired here") : null;
 	}
 
-	static void report(String what, Throwable site) {
+	public static void report(String what, Throwable site) {
 		if (site != null) {
 			LOG.warn("{} was never closed; it is released now. Acquired at:", what, site);
 		}

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -26,7 +26,7 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Thread-safe. Created by the runtime only; callers see a {@link CompletableFuture}.
  */
-final class CompletionFuture<T> extends CompletableFuture<T> {
+public final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	private static final VarHandle OFFERED;
 
@@ -47,7 +47,7 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	private volatile Runnable offered;
 
 	/** The backend's side of a wait (see {@link dev.gpucompute.spi.DeviceBackend#completionWaitStarted()}). */
-	interface Waits {
+	public interface Waits {
 
 		void started();
 
@@ -56,7 +56,7 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	}
 
 	/** @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all) */
-	CompletionFuture(long spinNanos) {
+	public CompletionFuture(long spinNanos) {
 		this(spinNanos, null);
 	}
 
@@ -67,7 +67,7 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	 * The wait ends when the thread stops waiting or takes the offered completion task to run it: the
 	 * stream's work is done, and the task, with the dependent stages it runs, may take any time.
 	 */
-	CompletionFuture(long spinNanos, Waits waits) {
+	public CompletionFuture(long spinNanos, Waits waits) {
 		this.spinNanos = spinNanos;
 		this.waits = waits;
 	}
@@ -76,7 +76,7 @@ final class CompletionFuture<T> extends CompletableFuture<T> {
 	 * Offers the task that completes this future to a thread waiting for it. The task must run its
 	 * work at most once however many threads run it (the executor gets the same task).
 	 */
-	void offer(Runnable task) {
+	public void offer(Runnable task) {
 		OFFERED.setRelease(this, task);
 	}
 

@@ -1,11 +1,14 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.LeakTracker;
 
 /**
  * What {@link LeakTracker} needs of a lease, buffer or event: the cleaner-side state of each, which
  * never refers to the object the caller holds (so tracking keeps nothing reachable that the leak
  * safety net should see dropped).
  */
-interface Tracked {
+public interface Tracked {
 
 	GpuContext context();
 

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
@@ -9,13 +9,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The threads a {@link GpuContext} starts for itself (housekeeping, completions): daemon threads
  * named after the context, and their stop at close.
  */
-final class ContextThreads {
+public final class ContextThreads {
 
 	private ContextThreads() {
 	}
 
 	/** Daemon threads named {@code prefix-1}, {@code prefix-2}, ... */
-	static ThreadFactory daemon(String prefix) {
+	public static ThreadFactory daemon(String prefix) {
 		AtomicInteger n = new AtomicInteger();
 		return (runnable) -> {
 			Thread thread = new Thread(runnable, prefix + "-" + n.incrementAndGet());
@@ -25,7 +25,7 @@ final class ContextThreads {
 	}
 
 	/** Waits a little for an executor that was shut down, then interrupts what still runs. */
-	static void awaitQuietly(ExecutorService executor) {
+	public static void awaitQuietly(ExecutorService executor) {
 		try {
 			if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
 				executor.shutdownNow();

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -14,6 +14,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import dev.gpucompute.spi.NativeStream;
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
 
 /**
  * The completions of a {@link GpuContext}: actions that run once a stream's work so far is done
@@ -22,7 +24,7 @@ import dev.gpucompute.spi.NativeStream;
  * close, the end of those whose work the context gives up on.
  * Thread-safe; the context owns it and shuts it down at close.
  */
-final class ContextCompletions {
+public final class ContextCompletions {
 
 	private final int contextId;
 
@@ -45,7 +47,7 @@ final class ContextCompletions {
 	 * @param contextId the context's number, for the name of a thread started after the shutdown
 	 * @param threadPrefix the name of the completion threads, numbered from 1
 	 */
-	ContextCompletions(int contextId, String threadPrefix) {
+	public ContextCompletions(int contextId, String threadPrefix) {
 		this.contextId = contextId;
 		this.completions = Executors.newCachedThreadPool(ContextThreads.daemon(threadPrefix));
 	}
@@ -56,7 +58,7 @@ final class ContextCompletions {
 	 * context closes first and gives up on that work, {@code action} gets a
 	 * {@link ContextClosedException} saying it was abandoned at close: it always runs, once.
 	 */
-	void whenDone(NativeStream stream, Consumer<GpuException> action) {
+	public void whenDone(NativeStream stream, Consumer<GpuException> action) {
 		whenDone(stream, null, action);
 	}
 
@@ -65,7 +67,7 @@ final class ContextCompletions {
 	 * action is also offered to a thread waiting for that future, which runs it if it gets there before
 	 * a completion thread (see {@link CompletionFuture}). It still runs once.
 	 */
-	void whenDone(NativeStream stream, CompletionFuture<?> future, Consumer<GpuException> action) {
+	public void whenDone(NativeStream stream, CompletionFuture<?> future, Consumer<GpuException> action) {
 		PendingCompletion pending = new PendingCompletion(action, future);
 		this.pendingCompletions.add(pending);
 		if (this.abandonedAtClose != null) {
@@ -129,7 +131,7 @@ final class ContextCompletions {
 	}
 
 	/** Runs a task that completes futures on the completion threads (a thread of its own once they stopped). */
-	void execute(Runnable task) {
+	public void execute(Runnable task) {
 		try {
 			this.completions.execute(task);
 		}
@@ -148,7 +150,7 @@ final class ContextCompletions {
 	}
 
 	/** Completions whose work is not done yet. */
-	int pending() {
+	public int pending() {
 		return this.pendingCompletions.size();
 	}
 
@@ -158,7 +160,7 @@ final class ContextCompletions {
 	 * from now on.
 	 * @return how many waiting completions were abandoned
 	 */
-	int abandonAll(String reason) {
+	public int abandonAll(String reason) {
 		this.abandonedAtClose = reason;
 		int abandoned = 0;
 		for (PendingCompletion pending : List.copyOf(this.pendingCompletions)) {
@@ -174,7 +176,7 @@ final class ContextCompletions {
 	 * Stops the completion threads once the tasks handed to them ran, and waits (as long) for the
 	 * completions that waiting threads claimed; later tasks get a thread of their own.
 	 */
-	void shutdown() {
+	public void shutdown() {
 		this.completions.shutdown();
 		ContextThreads.awaitQuietly(this.completions);
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
