@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import dev.gpucompute.internal.stream.Events;
+import dev.gpucompute.internal.stream.StreamHandle;
+import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
@@ -35,10 +38,9 @@ final class ContextLauncher implements GpuLauncher {
 	/** Loads in progress by kernel name, so that a name is loaded once while other names load in parallel. */
 	private final ConcurrentHashMap<String, CompletableFuture<Kernel>> loading = new ConcurrentHashMap<>();
 
-	private final ThreadLocal<GpuStream> current = new ThreadLocal<>();
+	private final Streams streams;
 
-	/** Set while the thread runs a stream-parallel group: the number of pooled streams the group holds (0 while it leases them). */
-	private final ThreadLocal<Integer> inGroup = new ThreadLocal<>();
+	private final Events events;
 
 	private final ConcurrentLinkedQueue<PendingTiming> pendingTimings = new ConcurrentLinkedQueue<>();
 
@@ -53,6 +55,8 @@ final class ContextLauncher implements GpuLauncher {
 		this.device = this.backend.info();
 		this.listener = context.listener();
 		this.timing = context.kernelTiming();
+		this.streams = context.streamsImpl();
+		this.events = context.eventsImpl();
 		this.loads = new KernelLoads(context, this, kernelLoadWaitThreshold);
 	}
 
@@ -179,8 +183,9 @@ final class ContextLauncher implements GpuLauncher {
 
 	private void launchOn(GpuStream stream, Kernel kernel, LaunchConfig config, Object[] args) {
 		Objects.requireNonNull(kernel, "kernel");
-		NativeStream target = stream.use();
-		this.context.ensureSame(stream.context(), "Stream ", stream.name());
+		StreamHandle handle = StreamHandle.of(stream);
+		NativeStream target = handle.use();
+		this.context.lifecycle().ensureSame(handle.lifecycle(), "Stream ", stream.name());
 		this.context.ensureSame(kernel.context(), "Kernel ", kernel.name());
 		KernelSource source = kernel.source();
 		Args view = checkArguments(source, args);
@@ -212,7 +217,7 @@ final class ContextLauncher implements GpuLauncher {
 		NativeEvent start = null;
 		if (timed) {
 			// After the waits for the buffers' other streams, so that the device time is the kernel's alone.
-			start = this.context.events().acquireNative(true);
+			start = this.events.acquireNative(true);
 			start.record(target);
 		}
 		try {
@@ -220,7 +225,7 @@ final class ContextLauncher implements GpuLauncher {
 		}
 		catch (RuntimeException ex) {
 			if (start != null) {
-				this.context.events().releaseNative(start);
+				this.events.releaseNative(start);
 			}
 			counted(kernel, false);
 			throw ex;
@@ -238,7 +243,7 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	private void timeLaunch(Kernel kernel, NativeStream target, NativeEvent start) {
-		NativeEvent end = this.context.events().acquireNative(true);
+		NativeEvent end = this.events.acquireNative(true);
 		end.record(target);
 		// Read later by the housekeeping thread: no callback and no thread hop per timed launch.
 		this.pendingCount.incrementAndGet();
@@ -251,7 +256,7 @@ final class ContextLauncher implements GpuLauncher {
 	 * device has drained ({@code all}: also gives back the events of launches that did not finish).
 	 */
 	void drainTimings(boolean all) {
-		EventRegistry events = this.context.events();
+		Events events = this.events;
 		for (var iterator = this.pendingTimings.iterator(); iterator.hasNext();) {
 			PendingTiming timing = iterator.next();
 			boolean done;
@@ -406,26 +411,12 @@ final class ContextLauncher implements GpuLauncher {
 	 * lease is open, else its default stream. For reports; launches use {@link #currentStream()}.
 	 */
 	GpuStream currentStreamQuietly() {
-		GpuStream stream = this.current.get();
-		return (stream == null || stream.leaseClosed()) ? this.context.defaultStream() : stream;
+		return this.streams.currentQuietly();
 	}
 
 	@Override
 	public GpuStream currentStream() {
-		GpuStream stream = this.current.get();
-		if (stream == null) {
-			return this.context.defaultStream();
-		}
-		if (stream.leaseClosed()) {
-			// A scope outlived its lease (closed out of order, or reclaimed by the leak safety net). Drop
-			// it, so that this thread (a pooled request thread, say) is not stuck with it, and say so.
-			this.current.remove();
-			throw new GpuException("The current stream " + stream.name() + " of thread '" + Thread.currentThread().getName()
-					+ "' belongs to a lease that was closed while a StreamScope still made it current; the scope has "
-					+ "been dropped, so later calls on this thread use the default stream. Close a StreamScope before "
-					+ "its lease (declare the lease first in try-with-resources)");
-		}
-		return stream;
+		return this.streams.current();
 	}
 
 	@Override
@@ -438,37 +429,19 @@ final class ContextLauncher implements GpuLauncher {
 
 	@Override
 	public <T> T callWithStream(GpuStream stream, Supplier<T> action) {
-		Objects.requireNonNull(action, "action");
-		try (StreamScope scope = useStream(stream)) {
-			return action.get();
-		}
+		return this.streams.callWithStream(stream, action);
 	}
 
 	@Override
 	public StreamScope useStream(GpuStream stream) {
-		Objects.requireNonNull(stream, "stream");
-		stream.use();
-		this.context.ensureSame(stream.context(), "Stream ", stream.name());
-		GpuStream previous = this.current.get();
-		this.current.set(stream);
-		return new StreamScope(this, previous);
-	}
-
-	void restore(GpuStream previous) {
-		if (previous == null) {
-			this.current.remove();
-		}
-		else {
-			this.current.set(previous);
-		}
+		return this.streams.useStream(stream);
 	}
 
 	// ---- stream-parallel groups --------------------------------------------------------------
 
 	/** The pooled streams the stream-parallel group the calling thread runs holds; 0 outside a group. */
 	int groupLeasesHeld() {
-		Integer held = this.inGroup.get();
-		return (held == null) ? 0 : held;
+		return this.streams.groupLeasesHeld();
 	}
 
 	@Override
@@ -488,7 +461,7 @@ final class ContextLauncher implements GpuLauncher {
 		for (Consumer<GpuStream> branch : branches) {
 			Objects.requireNonNull(branch, "branch");
 		}
-		if (this.inGroup.get() != null) {
+		if (this.streams.inGroup()) {
 			throw new GpuException("Stream-parallel groups cannot be nested: a branch may not start another group "
 					+ "(it could wait forever for streams its own group holds); run the inner work on the branch's stream");
 		}
@@ -496,15 +469,15 @@ final class ContextLauncher implements GpuLauncher {
 			return;
 		}
 		StreamPool pool = this.context.streams();
-		GpuStream parent = currentStream();
+		StreamHandle parent = this.streams.current();
 		// One pooled stream per branch, at the parent's priority: a group the pool can never lease fails
 		// here, before the fork, as PoolTooSmallException (a configuration problem, not a busy pool).
 		pool.checkGroupSize(parent.priority(), branches.size());
 		NativeStream parentStream = parent.use();
-		EventRegistry events = this.context.events();
+		Events events = this.events;
 		List<StreamLease> leases = new ArrayList<>(branches.size());
 		Throwable failure = null;
-		this.inGroup.set(0);
+		this.streams.groupHolds(0);
 		try {
 			NativeEvent fork = events.acquireNative(false);
 			try {
@@ -512,11 +485,11 @@ final class ContextLauncher implements GpuLauncher {
 				// All at once, so concurrent groups cannot each hold part of the pool and wait for the rest.
 				// At the parent's priority: work forked from a high-priority stream stays ahead of normal work.
 				leases.addAll(pool.acquireAll(parent.priority(), branches.size(), pool.acquireTimeout()));
-				this.inGroup.set(leases.size());
+				this.streams.groupHolds(leases.size());
 				for (int i = 0; i < branches.size(); i++) {
 					Consumer<GpuStream> branch = branches.get(i);
 					GpuStream stream = leases.get(i).stream();
-					stream.raw().waitEvent(fork);
+					StreamHandle.of(stream).raw().waitEvent(fork);
 					withStream(stream, () -> branch.accept(stream));
 				}
 			}
@@ -528,10 +501,10 @@ final class ContextLauncher implements GpuLauncher {
 			failure = ex;
 		}
 		finally {
-			this.inGroup.remove();
+			this.streams.groupEnded();
 			for (StreamLease lease : leases) {
 				try {
-					events.order(parentStream, lease.stream().raw());
+					events.order(parentStream, StreamHandle.of(lease.stream()).raw());
 				}
 				catch (RuntimeException ex) {
 					if (failure == null) {

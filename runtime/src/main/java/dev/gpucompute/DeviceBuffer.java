@@ -6,9 +6,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
+import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
-import dev.gpucompute.internal.core.Leaks;
 
 /**
  * Device memory. Allocated on a stream (stream-ordered on CUDA), which becomes its owning stream;
@@ -54,10 +55,11 @@ public final class DeviceBuffer implements AutoCloseable {
 		if (bytes < 0) {
 			throw new InvalidBufferRangeException("A device buffer's size must not be negative, got " + bytes + " bytes");
 		}
-		NativeStream target = stream.use();
-		context.ensureSame(stream.context(), "Stream ", stream.name());
+		StreamHandle owner = StreamHandle.of(stream);
+		NativeStream target = owner.use();
+		context.lifecycle().ensureSame(owner.lifecycle(), "Stream ", stream.name());
 		NativeMemory memory = context.backendHandle().allocate(bytes, target);
-		DeviceBufferState state = new DeviceBufferState(context, memory, stream,
+		DeviceBufferState state = new DeviceBufferState(context, memory, owner,
 				Leaks.site(context.recordsLeakSites(), "Device buffer"));
 		context.track(state);
 		return new DeviceBuffer(state);
@@ -493,7 +495,7 @@ public final class DeviceBuffer implements AutoCloseable {
 	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
 		Objects.requireNonNull(stream, "stream");
 		memoryFor(stream.context());
-		NativeStream target = stream.use();
+		NativeStream target = StreamHandle.of(stream).use();
 		checkRange(offset, bytes, byteSize(), what);
 		return target;
 	}

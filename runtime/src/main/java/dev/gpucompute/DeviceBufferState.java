@@ -4,11 +4,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.internal.core.Tracked;
+import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
-import dev.gpucompute.internal.core.Leaks;
-import dev.gpucompute.internal.core.Tracked;
 
 /**
  * The state of a {@link DeviceBuffer} that its free needs: the memory, the owning stream, the other
@@ -23,7 +24,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 
 	final NativeMemory memory;
 
-	final GpuStream owner;
+	final StreamHandle owner;
 
 	private final Throwable site;
 
@@ -35,9 +36,9 @@ final class DeviceBufferState implements Runnable, Tracked {
 	private volatile boolean explicit;
 
 	/** Streams other than the owner this buffer was used on; rare, so a small list. */
-	private List<GpuStream> others;
+	private List<StreamHandle> others;
 
-	DeviceBufferState(GpuContext context, NativeMemory memory, GpuStream owner, Throwable site) {
+	DeviceBufferState(GpuContext context, NativeMemory memory, StreamHandle owner, Throwable site) {
 		this.context = context;
 		this.memory = memory;
 		this.owner = owner;
@@ -59,7 +60,8 @@ final class DeviceBufferState implements Runnable, Tracked {
 	 * other than the owner makes that stream wait for the owner's work so far, which includes the
 	 * stream-ordered allocation; the free later waits for every such stream.
 	 */
-	void usedOn(GpuStream stream) {
+	void usedOn(GpuStream used) {
+		StreamHandle stream = StreamHandle.of(used);
 		if (sameQueue(stream, this.owner)) {
 			return;
 		}
@@ -67,7 +69,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 			if (this.others == null) {
 				this.others = new ArrayList<>(2);
 			}
-			for (GpuStream known : this.others) {
+			for (StreamHandle known : this.others) {
 				if (sameQueue(known, stream)) {
 					return;
 				}
@@ -76,7 +78,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 		}
 		NativeStream after = orderingStream(this.owner);
 		if (after != null) {
-			this.context.events().order(stream.raw(), after);
+			this.context.eventsImpl().order(stream.raw(), after);
 		}
 		else {
 			// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
@@ -90,17 +92,17 @@ final class DeviceBufferState implements Runnable, Tracked {
 	 * backend cannot reach from here (CUDA), the legacy default stream, which orders after the work
 	 * of every per-thread default stream; {@code null} for a destroyed pooled stream.
 	 */
-	private NativeStream orderingStream(GpuStream stream) {
+	private NativeStream orderingStream(StreamHandle stream) {
 		if (stream.reachableFromHere()) {
 			return stream.raw();
 		}
 		if (stream.kind() == StreamKind.DEFAULT_PER_THREAD) {
-			return stream.context().backendHandle().defaultStream(DefaultStreamMode.LEGACY);
+			return stream.events().backend().defaultStream(DefaultStreamMode.LEGACY);
 		}
 		return null;
 	}
 
-	private static boolean sameQueue(GpuStream a, GpuStream b) {
+	private static boolean sameQueue(StreamHandle a, StreamHandle b) {
 		return a.raw() == b.raw() && a.owner() == b.owner();
 	}
 
@@ -121,29 +123,29 @@ final class DeviceBufferState implements Runnable, Tracked {
 
 	private void free() {
 		DeviceBackend backend = this.context.backendHandle();
-		List<GpuStream> used;
+		List<StreamHandle> used;
 		synchronized (this) {
 			used = (this.others != null) ? List.copyOf(this.others) : List.of();
 		}
 		NativeStream freeOn = orderingStream(this.owner);
 		boolean destroyed = freeOn == null;
-		for (GpuStream stream : used) {
+		for (StreamHandle stream : used) {
 			destroyed |= orderingStream(stream) == null;
 		}
 		if (destroyed) {
 			// A pooled stream that used the buffer was destroyed since (evicted): wait for the devices.
-			for (GpuStream stream : used) {
+			for (StreamHandle stream : used) {
 				stream.context().backendHandle().synchronizeDevice();
 			}
 			backend.synchronizeDevice();
 			backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
 			return;
 		}
-		for (GpuStream stream : used) {
+		for (StreamHandle stream : used) {
 			NativeStream after = orderingStream(stream);
 			if (after != freeOn) {
 				// The marker comes from the stream's own device: a copy to another device used it there.
-				stream.context().events().order(freeOn, after);
+				stream.events().order(freeOn, after);
 			}
 		}
 		backend.free(this.memory, freeOn);

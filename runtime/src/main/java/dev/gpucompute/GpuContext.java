@@ -1,10 +1,7 @@
 package dev.gpucompute;
 
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -14,17 +11,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.stream.Events;
+import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
-import dev.gpucompute.internal.core.CompletionFuture;
-import dev.gpucompute.internal.core.ContextCompletions;
-import dev.gpucompute.internal.core.ContextThreads;
-import dev.gpucompute.internal.core.WorkGate;
-import dev.gpucompute.internal.core.ContextState;
 
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
@@ -96,15 +94,14 @@ public final class GpuContext implements AutoCloseable {
 	private final ContextCompletions completions;
 
 
-	private final EventRegistry events;
+	private final Events events;
+
+	private final Streams streams;
 
 	private final StreamPool pool;
 
 	private final ContextLauncher launcher;
 
-	private final GpuStream legacyStream;
-
-	private final ThreadLocal<GpuStream> perThreadStream;
 
 	private final ContextBuffers buffers = new ContextBuffers();
 
@@ -123,15 +120,6 @@ public final class GpuContext implements AutoCloseable {
 
 	private final boolean recordLeakSites;
 
-	/**
-	 * How long a thread waiting for a copy's future spins for its completion before it blocks
-	 * ({@link CompletionFuture}): on CUDA the work runs on the device and a core is free to watch it;
-	 * on the CPU backend the work runs on the host's cores, which a spinning waiter would take.
-	 */
-	private final long waitSpinNanos;
-
-	/** Tells the backend when a thread waits for a completion (see {@link DeviceBackend#completionWaitStarted()}). */
-	private final CompletionFuture.Waits waits;
 
 	/** Identity and lifecycle: what every handle of this context checks. */
 	private final ContextState lifecycle;
@@ -152,39 +140,36 @@ public final class GpuContext implements AutoCloseable {
 		String prefix = "gpu-" + this.id + "-";
 		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
 		this.housekeeping.setRemoveOnCancelPolicy(true);
-		this.completions = new ContextCompletions(this.id, prefix + "completion");
+		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
+		// How long a thread waiting for a copy's future spins for its completion before it blocks: on CUDA
+		// the work runs on the device and a core is free to watch it; on the CPU backend the work runs on
+		// the host's cores, which a spinning waiter would take.
+		long waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
+				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
+		this.completions = new ContextCompletions(this.id, prefix + "completion", waitSpinNanos,
+				new CompletionFuture.Waits() {
+
+					@Override
+					public void started() {
+						backend.completionWaitStarted();
+					}
+
+					@Override
+					public void ended() {
+						backend.completionWaitEnded();
+					}
+
+				});
 		this.staging = new StagingPool(backend, settings.stagingCacheBytes());
 		this.host = new HostMemory(this, this.staging, settings.copyChunkBytes(), settings.copyThreads(), prefix + "copy-",
 				settings.stagingBudgetBytes(), settings.stagingTimeout());
 		this.copies = new CopyPipeline(this, this.host);
-		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
-		this.waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
-				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.waits = new CompletionFuture.Waits() {
-
-			@Override
-			public void started() {
-				backend.completionWaitStarted();
-			}
-
-			@Override
-			public void ended() {
-				backend.completionWaitEnded();
-			}
-
-		};
-		this.events = new EventRegistry(this, this.recordLeakSites);
+		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
+		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
 		this.pool = new StreamPool(this, settings.poolSize(), settings.maxSize(), settings.acquireTimeout(),
 				settings.leakDetectionThreshold(), settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
 		this.launcher = new ContextLauncher(this, settings.kernelLoadWaitThreshold());
 		failures.launcher = this.launcher;
-		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
-				? new GpuStream(this, backend.defaultStream(DefaultStreamMode.LEGACY), StreamKind.DEFAULT_LEGACY,
-						StreamPriority.NORMAL, null, null)
-				: null;
-		this.perThreadStream = ThreadLocal.withInitial(() -> new GpuStream(this,
-				backend.defaultStream(DefaultStreamMode.PER_THREAD), StreamKind.DEFAULT_PER_THREAD,
-				StreamPriority.NORMAL, null, Thread.currentThread()));
 		if (this.kernelTiming != KernelTiming.OFF) {
 			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
 					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
@@ -334,8 +319,17 @@ public final class GpuContext implements AutoCloseable {
 	 * (usable only from that thread), the shared legacy stream otherwise.
 	 */
 	public GpuStream defaultStream() {
-		ensureOpen();
-		return (this.legacyStream != null) ? this.legacyStream : this.perThreadStream.get();
+		return this.streams.defaultStream();
+	}
+
+	/** The streams of this context: default streams, the current stream of each thread. */
+	Streams streamsImpl() {
+		return this.streams;
+	}
+
+	/** The events of this context, for the runtime's own (fork, join, timing). */
+	Events eventsImpl() {
+		return this.events;
 	}
 
 	/** A snapshot of device memory. */
@@ -493,9 +487,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	<T> CompletableFuture<T> whenDone(NativeStream stream,
 			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.waits);
-		this.completions.whenDone(stream, future, (failure) -> action.accept(future, failure));
-		return future;
+		return this.completions.whenDone(stream, action);
 	}
 
 	/** Runs a task that completes futures on the completion threads (see {@link ContextCompletions#execute}). */

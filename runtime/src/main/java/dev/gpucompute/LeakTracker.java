@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+
 import dev.gpucompute.internal.core.Tracked;
 
 /**
@@ -172,15 +173,15 @@ public final class LeakTracker implements AutoCloseable {
 		ACTIVE.remove(this);
 	}
 
-	// ---- hooks for the handles --------------------------------------------------------------------
+	// ---- hooks for the runtime's implementation (not for applications) ----------------------------
 
 	/** Whether any tracker is open, so acquisitions record their sites. */
-	static boolean active() {
+	public static boolean active() {
 		return !ACTIVE.isEmpty();
 	}
 
 	/** Called by every acquisition on the acquiring thread; a no-op without an open tracker. */
-	static void acquired(Tracked resource) {
+	public static void acquired(Tracked resource) {
 		if (ACTIVE.isEmpty()) {
 			return;
 		}
@@ -190,12 +191,12 @@ public final class LeakTracker implements AutoCloseable {
 		}
 	}
 
-	static void opened(GpuContext context) {
+	public static void opened(GpuContext context) {
 		OPEN_CONTEXTS.add(context);
 	}
 
 	/** Called when a context starts closing: what is still open then is released by the context, not its holder. */
-	static void closing(GpuContext context) {
+	public static void closing(GpuContext context) {
 		OPEN_CONTEXTS.remove(context);
 		for (LeakTracker tracker : ACTIVE) {
 			for (Entry entry : tracker.entries) {

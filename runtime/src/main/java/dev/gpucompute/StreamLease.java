@@ -4,8 +4,10 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.concurrent.ScheduledFuture;
+
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
+import dev.gpucompute.internal.stream.LeaseState;
 
 /**
  * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:
@@ -40,7 +42,7 @@ public final class StreamLease implements AutoCloseable {
 			site = Leaks.site(LeakTracker.active(), "Stream lease");
 		}
 		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
-		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this.release, null);
+		this.stream = pool.context().streamsImpl().pooled(slot.stream, slot.priority, this.release);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
 		LeakTracker.acquired(this.release);
 	}
@@ -90,7 +92,7 @@ public final class StreamLease implements AutoCloseable {
 	 * Its closed flag is decided under the pool's lock (see {@link StreamPool#release}), which the
 	 * return takes anyway: a separate compare-and-set would add a second fence to every close.
 	 */
-	static final class Release implements Runnable, Tracked {
+	static final class Release implements Runnable, Tracked, LeaseState {
 
 		private static final VarHandle CLOSED;
 
@@ -138,8 +140,14 @@ public final class StreamLease implements AutoCloseable {
 			return this.slot;
 		}
 
-		boolean isClosed() {
+		@Override
+		public boolean isClosed() {
 			return (boolean) CLOSED.getAcquire(this);
+		}
+
+		@Override
+		public boolean streamDestroyed() {
+			return this.slot.destroyed;
 		}
 
 		/** Marks this lease closed; the caller holds the pool's lock. False when it already was. */

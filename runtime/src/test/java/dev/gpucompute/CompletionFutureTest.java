@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
+
 import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.stream.StreamHandle;
 
 /**
  * A thread waiting for a copy's future runs its completion itself when that is offered while it
@@ -93,7 +95,7 @@ class CompletionFutureTest {
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
 			IllegalStateException broken = new IllegalStateException("broken completion");
-			CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
+			CompletableFuture<Void> future = context.whenDone(StreamHandle.of(context.defaultStream()).use(),
 					(CompletableFuture<Void> done, GpuException failure) -> {
 						throw broken;
 					});

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -11,11 +12,12 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
-import dev.gpucompute.spi.NativeStream;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
+import dev.gpucompute.spi.NativeStream;
 
 /**
  * The completions of a {@link GpuContext}: actions that run once a stream's work so far is done
@@ -42,14 +44,35 @@ public final class ContextCompletions {
 	/** Set at close once pending work is given up on; completions registered later end at once. */
 	private volatile String abandonedAtClose;
 
+	/** How long a thread waiting for a completion's future spins for it (see {@link CompletionFuture}). */
+	private final long waitSpinNanos;
+
+	/** Told when a thread waits for a completion, or null. */
+	private final CompletionFuture.Waits waits;
+
 	/**
 	 * Starts no thread yet: completion threads start when there is work for them.
 	 * @param contextId the context's number, for the name of a thread started after the shutdown
 	 * @param threadPrefix the name of the completion threads, numbered from 1
+	 * @param waitSpinNanos how long a thread waiting for the future of a {@link #whenDone(NativeStream, BiConsumer)}
+	 * spins for its completion before it blocks
+	 * @param waits told when a thread starts and ends such a wait (the backend's), or null
 	 */
-	public ContextCompletions(int contextId, String threadPrefix) {
+	public ContextCompletions(int contextId, String threadPrefix, long waitSpinNanos, CompletionFuture.Waits waits) {
 		this.contextId = contextId;
 		this.completions = Executors.newCachedThreadPool(ContextThreads.daemon(threadPrefix));
+		this.waitSpinNanos = waitSpinNanos;
+		this.waits = waits;
+	}
+
+	/**
+	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
+	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
+	 */
+	public <T> CompletableFuture<T> whenDone(NativeStream stream, BiConsumer<CompletableFuture<T>, GpuException> action) {
+		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.waits);
+		whenDone(stream, future, (failure) -> action.accept(future, failure));
+		return future;
 	}
 
 	/**
