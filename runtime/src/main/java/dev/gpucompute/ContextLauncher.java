@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
@@ -468,7 +469,7 @@ final class ContextLauncher implements GpuLauncher {
 		if (branches.isEmpty()) {
 			return;
 		}
-		StreamPool pool = this.context.streams();
+		Pool pool = this.context.poolImpl();
 		StreamHandle parent = this.streams.current();
 		// One pooled stream per branch, at the parent's priority: a group the pool can never lease fails
 		// here, before the fork, as PoolTooSmallException (a configuration problem, not a busy pool).

@@ -15,6 +15,7 @@ import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.BackendConfig;
@@ -98,7 +99,7 @@ public final class GpuContext implements AutoCloseable {
 
 	private final Streams streams;
 
-	private final StreamPool pool;
+	private final Pool pool;
 
 	private final ContextLauncher launcher;
 
@@ -166,8 +167,9 @@ public final class GpuContext implements AutoCloseable {
 		this.copies = new CopyPipeline(this, this.host);
 		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
 		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
-		this.pool = new StreamPool(this, settings.poolSize(), settings.maxSize(), settings.acquireTimeout(),
-				settings.leakDetectionThreshold(), settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
+		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
+				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
+				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
 		this.launcher = new ContextLauncher(this, settings.kernelLoadWaitThreshold());
 		failures.launcher = this.launcher;
 		if (this.kernelTiming != KernelTiming.OFF) {
@@ -325,6 +327,11 @@ public final class GpuContext implements AutoCloseable {
 	/** The streams of this context: default streams, the current stream of each thread. */
 	Streams streamsImpl() {
 		return this.streams;
+	}
+
+	/** The stream pool of this context, with what the runtime asks of it beyond the API. */
+	Pool poolImpl() {
+		return this.pool;
 	}
 
 	/** The events of this context, for the runtime's own (fork, join, timing). */

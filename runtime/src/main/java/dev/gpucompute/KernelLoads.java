@@ -66,7 +66,7 @@ final class KernelLoads {
 	 * on other threads' per-thread default streams that nothing waits for is not seen.
 	 */
 	boolean workInFlight() {
-		if (this.context.load().pendingWork() > 0 || this.context.streams().anyBusy()) {
+		if (this.context.load().pendingWork() > 0 || this.context.poolImpl().anyBusy()) {
 			return true;
 		}
 		try {

@@ -11,6 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gpucompute.internal.core.Tracked;
+import dev.gpucompute.internal.pool.Pool;
 
 /**
  * Records the stream leases, device buffers and events acquired while it is open, on every
@@ -148,7 +149,7 @@ public final class LeakTracker implements AutoCloseable {
 	private static String workInFlight(GpuContext context) {
 		List<String> parts = new ArrayList<>();
 		try {
-			if (context.streams().anyBusy()) {
+			if (((Pool) context.streams()).anyBusy()) {
 				parts.add("a pooled stream has work in flight");
 			}
 			int completions = context.load().pendingWork();

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.pool;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.LeaseInfo;
+import dev.gpucompute.StreamPool;
 import dev.gpucompute.internal.core.Leaks;
 
 /**
@@ -36,7 +39,7 @@ final class LeaseReports {
 	}
 
 	/** Reports {@code lease} as a possible leak if it is still held after the threshold; leak detection is on. */
-	void watch(StreamLease lease, PoolSlot slot, ScheduledExecutorService housekeeping) {
+	void watch(Lease lease, PoolSlot slot, ScheduledExecutorService housekeeping) {
 		// The task must not hold the lease, or the leak cleaner could never see it unreachable.
 		Throwable site = lease.site();
 		lease.leakTask(housekeeping.schedule(() -> reportLeak(site, slot), this.leakThresholdNanos,
@@ -59,7 +62,7 @@ final class LeaseReports {
 		long now = System.nanoTime();
 		List<LeaseInfo> leases = new ArrayList<>();
 		for (PoolSlot slot : this.all) {
-			StreamLease.Release lease = slot.current();
+			Lease.Release lease = slot.current();
 			if (lease != null) {
 				leases.add(new LeaseInfo(slot.stream.name(), slot.priority, Duration.ofNanos(now - lease.acquiredAt()),
 						lease.thread(), site(lease.acquisitionSite())));
@@ -77,7 +80,7 @@ final class LeaseReports {
 		StackTraceElement[] frames = site.getStackTrace();
 		int first = 0;
 		while (first < frames.length && (frames[first].getClassName().equals(Leaks.class.getName())
-				|| frames[first].getClassName().equals(StreamPool.class.getName()))) {
+				|| frames[first].getClassName().equals(Pool.class.getName()))) {
 			first++;
 		}
 		return List.of(Arrays.copyOfRange(frames, first, frames.length));

@@ -1,6 +1,8 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.pool;
 
 import java.util.List;
+
+import dev.gpucompute.internal.core.ContextState;
 
 /**
  * How busy the streams of a {@link StreamPool} are: the utilisation sample that the context's
@@ -10,19 +12,19 @@ import java.util.List;
  */
 final class PoolUtilization {
 
-	private final GpuContext context;
+	private final ContextState lifecycle;
 
 	/** Every stream of the pool, leased or idle; only read here. */
 	private final List<PoolSlot> all;
 
-	PoolUtilization(GpuContext context, List<PoolSlot> all) {
-		this.context = context;
+	PoolUtilization(ContextState lifecycle, List<PoolSlot> all) {
+		this.lifecycle = lifecycle;
 		this.all = all;
 	}
 
 	/** Samples whether each pooled stream has work in flight; an exponential average per stream. */
 	void sample(double alpha) {
-		if (this.context.isClosed()) {
+		if (!this.lifecycle.isOpen()) {
 			return;
 		}
 		for (PoolSlot slot : this.all) {

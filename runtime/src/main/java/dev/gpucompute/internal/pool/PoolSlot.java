@@ -1,8 +1,9 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.pool;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -17,7 +18,7 @@ final class PoolSlot {
 
 	static {
 		try {
-			CURRENT = MethodHandles.lookup().findVarHandle(PoolSlot.class, "current", StreamLease.Release.class);
+			CURRENT = MethodHandles.lookup().findVarHandle(PoolSlot.class, "current", Lease.Release.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -44,10 +45,10 @@ final class PoolSlot {
 
 	/** The lease holding the stream now, for {@link StreamPool#leases()}; accessed through {@link #CURRENT}. */
 	@SuppressWarnings("unused")
-	private StreamLease.Release current;
+	private Lease.Release current;
 
-	StreamLease.Release current() {
-		return (StreamLease.Release) CURRENT.getAcquire(this);
+	Lease.Release current() {
+		return (Lease.Release) CURRENT.getAcquire(this);
 	}
 
 	PoolSlot(NativeStream stream, StreamPriority priority) {

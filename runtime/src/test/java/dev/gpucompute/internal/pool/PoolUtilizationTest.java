@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.pool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool;
 
 /**
  * The pool's utilisation sample and busy check ({@link PoolUtilization}): a stream with work in
@@ -39,7 +50,7 @@ class PoolUtilizationTest {
 			.kernelTiming(KernelTiming.OFF)
 			.utilizationSampling(Duration.ZERO, Duration.ZERO)
 			.open()) {
-			StreamPool pool = context.streams();
+			Pool pool = (Pool) context.streams();
 			Kernel kernel = context.launcher().load(wait);
 			// Released before the context closes, so that a failed assertion does not wait out the drain.
 			try (StreamLease busy = pool.acquire()) {
