@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -208,7 +209,7 @@ final class ContextLauncher implements GpuLauncher {
 			// Before the launch: a first use on this stream must wait for the buffer's allocation.
 			for (int i = 0; i < args.length; i++) {
 				if (source.param(i) == ParamType.BUFFER) {
-					((DeviceBuffer) args[i]).usedOn(stream);
+					Memory.usedOn((DeviceBuffer) args[i], stream);
 				}
 			}
 		}
@@ -318,7 +319,7 @@ final class ContextLauncher implements GpuLauncher {
 			}
 			if (type == ParamType.BUFFER) {
 				buffers = true;
-				((DeviceBuffer) arg).memoryFor(this.context);
+				this.context.memoryImpl().checkForLaunch((DeviceBuffer) arg);
 			}
 		}
 		return new Args(source, args, buffers);
@@ -400,7 +401,7 @@ final class ContextLauncher implements GpuLauncher {
 		@Override
 		public NativeMemory memory(int index) {
 			// Checked by checkArguments moments ago; not checked again on the launch path.
-			return ((DeviceBuffer) this.args[index]).nativeMemory();
+			return Memory.nativeMemory((DeviceBuffer) this.args[index]);
 		}
 
 	}
@@ -547,14 +548,14 @@ final class ContextLauncher implements GpuLauncher {
 	@Deprecated
 	public DeviceBuffer allocate(long bytes) {
 		this.context.ensureOpen();
-		return DeviceBuffer.allocate(this.context, bytes, currentStream());
+		return this.context.memoryImpl().allocate(bytes, currentStream());
 	}
 
 	@Override
 	public DeviceBuffer allocate(long count, ElementType type) {
 		Objects.requireNonNull(type, "type");
 		this.context.ensureOpen();
-		return DeviceBuffer.allocate(this.context, type.byteSize(count), currentStream());
+		return this.context.memoryImpl().allocate(type.byteSize(count), currentStream());
 	}
 
 }

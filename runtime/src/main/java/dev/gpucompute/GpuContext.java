@@ -15,6 +15,7 @@ import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.Streams;
@@ -104,7 +105,6 @@ public final class GpuContext implements AutoCloseable {
 	private final ContextLauncher launcher;
 
 
-	private final ContextBuffers buffers = new ContextBuffers();
 
 	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
 	private boolean closeStarted;
@@ -113,11 +113,9 @@ public final class GpuContext implements AutoCloseable {
 	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
 
 
-	private final StagingPool staging;
 
-	private final HostMemory host;
 
-	private final CopyPipeline copies;
+	private final Memory memory;
 
 	private final boolean recordLeakSites;
 
@@ -161,12 +159,11 @@ public final class GpuContext implements AutoCloseable {
 					}
 
 				});
-		this.staging = new StagingPool(backend, settings.stagingCacheBytes());
-		this.host = new HostMemory(this, this.staging, settings.copyChunkBytes(), settings.copyThreads(), prefix + "copy-",
-				settings.stagingBudgetBytes(), settings.stagingTimeout());
-		this.copies = new CopyPipeline(this, this.host);
 		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
 		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
+		this.memory = new Memory(this.lifecycle, backend, this.streams, this.events, this.completions,
+				settings.stagingCacheBytes(), settings.copyChunkBytes(), settings.copyThreads(),
+				prefix + "copy-", settings.stagingBudgetBytes(), settings.stagingTimeout(), this.recordLeakSites);
 		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
 				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
 				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
@@ -199,7 +196,7 @@ public final class GpuContext implements AutoCloseable {
 			throw new IllegalArgumentException(
 					"poolSize (" + settings.poolSize() + ") must not exceed maxSize (" + settings.maxSize() + ")");
 		}
-		long chunkBlock = StagingPool.classSize(settings.copyChunkBytes());
+		long chunkBlock = Memory.stagingBlock(settings.copyChunkBytes());
 		if (settings.stagingBudgetBytes() < chunkBlock) {
 			throw new IllegalArgumentException("stagingBudget (" + settings.stagingBudgetBytes()
 					+ " bytes) must hold at least one copy chunk (copyChunkSize " + settings.copyChunkBytes() + " bytes, "
@@ -357,7 +354,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	public HostBuffer allocateHost(long bytes) {
 		ensureOpen();
-		return this.host.allocate(bytes);
+		return this.memory.allocateHost(bytes);
 	}
 
 	/**
@@ -366,7 +363,7 @@ public final class GpuContext implements AutoCloseable {
 	 */
 	public HostMemoryInfo hostMemory() {
 		ensureOpen();
-		return this.host.info();
+		return this.memory.hostInfo();
 	}
 
 	/** Whether the context is open and the device has not hit a sticky error. */
@@ -522,21 +519,11 @@ public final class GpuContext implements AutoCloseable {
 		return this.recordLeakSites || LeakTracker.active();
 	}
 
-	StagingPool staging() {
-		return this.staging;
+	/** The memory room of this context. */
+	Memory memoryImpl() {
+		return this.memory;
 	}
 
-	CopyPipeline copies() {
-		return this.copies;
-	}
-
-	void track(DeviceBufferState buffer) {
-		this.buffers.track(buffer);
-	}
-
-	void untrack(DeviceBufferState buffer) {
-		this.buffers.untrack(buffer);
-	}
 
 	int id() {
 		return this.id;
@@ -573,7 +560,7 @@ public final class GpuContext implements AutoCloseable {
 		}
 		this.lifecycle.closing();
 		// No copy may start now: those waiting for staging give up rather than hold up the drain.
-		this.host.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+		this.memory.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
 				+ ") closed while a copy waited for staging memory");
 		boolean drained = true;
 		int abandoned = 0;
@@ -594,10 +581,10 @@ public final class GpuContext implements AutoCloseable {
 			this.launcher.drainTimings(true);
 			abandoned = this.completions.abandonAll(reason);
 			this.completions.shutdown();
-			this.host.close(quiet);
+			this.memory.closeHost(quiet);
 			this.events.destroyAll();
 			this.pool.destroyAll();
-			this.buffers.releaseAtClose();
+			this.memory.releaseAtClose();
 		}
 		finally {
 			this.lifecycle.closed();

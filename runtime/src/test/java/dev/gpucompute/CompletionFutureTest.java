@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.memory.CopyFaults;
 import dev.gpucompute.internal.stream.StreamHandle;
 
 /**
@@ -337,8 +338,8 @@ class CompletionFutureTest {
 		byte[] back = new byte[bytes];
 		try (DeviceBuffer device = context.launcher().allocate(bytes)) {
 			device.upload(data).join();
-			context.copies().injectFaults((step, chunk) -> {
-				if (step == CopyPipeline.Faults.Step.UNPACK && Thread.currentThread() == waiter.get()
+			ContextInternals.memory(context).injectFaults((step, chunk) -> {
+				if (step == CopyFaults.Step.UNPACK && Thread.currentThread() == waiter.get()
 						&& waiterUnpacks.incrementAndGet() == 1) {
 					unpacking.countDown();
 					try {

@@ -29,6 +29,8 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
@@ -36,7 +38,6 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPriority;
-import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The dynamic batcher's semantics on every backend (issue 21; docs/runtime.md "Batching"): batches

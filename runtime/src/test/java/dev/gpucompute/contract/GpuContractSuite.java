@@ -28,6 +28,7 @@ import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
@@ -36,8 +37,10 @@ import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
@@ -46,7 +49,6 @@ import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
-import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The contract every backend passes (DESIGN.md sections 3 and 7). A subclass supplies the backend

@@ -15,10 +15,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
@@ -27,7 +29,6 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Several devices in one application (DESIGN.md section 4): one context per device, placement by

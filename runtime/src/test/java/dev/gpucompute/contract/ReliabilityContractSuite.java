@@ -22,15 +22,17 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.junit.jupiter.api.Test;
-
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostBuffer;
@@ -41,7 +43,6 @@ import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
-import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a

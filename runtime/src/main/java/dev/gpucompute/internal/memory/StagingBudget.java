@@ -1,9 +1,13 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.StagingExhaustedException;
 
 /**
  * The bytes of staging memory (page-locked on CUDA) the copies of one context may hold at once:

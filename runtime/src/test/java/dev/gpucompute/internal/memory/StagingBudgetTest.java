@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -22,6 +22,21 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.CopyFaultInjection;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
+import dev.gpucompute.HostMemoryInfo;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StagingExhaustedException;
+import dev.gpucompute.StreamLease;
 
 /**
  * The staging budget ({@link GpuContextBuilder#stagingBudget(long)}): copies never hold more

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;

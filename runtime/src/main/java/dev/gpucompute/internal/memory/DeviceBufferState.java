@@ -1,9 +1,14 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.LeakTracker;
+import dev.gpucompute.StreamKind;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -20,7 +25,7 @@ import dev.gpucompute.spi.NativeStream;
 final class DeviceBufferState implements Runnable, Tracked {
 
 	// Read by the buffer on every copy: plain final fields, as when this was the buffer's nested class.
-	final GpuContext context;
+	final Memory room;
 
 	final NativeMemory memory;
 
@@ -38,8 +43,8 @@ final class DeviceBufferState implements Runnable, Tracked {
 	/** Streams other than the owner this buffer was used on; rare, so a small list. */
 	private List<StreamHandle> others;
 
-	DeviceBufferState(GpuContext context, NativeMemory memory, StreamHandle owner, Throwable site) {
-		this.context = context;
+	DeviceBufferState(Memory room, NativeMemory memory, StreamHandle owner, Throwable site) {
+		this.room = room;
 		this.memory = memory;
 		this.owner = owner;
 		this.site = site;
@@ -78,11 +83,11 @@ final class DeviceBufferState implements Runnable, Tracked {
 		}
 		NativeStream after = orderingStream(this.owner);
 		if (after != null) {
-			this.context.eventsImpl().order(stream.raw(), after);
+			this.room.events.order(stream.raw(), after);
 		}
 		else {
 			// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
-			this.context.backendHandle().synchronizeDevice();
+			this.room.backend.synchronizeDevice();
 		}
 	}
 
@@ -114,15 +119,15 @@ final class DeviceBufferState implements Runnable, Tracked {
 		if (!this.explicit) {
 			Leaks.report("Device buffer of " + this.memory.byteSize() + " bytes", this.site);
 		}
-		if (this.context.isClosed() || !this.freed.compareAndSet(false, true)) {
+		if (!this.room.lifecycle.isOpen() || !this.freed.compareAndSet(false, true)) {
 			return;
 		}
-		this.context.untrack(this);
+		this.room.untrack(this);
 		free();
 	}
 
 	private void free() {
-		DeviceBackend backend = this.context.backendHandle();
+		DeviceBackend backend = this.room.backend;
 		List<StreamHandle> used;
 		synchronized (this) {
 			used = (this.others != null) ? List.copyOf(this.others) : List.of();
@@ -135,7 +140,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 		if (destroyed) {
 			// A pooled stream that used the buffer was destroyed since (evicted): wait for the devices.
 			for (StreamHandle stream : used) {
-				stream.context().backendHandle().synchronizeDevice();
+				stream.events().backend().synchronizeDevice();
 			}
 			backend.synchronizeDevice();
 			backend.free(this.memory, backend.defaultStream(DefaultStreamMode.LEGACY));
@@ -153,7 +158,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 
 	@Override
 	public GpuContext context() {
-		return this.context;
+		return this.room.lifecycle.owner();
 	}
 
 	@Override

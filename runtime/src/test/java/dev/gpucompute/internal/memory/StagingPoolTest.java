@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,10 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.Backend;
+import dev.gpucompute.ContextInternals;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.DeviceBackend;
 
 class StagingPoolTest {
@@ -17,7 +21,7 @@ class StagingPoolTest {
 	void reusesBuffersBySizeClassUpToTheCap() {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(1).stagingCache(64 * 1024)
 			.open()) {
-			StagingPool pool = context.staging();
+			StagingPool pool = ContextInternals.memory(context).host.pool;
 			ByteBuffer first = pool.take(5000);
 			assertThat(first.capacity()).isEqualTo(8192);
 			assertThat(first.position()).isZero();
@@ -50,7 +54,7 @@ class StagingPoolTest {
 				buffer.download(back, buffer.stream()).join();
 				assertThat(back).containsExactly(data);
 			}
-			assertThat(context.staging().cachedBytes()).isPositive();
+			assertThat(ContextInternals.memory(context).host.pool.cachedBytes()).isPositive();
 		}
 	}
 

@@ -1,10 +1,13 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuStream;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -64,7 +67,7 @@ final class ChunkedDownload {
 	 * holding nothing) or a copy cannot be enqueued; the chunks enqueued before end through their
 	 * completions. When a chunk fails meanwhile, enqueueing stops and the future fails.
 	 */
-	CompletableFuture<Void> start(DeviceBuffer src, long offset, GpuStream stream, NativeStream target) {
+	CompletableFuture<Void> start(BufferHandle src, long offset, GpuStream stream, NativeStream target) {
 		StagingWindow blocks = new StagingWindow(this.host, this.chunk, this.count);
 		synchronized (this) {
 			this.window = blocks;
@@ -76,12 +79,12 @@ final class ChunkedDownload {
 				if (!nextBlock(enqueued)) {
 					break;
 				}
-				this.copies.fault(CopyPipeline.Faults.Step.COPY, enqueued);
+				this.copies.fault(CopyFaults.Step.COPY, enqueued);
 				this.copies.backend().copyToHost(src.nativeMemory(), offset + enqueued * this.chunk, this.staging[enqueued],
 						length(enqueued), target);
 				int index = enqueued;
 				try {
-					this.copies.context().whenDone(target, (failure) -> arrived(index, failure));
+					this.copies.completions().whenDone(target, (failure) -> arrived(index, failure));
 				}
 				catch (RuntimeException ex) {
 					// The chunk is on the stream with nobody to see it end: its block stays out of the pool.
@@ -160,7 +163,7 @@ final class ChunkedDownload {
 	private void unpack(int index) {
 		try {
 			if (this.failure == null) {
-				this.copies.fault(CopyPipeline.Faults.Step.UNPACK, index);
+				this.copies.fault(CopyFaults.Step.UNPACK, index);
 				this.sink.unpack(index * this.chunk, CopyPipeline.packed(this.staging[index], length(index)));
 			}
 		}

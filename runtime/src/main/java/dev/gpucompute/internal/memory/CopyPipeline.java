@@ -1,9 +1,13 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
 
@@ -29,7 +33,7 @@ import dev.gpucompute.spi.NativeStream;
  * completes; a failed copy leaves the destination range with unspecified contents and holds no
  * staging memory once its future has completed (or, for an upload that throws, once its stream has
  * passed the chunks it had enqueued). Each copy is one of the context's operations that close lets
- * finish ({@link GpuContext#beginWork()}): a copy begun before close enqueues all of its work and
+ * finish ({@link ContextState#beginWork()}): a copy begun before close enqueues all of its work and
  * registers its future before close waits for the device.
  */
 final class CopyPipeline {
@@ -50,39 +54,26 @@ final class CopyPipeline {
 
 	}
 
-	/**
-	 * A test seam: called before each chunk is packed, copied and unpacked, and before a copy of one
-	 * chunk or less registers its completion (WATCH); throwing simulates that step failing.
-	 */
-	@FunctionalInterface
-	interface Faults {
+	private final ContextState lifecycle;
 
-		enum Step {
-
-			PACK, COPY, UNPACK, WATCH
-
-		}
-
-		void before(Step step, int chunk);
-
-	}
-
-	private final GpuContext context;
+	private final ContextCompletions completions;
 
 	private final DeviceBackend backend;
 
 	private final HostMemory host;
 
-	private volatile Faults faults;
+	private volatile CopyFaults faults;
 
-	CopyPipeline(GpuContext context, HostMemory host) {
-		this.context = context;
-		this.backend = context.backendHandle();
+	CopyPipeline(ContextState lifecycle, DeviceBackend backend, ContextCompletions completions, HostMemory host) {
+		this.lifecycle = lifecycle;
+		this.completions = completions;
+		this.backend = backend;
 		this.host = host;
 	}
 
-	GpuContext context() {
-		return this.context;
+	/** The completions of the copies' context: a copy's future completes through them. */
+	ContextCompletions completions() {
+		return this.completions;
 	}
 
 	DeviceBackend backend() {
@@ -93,12 +84,12 @@ final class CopyPipeline {
 		return this.host;
 	}
 
-	void injectFaults(Faults faults) {
+	void injectFaults(CopyFaults faults) {
 		this.faults = faults;
 	}
 
-	void fault(Faults.Step step, int chunk) {
-		Faults current = this.faults;
+	void fault(CopyFaults.Step step, int chunk) {
+		CopyFaults current = this.faults;
 		if (current != null) {
 			current.before(step, chunk);
 		}
@@ -121,67 +112,67 @@ final class CopyPipeline {
 	// ---- host buffers: no staging ----------------------------------------------------------------
 
 	/** Copies {@code bytes} of a host buffer from {@code srcOffset} to {@code dst} at {@code dstOffset}; all checked. */
-	CompletableFuture<Void> upload(HostBuffer.State src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes,
+	CompletableFuture<Void> upload(HostBufferHandle.State src, long srcOffset, BufferHandle dst, long dstOffset, long bytes,
 			GpuStream stream, NativeStream target) {
-		this.context.beginWork();
+		this.lifecycle.beginWork();
 		try {
 			return uploadHost(src, srcOffset, dst, dstOffset, bytes, stream, target);
 		}
 		finally {
-			this.context.endWork();
+			this.lifecycle.endWork();
 		}
 	}
 
-	private CompletableFuture<Void> uploadHost(HostBuffer.State src, long srcOffset, DeviceBuffer dst, long dstOffset,
+	private CompletableFuture<Void> uploadHost(HostBufferHandle.State src, long srcOffset, BufferHandle dst, long dstOffset,
 			long bytes, GpuStream stream, NativeStream target) {
-		HostBuffer.PendingCopy copy = src.begin(new CopyName("upload", dst, dstOffset, stream), false, srcOffset, bytes);
+		HostBufferHandle.PendingCopy copy = src.begin(new CopyName("upload", dst, dstOffset, stream), false, srcOffset, bytes);
 		try {
 			dst.usedOn(stream);
-			fault(Faults.Step.COPY, 0);
+			fault(CopyFaults.Step.COPY, 0);
 			this.backend.copyToDevice(src.at(srcOffset), dst.nativeMemory(), dstOffset, bytes, target);
 		}
 		catch (RuntimeException ex) {
 			src.end(copy);
 			throw ex;
 		}
-		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
+		return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 			src.end(copy);
 			complete(done, failure);
 		});
 	}
 
 	/** Copies {@code bytes} of {@code src} from {@code srcOffset} into a host buffer at {@code dstOffset}; all checked. */
-	CompletableFuture<Void> download(DeviceBuffer src, long srcOffset, HostBuffer.State dst, long dstOffset, long bytes,
+	CompletableFuture<Void> download(BufferHandle src, long srcOffset, HostBufferHandle.State dst, long dstOffset, long bytes,
 			GpuStream stream, NativeStream target) {
-		this.context.beginWork();
+		this.lifecycle.beginWork();
 		try {
 			return downloadHost(src, srcOffset, dst, dstOffset, bytes, stream, target);
 		}
 		finally {
-			this.context.endWork();
+			this.lifecycle.endWork();
 		}
 	}
 
-	private CompletableFuture<Void> downloadHost(DeviceBuffer src, long srcOffset, HostBuffer.State dst, long dstOffset,
+	private CompletableFuture<Void> downloadHost(BufferHandle src, long srcOffset, HostBufferHandle.State dst, long dstOffset,
 			long bytes, GpuStream stream, NativeStream target) {
-		HostBuffer.PendingCopy copy = dst.begin(new CopyName("download", src, srcOffset, stream), true, dstOffset, bytes);
+		HostBufferHandle.PendingCopy copy = dst.begin(new CopyName("download", src, srcOffset, stream), true, dstOffset, bytes);
 		try {
 			src.usedOn(stream);
-			fault(Faults.Step.COPY, 0);
+			fault(CopyFaults.Step.COPY, 0);
 			this.backend.copyToHost(src.nativeMemory(), srcOffset, dst.at(dstOffset), bytes, target);
 		}
 		catch (RuntimeException ex) {
 			dst.end(copy);
 			throw ex;
 		}
-		return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
+		return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 			dst.end(copy);
 			complete(done, failure);
 		});
 	}
 
 	/** Names a copy in the error of a host-buffer access that conflicts with it; built only then. */
-	record CopyName(String kind, DeviceBuffer device, long deviceOffset, GpuStream stream) {
+	record CopyName(String kind, BufferHandle device, long deviceOffset, GpuStream stream) {
 
 		@Override
 		public String toString() {
@@ -194,28 +185,28 @@ final class CopyPipeline {
 	// ---- arrays and buffers: through staging ---------------------------------------------------------
 
 	/** Copies {@code bytes} (at least 1) packed by {@code source} to {@code dst} at {@code offset}; all checked. */
-	CompletableFuture<Void> upload(DeviceBuffer dst, long offset, long bytes, GpuStream stream, NativeStream target,
+	CompletableFuture<Void> upload(BufferHandle dst, long offset, long bytes, GpuStream stream, NativeStream target,
 			Source source) {
-		this.context.beginWork();
+		this.lifecycle.beginWork();
 		try {
 			return uploadStaged(dst, offset, bytes, stream, target, source);
 		}
 		finally {
-			this.context.endWork();
+			this.lifecycle.endWork();
 		}
 	}
 
-	private CompletableFuture<Void> uploadStaged(DeviceBuffer dst, long offset, long bytes, GpuStream stream,
+	private CompletableFuture<Void> uploadStaged(BufferHandle dst, long offset, long bytes, GpuStream stream,
 			NativeStream target, Source source) {
 		if (bytes > this.host.chunkBytes()) {
 			return new ChunkedUpload(this, dst, offset, bytes, stream, target, source).run();
 		}
 		ByteBuffer staging = this.host.takeStaging(bytes);
 		try {
-			fault(Faults.Step.PACK, 0);
+			fault(CopyFaults.Step.PACK, 0);
 			source.pack(0, packed(staging, bytes));
 			dst.usedOn(stream);
-			fault(Faults.Step.COPY, 0);
+			fault(CopyFaults.Step.COPY, 0);
 			this.backend.copyToDevice(staging, dst.nativeMemory(), offset, bytes, target);
 		}
 		catch (RuntimeException ex) {
@@ -223,8 +214,8 @@ final class CopyPipeline {
 			throw ex;
 		}
 		try {
-			fault(Faults.Step.WATCH, 0);
-			return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
+			fault(CopyFaults.Step.WATCH, 0);
+			return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
 				this.host.giveStaging(staging);
 				complete(done, failure);
 			});
@@ -238,18 +229,18 @@ final class CopyPipeline {
 	}
 
 	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
-	CompletableFuture<Void> download(DeviceBuffer src, long offset, long bytes, GpuStream stream, NativeStream target,
+	CompletableFuture<Void> download(BufferHandle src, long offset, long bytes, GpuStream stream, NativeStream target,
 			Sink sink) {
-		this.context.beginWork();
+		this.lifecycle.beginWork();
 		try {
 			return downloadStaged(src, offset, bytes, stream, target, sink);
 		}
 		finally {
-			this.context.endWork();
+			this.lifecycle.endWork();
 		}
 	}
 
-	private CompletableFuture<Void> downloadStaged(DeviceBuffer src, long offset, long bytes, GpuStream stream,
+	private CompletableFuture<Void> downloadStaged(BufferHandle src, long offset, long bytes, GpuStream stream,
 			NativeStream target, Sink sink) {
 		if (bytes > this.host.chunkBytes()) {
 			return new ChunkedDownload(this, bytes, sink).start(src, offset, stream, target);
@@ -257,7 +248,7 @@ final class CopyPipeline {
 		ByteBuffer staging = this.host.takeStaging(bytes);
 		try {
 			src.usedOn(stream);
-			fault(Faults.Step.COPY, 0);
+			fault(CopyFaults.Step.COPY, 0);
 			this.backend.copyToHost(src.nativeMemory(), offset, staging, bytes, target);
 		}
 		catch (RuntimeException ex) {
@@ -265,12 +256,12 @@ final class CopyPipeline {
 			throw ex;
 		}
 		try {
-			fault(Faults.Step.WATCH, 0);
-			return this.context.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
+			fault(CopyFaults.Step.WATCH, 0);
+			return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
 				GpuException failure = outcome;
 				try {
 					if (failure == null) {
-						fault(Faults.Step.UNPACK, 0);
+						fault(CopyFaults.Step.UNPACK, 0);
 						sink.unpack(0, packed(staging, bytes));
 					}
 				}

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -8,6 +8,9 @@ import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuStream;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -29,7 +32,7 @@ final class ChunkedUpload {
 
 	private final HostMemory host;
 
-	private final DeviceBuffer dst;
+	private final BufferHandle dst;
 
 	private final long offset;
 
@@ -79,7 +82,7 @@ final class ChunkedUpload {
 	/** The first failure the chunks' completions reported, for the upload's future. */
 	private GpuException streamFailure;
 
-	ChunkedUpload(CopyPipeline copies, DeviceBuffer dst, long offset, long bytes, GpuStream stream,
+	ChunkedUpload(CopyPipeline copies, BufferHandle dst, long offset, long bytes, GpuStream stream,
 			NativeStream target, CopyPipeline.Source source) {
 		this.copies = copies;
 		this.host = copies.host();
@@ -127,7 +130,7 @@ final class ChunkedUpload {
 					pack(work);
 				}
 				else {
-					this.copies.fault(CopyPipeline.Faults.Step.COPY, enqueued);
+					this.copies.fault(CopyFaults.Step.COPY, enqueued);
 					this.copies.backend().copyToDevice(this.staging[enqueued], this.dst.nativeMemory(),
 							this.offset + enqueued * this.chunk, length(enqueued), this.target);
 					int index = enqueued++;
@@ -224,7 +227,7 @@ final class ChunkedUpload {
 	private void pack(int index) {
 		Throwable thrown = null;
 		try {
-			this.copies.fault(CopyPipeline.Faults.Step.PACK, index);
+			this.copies.fault(CopyFaults.Step.PACK, index);
 			this.source.pack(index * this.chunk, CopyPipeline.packed(this.staging[index], length(index)));
 		}
 		catch (RuntimeException | Error ex) {
@@ -248,7 +251,7 @@ final class ChunkedUpload {
 			this.pendingCompletions++;
 		}
 		try {
-			this.copies.context().whenDone(this.target, (failure) -> chunkDone(index, failure));
+			this.copies.completions().whenDone(this.target, (failure) -> chunkDone(index, failure));
 		}
 		catch (RuntimeException ex) {
 			synchronized (this) {
@@ -266,7 +269,7 @@ final class ChunkedUpload {
 			this.allEnqueued = true;
 		}
 		try {
-			return this.copies.context().whenDone(this.target, (CompletableFuture<Void> done, GpuException failure) -> {
+			return this.copies.completions().whenDone(this.target, (CompletableFuture<Void> done, GpuException failure) -> {
 				synchronized (this) {
 					this.future = done;
 				}
@@ -412,7 +415,7 @@ final class ChunkedUpload {
 		this.window.giveBack(unused.toArray(new ByteBuffer[0]));
 		if (!onStream.isEmpty()) {
 			try {
-				this.copies.context().whenDone(this.target, (failure) -> {
+				this.copies.completions().whenDone(this.target, (failure) -> {
 					if (failure != null) {
 						log.warn("Work on stream {} failed before an upload that had failed itself ({}): {}",
 								this.stream.name(), reported, failure.getMessage());

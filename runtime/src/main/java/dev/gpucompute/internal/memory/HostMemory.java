@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -14,6 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.HostBuffer;
+import dev.gpucompute.HostMemoryInfo;
+import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.LeakTracker;
+import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
 
 /**
@@ -31,9 +37,12 @@ final class HostMemory {
 	/** How long an idle copy thread lives: an idle context holds none. */
 	private static final long IDLE_THREAD_SECONDS = 5;
 
-	private final GpuContext context;
+	private final ContextState lifecycle;
 
-	private final StagingPool pool;
+	/** Whether host buffers record where they were allocated (leak detection is on). */
+	private final boolean recordSites;
+
+	final StagingPool pool;
 
 	private final long chunkBytes;
 
@@ -42,7 +51,7 @@ final class HostMemory {
 	/** {@code null} when copies use only the calling thread. */
 	private final ThreadPoolExecutor workers;
 
-	private final Set<HostBuffer.State> live = ConcurrentHashMap.newKeySet();
+	private final Set<HostBufferHandle.State> live = ConcurrentHashMap.newKeySet();
 
 	private final AtomicLong hostBufferBytes = new AtomicLong();
 
@@ -59,9 +68,10 @@ final class HostMemory {
 	/** Set by {@link #close} before it releases the live host buffers; read after a buffer joins them. */
 	private volatile boolean closed;
 
-	HostMemory(GpuContext context, StagingPool pool, long chunkBytes, int threads, String threadPrefix,
+	HostMemory(ContextState lifecycle, boolean recordSites, StagingPool pool, long chunkBytes, int threads, String threadPrefix,
 			long stagingBudget, Duration stagingTimeout) {
-		this.context = context;
+		this.lifecycle = lifecycle;
+		this.recordSites = recordSites;
 		this.pool = pool;
 		this.chunkBytes = chunkBytes;
 		this.threads = threads;
@@ -220,8 +230,8 @@ final class HostMemory {
 		// A buffer of 0 bytes is as usable as a device buffer of 0 bytes: copies of nothing. It still holds
 		// the smallest pooled block, so that it is tracked and closed like any other.
 		ByteBuffer block = this.pool.take(Math.max(1, bytes));
-		HostBuffer.State state = new HostBuffer.State(this.context, this, block, bytes,
-				Leaks.site(this.context.recordsLeakSites(), "Host buffer"));
+		HostBufferHandle.State state = new HostBufferHandle.State(this.lifecycle, this, block, bytes,
+				Leaks.site(this.recordSites || LeakTracker.active(), "Host buffer"));
 		this.hostBufferBytes.addAndGet(block.capacity());
 		this.live.add(state);
 		if (this.closed) {
@@ -229,13 +239,13 @@ final class HostMemory {
 			if (state.releaseAtShutdown()) {
 				release(state);
 			}
-			this.context.ensureOpen();
+			this.lifecycle.ensureOpen();
 		}
-		return new HostBuffer(state);
+		return new HostBufferHandle(state);
 	}
 
 	/** A host buffer is closed and its copies have ended: its block goes back to the pool. */
-	void release(HostBuffer.State state) {
+	void release(HostBufferHandle.State state) {
 		if (this.live.remove(state)) {
 			this.hostBufferBytes.addAndGet(-state.block.capacity());
 			this.pool.give(state.block);
@@ -281,7 +291,7 @@ final class HostMemory {
 			}
 		}
 		this.pool.close(release);
-		for (HostBuffer.State state : List.copyOf(this.live)) {
+		for (HostBufferHandle.State state : List.copyOf(this.live)) {
 			if (state.releaseAtShutdown()) {
 				release(state);
 			}

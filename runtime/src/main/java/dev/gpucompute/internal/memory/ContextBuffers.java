@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.memory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,6 +7,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.LeakTracker;
 
 /**
  * The open {@link DeviceBuffer}s of a {@link GpuContext}, so that its close can release those the
