@@ -15,6 +15,7 @@ import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.launch.Launcher;
 import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
@@ -102,7 +103,7 @@ public final class GpuContext implements AutoCloseable {
 
 	private final Pool pool;
 
-	private final ContextLauncher launcher;
+	private final Launcher launcher;
 
 
 
@@ -167,7 +168,8 @@ public final class GpuContext implements AutoCloseable {
 		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
 				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
 				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
-		this.launcher = new ContextLauncher(this, settings.kernelLoadWaitThreshold());
+		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
+				this.memory, this.pool, this.completions, settings.kernelLoadWaitThreshold());
 		failures.launcher = this.launcher;
 		if (this.kernelTiming != KernelTiming.OFF) {
 			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
@@ -465,7 +467,7 @@ public final class GpuContext implements AutoCloseable {
 		return this.backend;
 	}
 
-	ContextLauncher launcherImpl() {
+	Launcher launcherImpl() {
 		return this.launcher;
 	}
 
@@ -502,11 +504,11 @@ public final class GpuContext implements AutoCloseable {
 	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
 	private static final class FailureRelay implements BackendListener {
 
-		volatile ContextLauncher launcher;
+		volatile Launcher launcher;
 
 		@Override
 		public void kernelFailed(String kernel, GpuException failure) {
-			ContextLauncher target = this.launcher;
+			Launcher target = this.launcher;
 			if (target != null) {
 				target.kernelFailed(kernel);
 			}

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.launch;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -6,6 +6,14 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuListener;
+import dev.gpucompute.KernelLoad;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.pool.Pool;
+import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeKernel;
 
@@ -25,9 +33,15 @@ final class KernelLoads {
 			+ "GpuLauncher.load(...) at start-up, or with the Spring starter a KernelSource bean or a file under "
 			+ "gpu.kernels.locations";
 
-	private final GpuContext context;
+	private final ContextState lifecycle;
 
-	private final ContextLauncher launcher;
+	private final Launcher launcher;
+
+	private final Streams streams;
+
+	private final Pool pool;
+
+	private final ContextCompletions completions;
 
 	private final DeviceBackend backend;
 
@@ -35,13 +49,18 @@ final class KernelLoads {
 
 	private final long waitThresholdNanos;
 
-	KernelLoads(GpuContext context, ContextLauncher launcher, Duration waitThreshold) {
-		this.context = context;
+	KernelLoads(ContextState lifecycle, Launcher launcher, DeviceBackend backend, GpuListener listener, Streams streams,
+			Pool pool, ContextCompletions completions, Duration waitThreshold) {
+		this.lifecycle = lifecycle;
 		this.launcher = launcher;
-		this.backend = context.backendHandle();
-		this.listener = context.listener();
+		this.backend = backend;
+		this.listener = listener;
+		this.streams = streams;
+		this.pool = pool;
+		this.completions = completions;
 		this.waitThresholdNanos = waitThreshold.toNanos();
 	}
+
 
 	/**
 	 * Loads {@code source} through the backend and reports the load.
@@ -66,11 +85,11 @@ final class KernelLoads {
 	 * on other threads' per-thread default streams that nothing waits for is not seen.
 	 */
 	boolean workInFlight() {
-		if (this.context.load().pendingWork() > 0 || this.context.poolImpl().anyBusy()) {
+		if (this.completions.pending() > 0 || this.pool.anyBusy()) {
 			return true;
 		}
 		try {
-			return !this.launcher.currentStreamQuietly().isIdle() || !this.context.defaultStream().isIdle();
+			return !this.streams.currentQuietly().isIdle() || !this.streams.defaultStream().isIdle();
 		}
 		catch (RuntimeException ex) {
 			return false; // a stream that cannot be queried (closed, failed) holds nothing a load waits for
@@ -82,8 +101,8 @@ final class KernelLoads {
 			log.warn("Loading kernel '{}' {} held thread '{}' for {} ms: the {} backend's load step took {} ms and began "
 					+ "while GPU context #{} had work in flight, which a CUDA module load waits for. To keep loads off "
 					+ "busy devices, {} (docs/runtime.md, \"Loading kernels\")", load.kernel(), describe(load.trigger()),
-					Thread.currentThread().getName(), millis(load.time()), this.context.backend(), millis(load.deviceTime()),
-					this.context.id(), HOW_TO_LOAD_UP_FRONT);
+					Thread.currentThread().getName(), millis(load.time()), this.lifecycle.device().backend(), millis(load.deviceTime()),
+					this.lifecycle.id(), HOW_TO_LOAD_UP_FRONT);
 		}
 		else if (load.trigger() == KernelLoad.Trigger.LAUNCH) {
 			log.info("Kernel '{}' was loaded by its first launch, launch(KernelSource, ...), on thread '{}' in {} ms. A load "

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.launch;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,6 +11,28 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuListener;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.InvalidKernelArgumentException;
+import dev.gpucompute.InvalidLaunchConfigException;
+import dev.gpucompute.Kernel;
+import dev.gpucompute.KernelLoad;
+import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamScope;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
@@ -22,10 +44,18 @@ import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 
-/** The launcher of one context: the launch path, current-stream scoping and stream-parallel groups. */
-final class ContextLauncher implements GpuLauncher {
+/**
+ * The implementation of {@link GpuLauncher} for one context: kernel loads, the launch path (argument
+ * and configuration checks, buffer ordering, sampled device timing), current-stream scoping and
+ * stream-parallel groups. Built with the collaborators it uses. Thread-safe.
+ */
+public final class Launcher implements GpuLauncher {
 
-	private final GpuContext context;
+	private final ContextState lifecycle;
+
+	private final Memory memory;
+
+	private final Pool pool;
 
 	private final DeviceBackend backend;
 
@@ -35,10 +65,10 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final KernelTiming timing;
 
-	private final ConcurrentHashMap<String, Kernel> kernels = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, KernelHandle> kernels = new ConcurrentHashMap<>();
 
 	/** Loads in progress by kernel name, so that a name is loaded once while other names load in parallel. */
-	private final ConcurrentHashMap<String, CompletableFuture<Kernel>> loading = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, CompletableFuture<KernelHandle>> loading = new ConcurrentHashMap<>();
 
 	private final Streams streams;
 
@@ -51,20 +81,38 @@ final class ContextLauncher implements GpuLauncher {
 
 	private final KernelLoads loads;
 
-	ContextLauncher(GpuContext context, java.time.Duration kernelLoadWaitThreshold) {
-		this.context = context;
-		this.backend = context.backendHandle();
-		this.device = this.backend.info();
-		this.listener = context.listener();
-		this.timing = context.kernelTiming();
-		this.streams = context.streamsImpl();
-		this.events = context.eventsImpl();
-		this.loads = new KernelLoads(context, this, kernelLoadWaitThreshold);
+	/**
+	 * @param lifecycle the context's: open checks, identity of its streams, buffers and kernels
+	 * @param backend loads and launches
+	 * @param listener told of launches, failures, timings and loads
+	 * @param timing which launches are timed on the device
+	 * @param streams the current stream of each thread, and groups' streams
+	 * @param events the runtime's own events (fork, join, timing)
+	 * @param memory allocates buffers, checks buffer arguments
+	 * @param pool leases the streams of stream-parallel groups
+	 * @param completions the context's pending completions (a load waits for the work they belong to)
+	 * @param kernelLoadWaitThreshold a load longer than this while work runs is reported
+	 */
+	public Launcher(ContextState lifecycle, DeviceBackend backend, GpuListener listener, KernelTiming timing,
+			Streams streams, Events events, Memory memory, Pool pool, ContextCompletions completions,
+			java.time.Duration kernelLoadWaitThreshold) {
+		this.lifecycle = lifecycle;
+		this.backend = backend;
+		this.device = backend.info();
+		this.listener = listener;
+		this.timing = timing;
+		this.streams = streams;
+		this.events = events;
+		this.memory = memory;
+		this.pool = pool;
+		this.loads = new KernelLoads(lifecycle, this, backend, listener, streams, pool, completions,
+				kernelLoadWaitThreshold);
 	}
+
 
 	@Override
 	public GpuContext context() {
-		return this.context;
+		return this.lifecycle.owner();
 	}
 
 	// ---- kernels -----------------------------------------------------------------------------
@@ -75,10 +123,10 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	/** Loads {@code source} unless a kernel of its name is loaded; {@code trigger} says why, for the report. */
-	Kernel load(KernelSource source, KernelLoad.Trigger trigger) {
+	public Kernel load(KernelSource source, KernelLoad.Trigger trigger) {
 		Objects.requireNonNull(source, "source");
-		this.context.ensureOpen();
-		Kernel existing = this.kernels.get(source.name());
+		this.lifecycle.ensureOpen();
+		KernelHandle existing = this.kernels.get(source.name());
 		if (existing == null) {
 			existing = loadOnce(source, trigger);
 		}
@@ -97,9 +145,9 @@ final class ContextLauncher implements GpuLauncher {
 	 * Loads a kernel not loaded yet. Compiling can take seconds, so it runs outside any lock shared
 	 * between kernels: only callers of the same name wait for it, and they get its outcome.
 	 */
-	private Kernel loadOnce(KernelSource source, KernelLoad.Trigger trigger) {
-		CompletableFuture<Kernel> mine = new CompletableFuture<>();
-		CompletableFuture<Kernel> theirs = this.loading.putIfAbsent(source.name(), mine);
+	private KernelHandle loadOnce(KernelSource source, KernelLoad.Trigger trigger) {
+		CompletableFuture<KernelHandle> mine = new CompletableFuture<>();
+		CompletableFuture<KernelHandle> theirs = this.loading.putIfAbsent(source.name(), mine);
 		if (theirs != null) {
 			try {
 				return theirs.join();
@@ -115,9 +163,9 @@ final class ContextLauncher implements GpuLauncher {
 			}
 		}
 		try {
-			Kernel loaded = this.kernels.get(source.name());
+			KernelHandle loaded = this.kernels.get(source.name());
 			if (loaded == null) {
-				loaded = new Kernel(this.context, source, this.loads.load(source, trigger));
+				loaded = new KernelHandle(this.lifecycle, source, this.loads.load(source, trigger));
 				this.kernels.put(source.name(), loaded);
 			}
 			mine.complete(loaded);
@@ -147,8 +195,8 @@ final class ContextLauncher implements GpuLauncher {
 		return List.copyOf(this.kernels.values());
 	}
 
-	void kernelFailed(String name) {
-		Kernel kernel = this.kernels.get(name);
+	public void kernelFailed(String name) {
+		KernelHandle kernel = this.kernels.get(name);
 		if (kernel != null) {
 			kernel.errors.increment();
 		}
@@ -187,22 +235,23 @@ final class ContextLauncher implements GpuLauncher {
 		Objects.requireNonNull(kernel, "kernel");
 		StreamHandle handle = StreamHandle.of(stream);
 		NativeStream target = handle.use();
-		this.context.lifecycle().ensureSame(handle.lifecycle(), "Stream ", stream.name());
-		this.context.ensureSame(kernel.context(), "Kernel ", kernel.name());
-		KernelSource source = kernel.source();
+		this.lifecycle.ensureSame(handle.lifecycle(), "Stream ", stream.name());
+		KernelHandle loaded = KernelHandle.of(kernel);
+		this.lifecycle.ensureSame(loaded.lifecycle(), "Kernel ", kernel.name());
+		KernelSource source = loaded.source();
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
 		if (config.isEmpty()) {
 			// Nothing runs, so nothing to order or time; still refused, and counted so, where the backend
 			// has no body for the kernel, as a launch that reaches it is.
 			try {
-				this.backend.checkLaunchable(kernel.handle());
+				this.backend.checkLaunchable(loaded.handle());
 			}
 			catch (RuntimeException ex) {
-				counted(kernel, false);
+				counted(loaded, false);
 				throw ex;
 			}
-			counted(kernel, true);
+			counted(loaded, true);
 			return;
 		}
 		if (view.buffers) {
@@ -214,7 +263,7 @@ final class ContextLauncher implements GpuLauncher {
 			}
 		}
 		boolean timed = this.timing == KernelTiming.ALL
-				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
+				|| (this.timing == KernelTiming.SAMPLED && (loaded.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
 						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
 		NativeEvent start = null;
 		if (timed) {
@@ -223,28 +272,28 @@ final class ContextLauncher implements GpuLauncher {
 			start.record(target);
 		}
 		try {
-			this.backend.launch(kernel.handle(), config, view, target);
+			this.backend.launch(loaded.handle(), config, view, target);
 		}
 		catch (RuntimeException ex) {
 			if (start != null) {
 				this.events.releaseNative(start);
 			}
-			counted(kernel, false);
+			counted(loaded, false);
 			throw ex;
 		}
-		counted(kernel, true);
+		counted(loaded, true);
 		if (start != null) {
-			timeLaunch(kernel, target, start);
+			timeLaunch(loaded, target, start);
 		}
 	}
 
 	/** Counts a launch that reached the backend, or was refused there, and tells the listener. */
-	private void counted(Kernel kernel, boolean launched) {
+	private void counted(KernelHandle kernel, boolean launched) {
 		(launched ? kernel.launches : kernel.errors).increment();
 		this.listener.kernelLaunched(kernel.name(), launched);
 	}
 
-	private void timeLaunch(Kernel kernel, NativeStream target, NativeEvent start) {
+	private void timeLaunch(KernelHandle kernel, NativeStream target, NativeEvent start) {
 		NativeEvent end = this.events.acquireNative(true);
 		end.record(target);
 		// Read later by the housekeeping thread: no callback and no thread hop per timed launch.
@@ -257,7 +306,7 @@ final class ContextLauncher implements GpuLauncher {
 	 * events. Called periodically by the context's housekeeping thread, and once at close after the
 	 * device has drained ({@code all}: also gives back the events of launches that did not finish).
 	 */
-	void drainTimings(boolean all) {
+	public void drainTimings(boolean all) {
 		Events events = this.events;
 		for (var iterator = this.pendingTimings.iterator(); iterator.hasNext();) {
 			PendingTiming timing = iterator.next();
@@ -292,7 +341,7 @@ final class ContextLauncher implements GpuLauncher {
 	}
 
 	/** A timed launch whose device time has not been read yet. */
-	private record PendingTiming(Kernel kernel, NativeEvent start, NativeEvent end) {
+	private record PendingTiming(KernelHandle kernel, NativeEvent start, NativeEvent end) {
 	}
 
 	private Args checkArguments(KernelSource source, Object[] args) {
@@ -319,7 +368,7 @@ final class ContextLauncher implements GpuLauncher {
 			}
 			if (type == ParamType.BUFFER) {
 				buffers = true;
-				this.context.memoryImpl().checkForLaunch((DeviceBuffer) arg);
+				this.memory.checkForLaunch((DeviceBuffer) arg);
 			}
 		}
 		return new Args(source, args, buffers);
@@ -470,7 +519,7 @@ final class ContextLauncher implements GpuLauncher {
 		if (branches.isEmpty()) {
 			return;
 		}
-		Pool pool = this.context.poolImpl();
+		Pool pool = this.pool;
 		StreamHandle parent = this.streams.current();
 		// One pooled stream per branch, at the parent's priority: a group the pool can never lease fails
 		// here, before the fork, as PoolTooSmallException (a configuration problem, not a busy pool).
@@ -547,15 +596,15 @@ final class ContextLauncher implements GpuLauncher {
 	@Override
 	@Deprecated
 	public DeviceBuffer allocate(long bytes) {
-		this.context.ensureOpen();
-		return this.context.memoryImpl().allocate(bytes, currentStream());
+		this.lifecycle.ensureOpen();
+		return this.memory.allocate(bytes, currentStream());
 	}
 
 	@Override
 	public DeviceBuffer allocate(long count, ElementType type) {
 		Objects.requireNonNull(type, "type");
-		this.context.ensureOpen();
-		return this.context.memoryImpl().allocate(type.byteSize(count), currentStream());
+		this.lifecycle.ensureOpen();
+		return this.memory.allocate(type.byteSize(count), currentStream());
 	}
 
 }
