@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.internal.batch.Batcher;
 import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
@@ -297,6 +298,17 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
+	/** Builds, registers and starts a batcher on {@code context} (what {@link GpuBatcher.Builder#build()} does). */
+	static <I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler,
+			GpuBatcher.Settings<I> settings) {
+		Batcher<I, O> batcher = new Batcher<>(context, context.lifecycle, handler, settings, context.listener,
+				context.completions, context.housekeeping, context.drainTimeout, context::unregister);
+		context.register(batcher);
+		batcher.start();
+		context.listener.batcherOpened(batcher.name());
+		return batcher;
+	}
+
 	synchronized void register(GpuBatcher<?, ?> batcher) {
 		ensureOpen();
 		if (this.closeStarted) {

@@ -1,6 +1,7 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.batch;
 
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -14,7 +15,7 @@ final class SweepTimer {
 	/** No sweep scheduled. */
 	private static final long NONE = BatchQueue.NONE;
 
-	private final GpuContext context;
+	private final ScheduledExecutorService housekeeping;
 
 	private final Runnable sweep;
 
@@ -22,8 +23,8 @@ final class SweepTimer {
 
 	private ScheduledFuture<?> scheduled;
 
-	SweepTimer(GpuContext context, Runnable sweep) {
-		this.context = context;
+	SweepTimer(ScheduledExecutorService housekeeping, Runnable sweep) {
+		this.housekeeping = housekeeping;
 		this.sweep = sweep;
 	}
 
@@ -37,7 +38,7 @@ final class SweepTimer {
 		}
 		this.nextSweep = deadline;
 		try {
-			this.scheduled = this.context.housekeeping().schedule(this.sweep, Math.max(0, deadline - System.nanoTime()),
+			this.scheduled = this.housekeeping.schedule(this.sweep, Math.max(0, deadline - System.nanoTime()),
 					TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {

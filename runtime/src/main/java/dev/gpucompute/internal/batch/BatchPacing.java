@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
 

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.batch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -12,7 +12,7 @@ import java.util.SplittableRandom;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatchQueue.Item;
+import dev.gpucompute.internal.batch.BatchQueue.Item;
 
 /**
  * The batcher's queue: its deadline sweep costs what expires, not what waits (counted, never

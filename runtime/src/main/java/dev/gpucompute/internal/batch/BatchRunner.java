@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.internal.batch;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -7,7 +7,12 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.BatchQueue.Item;
+import dev.gpucompute.BatchHandler;
+import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamScope;
+import dev.gpucompute.internal.batch.BatchQueue.Item;
 
 /**
  * Runs one batch of a {@link GpuBatcher} through its {@link BatchHandler} on the batch's leased
@@ -24,12 +29,12 @@ final class BatchRunner<I, O> {
 
 	private final BatchHandler<I, O> handler;
 
-	private final GpuContext context;
+	private final GpuLauncher launcher;
 
-	BatchRunner(String name, BatchHandler<I, O> handler, GpuContext context) {
+	BatchRunner(String name, BatchHandler<I, O> handler, GpuLauncher launcher) {
 		this.name = name;
 		this.handler = handler;
-		this.context = context;
+		this.launcher = launcher;
 	}
 
 	/**
@@ -41,12 +46,12 @@ final class BatchRunner<I, O> {
 		for (Item<I, O> item : items) {
 			values.add(item.value);
 		}
-		Batch<I> batch = new Batch<>(this.name, items.get(0).key(), Collections.unmodifiableList(values),
+		BatchHandle<I> batch = new BatchHandle<>(this.name, items.get(0).key(), Collections.unmodifiableList(values),
 				lease.stream());
 		List<? extends O> returned = null;
 		Throwable failure = null;
 		try {
-			try (StreamScope scope = this.context.launcher().useStream(lease.stream())) {
+			try (StreamScope scope = this.launcher.useStream(lease.stream())) {
 				returned = this.handler.handle(batch);
 			}
 			catch (Throwable ex) {
