@@ -326,7 +326,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 				throw new IllegalArgumentException("maxConcurrentBatches (" + this.maxConcurrentBatches + ") exceeds the "
 						+ leasable + " streams the pool can lease at priority " + this.priority);
 			}
-			return GpuContext.openBatcher(this.context, this.handler, settings());
+			return GpuContextBuilder.runtime().openBatcher(this.context, this.handler, settings());
 		}
 
 		/** The configuration so far, as an immutable value. */

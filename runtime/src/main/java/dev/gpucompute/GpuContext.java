@@ -2,31 +2,6 @@ package dev.gpucompute;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import dev.gpucompute.internal.batch.Batcher;
-import dev.gpucompute.internal.core.CompletionFuture;
-import dev.gpucompute.internal.core.ContextCompletions;
-import dev.gpucompute.internal.core.ContextState;
-import dev.gpucompute.internal.core.ContextThreads;
-import dev.gpucompute.internal.launch.Launcher;
-import dev.gpucompute.internal.memory.Memory;
-import dev.gpucompute.internal.pool.Pool;
-import dev.gpucompute.internal.stream.Events;
-import dev.gpucompute.internal.stream.Streams;
-import dev.gpucompute.spi.BackendConfig;
-import dev.gpucompute.spi.BackendListener;
-import dev.gpucompute.spi.BackendSelection;
-import dev.gpucompute.spi.Backends;
-import dev.gpucompute.spi.DeviceBackend;
-import dev.gpucompute.spi.NativeStream;
 
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
@@ -39,322 +14,66 @@ import dev.gpucompute.spi.NativeStream;
  * release the device. Every stream, event, buffer and kernel of a closed
  * context raises {@link ContextClosedException} on use, and its {@code close()} is a no-op.
  */
-public final class GpuContext implements AutoCloseable {
+public interface GpuContext extends AutoCloseable {
 
-	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
+	int MAX_STREAMS = 1024;
 
-	private static final AtomicInteger IDS = new AtomicInteger();
+	int MAX_CPU_THREADS = 4096;
 
-	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
-	private static final long TIMING_READ_MILLIS = 20;
+	int MAX_CPU_DEVICES = 64;
 
-	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
-	public static final int MAX_STREAMS = 1024;
+	int MAX_COPY_THREADS = 64;
 
-	/** Most worker threads of the CPU backend. */
-	public static final int MAX_CPU_THREADS = 4096;
+	long MIN_COPY_CHUNK = 4096;
 
-	/** Most devices the CPU backend stands in for. */
-	public static final int MAX_CPU_DEVICES = 64;
-
-	/** Most threads that pack and unpack large copies besides the calling thread. */
-	public static final int MAX_COPY_THREADS = 64;
-
-	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
-	public static final long MIN_COPY_CHUNK = 4096;
-
-	/** Largest chunk of a pipelined copy. */
-	public static final long MAX_COPY_CHUNK = 1L << 30;
+	long MAX_COPY_CHUNK = 1L << 30;
 
 	/**
-	 * Staging copies may hold at once unless {@link Builder#stagingBudget(long)} says otherwise: 1 GiB.
+	 * Staging copies may hold at once unless {@link GpuContextBuilder#stagingBudget(long)} says otherwise: 1 GiB.
 	 * A copy runs at full speed with a few chunks in flight (16 MiB at the default chunk size), so
 	 * this lets about 64 large copies run at full speed at once, twice the default stream pool's 32
 	 * streams, while keeping page-locked memory, which the operating system cannot page out, far
 	 * below a GPU server's memory. It is a ceiling, not a reservation.
 	 */
-	public static final long DEFAULT_STAGING_BUDGET = 1L << 30;
+	long DEFAULT_STAGING_BUDGET = 1L << 30;
 
-	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
-	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
+	Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
-
-	private final DeviceBackend backend;
-
-	private final DeviceInfo info;
-
-	private final String backendReason;
-
-	private final DefaultStreamMode defaultStreamMode;
-
-	private final Duration drainTimeout;
-
-	private final GpuListener listener;
-
-	private final KernelTiming kernelTiming;
-
-	private final ScheduledThreadPoolExecutor housekeeping;
-
-	private final ContextCompletions completions;
-
-
-	private final Events events;
-
-	private final Streams streams;
-
-	private final Pool pool;
-
-	private final Launcher launcher;
-
-
-
-	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
-	private boolean closeStarted;
-
-	/** Open batchers, closed before the pool stops; guarded by this for registration. */
-	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
-
-
-
-
-	private final Memory memory;
-
-	private final boolean recordLeakSites;
-
-
-	/** Identity and lifecycle: what every handle of this context checks. */
-	private final ContextState lifecycle;
-
-	private final int id;
-
-	private GpuContext(ContextSettings settings, DeviceBackend backend, String backendReason, FailureRelay failures) {
-		this.backend = backend;
-		this.info = backend.info();
-		this.id = IDS.incrementAndGet();
-		this.lifecycle = new ContextState(this.id, this.info);
-		this.lifecycle.owner(this);
-		this.backendReason = backendReason;
-		this.defaultStreamMode = settings.defaultStream();
-		this.drainTimeout = settings.drainTimeout();
-		this.listener = settings.listener();
-		this.kernelTiming = settings.kernelTiming();
-		String prefix = "gpu-" + this.id + "-";
-		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
-		this.housekeeping.setRemoveOnCancelPolicy(true);
-		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
-		// How long a thread waiting for a copy's future spins for its completion before it blocks: on CUDA
-		// the work runs on the device and a core is free to watch it; on the CPU backend the work runs on
-		// the host's cores, which a spinning waiter would take.
-		long waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
-				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.completions = new ContextCompletions(this.id, prefix + "completion", waitSpinNanos,
-				new CompletionFuture.Waits() {
-
-					@Override
-					public void started() {
-						backend.completionWaitStarted();
-					}
-
-					@Override
-					public void ended() {
-						backend.completionWaitEnded();
-					}
-
-				});
-		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
-		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
-		this.memory = new Memory(this.lifecycle, backend, this.streams, this.events, this.completions,
-				settings.stagingCacheBytes(), settings.copyChunkBytes(), settings.copyThreads(),
-				prefix + "copy-", settings.stagingBudgetBytes(), settings.stagingTimeout(), this.recordLeakSites);
-		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
-				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
-				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
-		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
-				this.memory, this.pool, this.completions, settings.kernelLoadWaitThreshold());
-		failures.launcher = this.launcher;
-		if (this.kernelTiming != KernelTiming.OFF) {
-			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
-					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
-		}
-		long period = settings.utilizationSamplePeriod().toNanos();
-		if (period > 0) {
-			double alpha = 1 - Math.exp(-(double) period / settings.utilizationWindow().toNanos());
-			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
-					TimeUnit.NANOSECONDS);
-		}
-	}
-
-	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
-	public static GpuContextBuilder builder() {
+	static GpuContextBuilder builder() {
 		return new GpuContextBuilder();
 	}
 
-	/**
-	 * Opens a context with {@code settings} (what {@link GpuContextBuilder#open()} does).
-	 * @throws BackendUnavailableException when the requested backend cannot run here
-	 * @throws IllegalArgumentException when sizes contradict each other
-	 */
-	static GpuContext open(ContextSettings settings) {
-		if (settings.poolSize() > settings.maxSize()) {
-			throw new IllegalArgumentException(
-					"poolSize (" + settings.poolSize() + ") must not exceed maxSize (" + settings.maxSize() + ")");
-		}
-		long chunkBlock = Memory.stagingBlock(settings.copyChunkBytes());
-		if (settings.stagingBudgetBytes() < chunkBlock) {
-			throw new IllegalArgumentException("stagingBudget (" + settings.stagingBudgetBytes()
-					+ " bytes) must hold at least one copy chunk (copyChunkSize " + settings.copyChunkBytes() + " bytes, "
-					+ chunkBlock + " in staging)");
-		}
-		BackendSelection selection = Backends.select(settings.backend(), settings.device(), settings.cpuDevices());
-		if (selection.provider() == null || !selection.availability().available()) {
-			throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
-		}
-		FailureRelay failures = new FailureRelay();
-		long budget = (settings.cpuMemoryBudget() > 0) ? settings.cpuMemoryBudget()
-				: Math.max(1, selection.provider().defaultMemoryBudget() / settings.cpuDevices());
-		BackendConfig config = new BackendConfig(settings.device(), settings.cpuThreads(), budget,
-				settings.memoryPoolReleaseThreshold(), settings.compileOptions(), settings.kernelCacheDir(), failures);
-		DeviceBackend opened = selection.provider().open(config);
-		GpuContext context = null;
-		try {
-			context = new GpuContext(settings, opened, selection.reason(), failures);
-			context.pool.fill();
-			for (KernelSource source : settings.kernels()) {
-				context.launcher.load(source, KernelLoad.Trigger.OPEN);
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
-			try {
-				if (context != null) {
-					context.close();
-				}
-				else {
-					opened.close();
-				}
-			}
-			catch (RuntimeException | Error closing) {
-				ex.addSuppressed(closing);
-			}
-			throw ex;
-		}
-		LeakTracker.opened(context);
-		if (selection.warning()) {
-			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
-					selection.reason());
-		}
-		else {
-			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
-					selection.reason());
-		}
-		return context;
-	}
-	// ---- accessors ----------------------------------------------------------------------
+	Backend backend();
 
-	public Backend backend() {
-		return this.info.backend();
-	}
+	String backendReason();
 
-	/** Why this backend was chosen (one line, also logged at open). */
-	public String backendReason() {
-		return this.backendReason;
-	}
+	DeviceInfo device();
 
-	public DeviceInfo device() {
-		return this.info;
-	}
+	StreamPool streams();
 
-	public StreamPool streams() {
-		return this.pool;
-	}
+	EventRegistry events();
 
-	public EventRegistry events() {
-		return this.events;
-	}
+	GpuLauncher launcher();
 
-	public GpuLauncher launcher() {
-		return this.launcher;
-	}
+	DefaultStreamMode defaultStreamMode();
 
-	public DefaultStreamMode defaultStreamMode() {
-		return this.defaultStreamMode;
-	}
+	KernelTiming kernelTiming();
 
-	public KernelTiming kernelTiming() {
-		return this.kernelTiming;
-	}
-
-	/** Longest wait at close for queued batches and work in flight ({@link Builder#drainTimeout}). */
-	public Duration drainTimeout() {
-		return this.drainTimeout;
-	}
+	Duration drainTimeout();
 
 	/**
 	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
 	 * context closes them first when it drains or closes, while its pool still leases streams.
 	 */
-	public List<GpuBatcher<?, ?>> batchers() {
-		return List.copyOf(this.batchers);
-	}
-
-	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
-	/** Builds, registers and starts a batcher on {@code context} (what {@link GpuBatcher.Builder#build()} does). */
-	static <I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler,
-			GpuBatcher.Settings<I> settings) {
-		Batcher<I, O> batcher = new Batcher<>(context, context.lifecycle, handler, settings, context.listener,
-				context.completions, context.housekeeping, context.drainTimeout, context::unregister);
-		context.register(batcher);
-		batcher.start();
-		context.listener.batcherOpened(batcher.name());
-		return batcher;
-	}
-
-	synchronized void register(GpuBatcher<?, ?> batcher) {
-		ensureOpen();
-		if (this.closeStarted) {
-			throw new ContextClosedException("GPU context #" + this.id + " is closing: no batcher can be added");
-		}
-		for (GpuBatcher<?, ?> open : this.batchers) {
-			if (open.name().equals(batcher.name())) {
-				throw new IllegalStateException("GPU context #" + this.id + " has an open batcher named '"
-						+ batcher.name() + "' already; batcher names must be unique per context");
-			}
-		}
-		this.batchers.add(batcher);
-	}
-
-	void unregister(GpuBatcher<?, ?> batcher) {
-		this.batchers.remove(batcher);
-	}
+	List<GpuBatcher<?, ?>> batchers();
 
 	/**
 	 * The default stream of the calling thread: its own in {@link DefaultStreamMode#PER_THREAD} mode
 	 * (usable only from that thread), the shared legacy stream otherwise.
 	 */
-	public GpuStream defaultStream() {
-		return this.streams.defaultStream();
-	}
+	GpuStream defaultStream();
 
-	/** The streams of this context: default streams, the current stream of each thread. */
-	Streams streamsImpl() {
-		return this.streams;
-	}
-
-	/** The stream pool of this context, with what the runtime asks of it beyond the API. */
-	Pool poolImpl() {
-		return this.pool;
-	}
-
-	/** The events of this context, for the runtime's own (fork, join, timing). */
-	Events eventsImpl() {
-		return this.events;
-	}
-
-	/** A snapshot of device memory. */
-	public MemoryInfo memory() {
-		ensureOpen();
-		return this.backend.memoryInfo();
-	}
+	MemoryInfo memory();
 
 	/**
 	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
@@ -366,93 +85,27 @@ public final class GpuContext implements AutoCloseable {
 	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
 	 * the operating system)
 	 */
-	public HostBuffer allocateHost(long bytes) {
-		ensureOpen();
-		return this.memory.allocateHost(bytes);
-	}
+	HostBuffer allocateHost(long bytes);
 
 	/**
 	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
 	 * (with its peak, the copies waiting for it and those that gave up), cached.
 	 */
-	public HostMemoryInfo hostMemory() {
-		ensureOpen();
-		return this.memory.hostInfo();
-	}
+	HostMemoryInfo hostMemory();
 
-	/** Whether the context is open and the device has not hit a sticky error. */
-	public boolean isHealthy() {
-		return healthProblem() == null;
-	}
+	boolean isHealthy();
 
-	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
-	public String healthProblem() {
-		if (!this.lifecycle.isOpen()) {
-			return "GPU context is " + this.lifecycle.phase();
-		}
-		return this.backend.healthProblem();
-	}
+	String healthProblem();
 
-	public boolean isClosed() {
-		return !this.lifecycle.isOpen();
-	}
+	boolean isClosed();
 
-	/** Blocks until all work on every stream of this context's device is done. */
-	public void synchronize() {
-		ensureOpen();
-		this.backend.synchronizeDevice();
-	}
-
-	// ---- internals shared with the handles ---------------------------------------------
-
-	void ensureOpen() {
-		this.lifecycle.ensureOpen();
-	}
-
-	/** Identity and lifecycle of this context, for its handles. */
-	ContextState lifecycle() {
-		return this.lifecycle;
-	}
-
-	/** See {@link ContextState#beginWork()}. */
-	void beginWork() {
-		this.lifecycle.beginWork();
-	}
-
-	/** Ends an operation {@link #beginWork()} began. */
-	void endWork() {
-		this.lifecycle.endWork();
-	}
-
-	void ensureSame(GpuContext other, String what) {
-		ensureSame(other, what, "");
-	}
-
-	/**
-	 * Accepts a handle of this context or of another device of the same {@link GpuDevices} (waits on
-	 * its events, copies from its buffers); rejects any other, like {@link #ensureSame}.
-	 */
-	void ensureSameOrPeer(GpuContext other, String what) {
-		this.lifecycle.ensureSameOrPeer(other.lifecycle, what);
-	}
-
-	void joinGroup(GpuDevices devices) {
-		this.lifecycle.joinGroup(devices);
-	}
-
-	/** The devices this context belongs to, or {@code null} when it was opened on its own. */
-	GpuDevices group() {
-		return (GpuDevices) this.lifecycle.group();
-	}
+	void synchronize();
 
 	/**
 	 * How busy this device is right now, for placing work: streams leased, threads waiting for a lease
 	 * and completions (futures of copies and stream work) not done yet. Cheap; a snapshot.
 	 */
-	public DeviceLoad load() {
-		PoolStats stats = this.pool.stats();
-		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
-	}
+	DeviceLoad load();
 
 	/**
 	 * A snapshot of how busy a device is ({@link #load()}).
@@ -470,81 +123,6 @@ public final class GpuContext implements AutoCloseable {
 
 	}
 
-	/** Rejects a handle of another context (see {@link ContextState#ensureSame}). */
-	void ensureSame(GpuContext other, String what, String name) {
-		this.lifecycle.ensureSame(other.lifecycle, what, name);
-	}
-
-	DeviceBackend backendHandle() {
-		return this.backend;
-	}
-
-	Launcher launcherImpl() {
-		return this.launcher;
-	}
-
-	GpuListener listener() {
-		return this.listener;
-	}
-
-	ScheduledThreadPoolExecutor housekeeping() {
-		return this.housekeeping;
-	}
-
-	/**
-	 * Runs {@code action} once {@code stream}'s work so far is done, or when close gives up on that
-	 * work: see {@link ContextCompletions#whenDone}.
-	 */
-	void whenDone(NativeStream stream, java.util.function.Consumer<GpuException> action) {
-		this.completions.whenDone(stream, action);
-	}
-
-	/**
-	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
-	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
-	 */
-	<T> CompletableFuture<T> whenDone(NativeStream stream,
-			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		return this.completions.whenDone(stream, action);
-	}
-
-	/** Runs a task that completes futures on the completion threads (see {@link ContextCompletions#execute}). */
-	void execute(Runnable task) {
-		this.completions.execute(task);
-	}
-
-	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
-	private static final class FailureRelay implements BackendListener {
-
-		volatile Launcher launcher;
-
-		@Override
-		public void kernelFailed(String kernel, GpuException failure) {
-			Launcher target = this.launcher;
-			if (target != null) {
-				target.kernelFailed(kernel);
-			}
-		}
-
-	}
-
-	/** Whether acquisition sites are recorded for the leak report (leak detection is on). */
-	boolean recordsLeakSites() {
-		return this.recordLeakSites || LeakTracker.active();
-	}
-
-	/** The memory room of this context. */
-	Memory memoryImpl() {
-		return this.memory;
-	}
-
-
-	int id() {
-		return this.id;
-	}
-
-	// ---- shutdown --------------------------------------------------------------------------
-
 	/**
 	 * Closes the context: stops accepting work, waits up to the drain timeout for work in flight,
 	 * then destroys events, pooled streams and buffers and releases the device. Work still pending
@@ -554,72 +132,7 @@ public final class GpuContext implements AutoCloseable {
 	 * what a kernel that cannot be stopped still uses: a CUDA kernel, or a CPU kernel that ignores
 	 * interrupts).
 	 */
-	@Override
-	public void close() {
-		synchronized (this) {
-			if (!this.lifecycle.isOpen() || this.closeStarted) {
-				return;
-			}
-			this.closeStarted = true;
-		}
-		LeakTracker.closing(this);
-		long started = System.nanoTime();
-		// Batchers first, while the context is open and its pool leases: their queued items run within
-		// the drain timeout. No batcher can be added meanwhile (closeStarted).
-		try {
-			GpuBatcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
-		}
-		catch (RuntimeException ex) {
-			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
-		}
-		this.lifecycle.closing();
-		// No copy may start now: those waiting for staging give up rather than hold up the drain.
-		this.memory.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-				+ ") closed while a copy waited for staging memory");
-		boolean drained = true;
-		int abandoned = 0;
-		try {
-			this.pool.stopAccepting();
-			// Copies already begun enqueue the rest of their work and register their futures first, so
-			// that the wait for the device covers them.
-			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
-			drained = this.lifecycle.awaitWork(deadline)
-					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
-			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-					+ ") closed before this work finished: it was abandoned at close, "
-					+ (drained ? "submitted while the context was closing"
-							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
-			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));
-			this.housekeeping.shutdownNow();
-			ContextThreads.awaitQuietly(this.housekeeping);
-			this.launcher.drainTimings(true);
-			abandoned = this.completions.abandonAll(reason);
-			this.completions.shutdown();
-			this.memory.closeHost(quiet);
-			this.events.destroyAll();
-			this.pool.destroyAll();
-			this.memory.releaseAtClose();
-		}
-		finally {
-			this.lifecycle.closed();
-			try {
-				this.backend.close();
-			}
-			catch (RuntimeException ex) {
-				log.warn("Releasing {} device {} failed", this.info.backend(), this.info.ordinal(), ex);
-			}
-			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-			if (drained) {
-				log.info("Closed GPU context #{} ({} device {}) in {} ms; its work had finished", this.id,
-						this.info.backend(), this.info.ordinal(), millis);
-			}
-			else {
-				log.warn("Closed GPU context #{} ({} device {}) in {} ms; work was still running after the drain timeout "
-						+ "of {}: {} waiting completions abandoned", this.id, this.info.backend(), this.info.ordinal(),
-						millis, this.drainTimeout, abandoned);
-			}
-		}
-	}
+	void close();
 
 	/**
 	 * Closes this context's {@link GpuBatcher}s (their queued items are dispatched within
@@ -636,21 +149,7 @@ public final class GpuContext implements AutoCloseable {
 	 * @return whether the device became idle within the timeout (also {@code true} when closed)
 	 * @throws IllegalArgumentException when the timeout is negative or longer than about 292 years
 	 */
-	public boolean drain(Duration timeout) {
-		long nanos = Checks.nanos(timeout, "timeout");
-		if (this.lifecycle.isClosed()) {
-			return true;
-		}
-		long started = System.nanoTime();
-		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
-		this.pool.stopAccepting();
-		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
-	}
+	boolean drain(Duration timeout);
 
-	@Override
-	public String toString() {
-		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", "
-				+ this.lifecycle.phase().toUpperCase(java.util.Locale.ROOT) + "]";
-	}
 
 }

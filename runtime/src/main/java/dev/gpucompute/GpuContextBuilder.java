@@ -374,7 +374,29 @@ public final class GpuContextBuilder {
 	 * @throws IllegalArgumentException when sizes contradict each other
 	 */
 	public GpuContext open() {
-		return GpuContext.open(settings());
+		return runtime().open(settings());
+	}
+
+	/**
+	 * The implementation of the API ({@link GpuRuntime}), found once with {@link java.util.ServiceLoader}.
+	 * @throws IllegalStateException when none is on the class path (the gpu-compute-runtime jar is missing
+	 * or its service file was stripped)
+	 */
+	static GpuRuntime runtime() {
+		return Implementation.INSTANCE;
+	}
+
+	/** The one implementation, looked up when first needed. */
+	private static final class Implementation {
+
+		static final GpuRuntime INSTANCE = java.util.ServiceLoader.load(GpuRuntime.class, GpuRuntime.class.getClassLoader())
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("No implementation of dev.gpucompute.GpuRuntime on the class "
+					+ "path: gpu-compute-runtime's META-INF/services/dev.gpucompute.GpuRuntime is missing"));
+
+		private Implementation() {
+		}
+
 	}
 
 }

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.internal.context.ContextImpl;
 import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.memory.CopyFaults;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -96,7 +97,7 @@ class CompletionFutureTest {
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
 			IllegalStateException broken = new IllegalStateException("broken completion");
-			CompletableFuture<Void> future = context.whenDone(StreamHandle.of(context.defaultStream()).use(),
+			CompletableFuture<Void> future = ((ContextImpl) context).whenDone(StreamHandle.of(context.defaultStream()).use(),
 					(CompletableFuture<Void> done, GpuException failure) -> {
 						throw broken;
 					});

@@ -1,5 +1,6 @@
 package dev.gpucompute;
 
+import dev.gpucompute.internal.context.ContextImpl;
 import dev.gpucompute.internal.memory.Memory;
 
 /**
@@ -13,7 +14,7 @@ public final class ContextInternals {
 
 	/** The memory room of {@code context}. */
 	public static Memory memory(GpuContext context) {
-		return context.memoryImpl();
+		return ((ContextImpl) context).memoryRoom();
 	}
 
 }

@@ -169,7 +169,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/**
 	 * Queues an item for the next batch of its key.
 	 * @return the item's result, or its failure: the batch's ({@link BatchHandler} threw, a kernel
-	 * failed), its own ({@link Batch#fail}), {@link BatchTimeoutException} when its deadline passed
+	 * failed), its own ({@link dev.gpucompute.Batch#fail}), {@link BatchTimeoutException} when its deadline passed
 	 * in the queue, or {@link ContextClosedException} when it was abandoned at close
 	 * @throws BatchQueueFullException when {@code maxQueued} items wait already (nothing is queued)
 	 * @throws ContextClosedException when the batcher is closed or closing

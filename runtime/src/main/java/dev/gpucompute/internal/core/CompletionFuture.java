@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The future of a copy or of {@link GpuStream#completion()} that a thread waiting for it may finish
+ * The future of a copy or of {@link dev.gpucompute.GpuStream#completion()} that a thread waiting for it may finish
  * itself. When the stream's work is done, {@link ContextCompletions} hands the future's completion
  * task to the context's completion executor <em>and</em> {@linkplain #offer offers} it here; the task
  * runs once, on whichever thread claims it first. A thread in {@link #join()} or {@link #get()} first

@@ -20,7 +20,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeStream;
 
 /**
- * The completions of a {@link GpuContext}: actions that run once a stream's work so far is done
+ * The completions of a {@link dev.gpucompute.GpuContext}: actions that run once a stream's work so far is done
  * (the futures of copies and stream work), on the context's completion threads or on a thread
  * waiting for the action's {@link CompletionFuture}, never on the backend's callback thread; and, at
  * close, the end of those whose work the context gives up on.

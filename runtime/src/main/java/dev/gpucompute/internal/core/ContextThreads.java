@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The threads a {@link GpuContext} starts for itself (housekeeping, completions): daemon threads
+ * The threads a {@link dev.gpucompute.GpuContext} starts for itself (housekeeping, completions): daemon threads
  * named after the context, and their stop at close.
  */
 public final class ContextThreads {

@@ -219,7 +219,7 @@ public final class BufferHandle implements DeviceBuffer {
 	 * Copies {@code bytes} bytes of {@code src} from its byte {@code srcOffset} into this buffer at
 	 * {@code dstOffset}, straight from its memory, like {@link #upload(HostBuffer, GpuStream)}.
 	 * @throws InvalidBufferRangeException when the range does not fit either buffer
-	 * @throws ContextMismatchException when {@code src} belongs to another context
+	 * @throws dev.gpucompute.ContextMismatchException when {@code src} belongs to another context
 	 */
 	@Override
 	public CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
@@ -393,7 +393,7 @@ public final class BufferHandle implements DeviceBuffer {
 	 * Copies {@code bytes} bytes of this buffer from {@code srcOffset} into {@code dst} from its byte
 	 * {@code dstOffset} on, like {@link #download(HostBuffer, GpuStream)}.
 	 * @throws InvalidBufferRangeException when the range does not fit either buffer
-	 * @throws ContextMismatchException when {@code dst} belongs to another context
+	 * @throws dev.gpucompute.ContextMismatchException when {@code dst} belongs to another context
 	 */
 	@Override
 	public CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
@@ -441,7 +441,7 @@ public final class BufferHandle implements DeviceBuffer {
 	/**
 	 * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at
 	 * {@code dstOffset}, on {@code stream} (one of this buffer's context). {@code src} may be a buffer
-	 * of another device of the same {@link GpuDevices}: the copy then waits (without blocking the host)
+	 * of another device of the same {@link dev.gpucompute.GpuDevices}: the copy then waits (without blocking the host)
 	 * for {@code src}'s owning stream's work so far, goes device to device (peer access where the
 	 * hardware allows, staged through the host by the driver where not), and {@code src}'s free
 	 * waits for it.
@@ -495,7 +495,7 @@ public final class BufferHandle implements DeviceBuffer {
 	 * <ul>
 	 * <li>CUDA: {@code jcuda.driver.CUdeviceptr} (a new pointer object each call) and {@link Long} (the
 	 * device address);
-	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link KernelArgs}).
+	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link dev.gpucompute.KernelArgs}).
 	 * </ul>
 	 * The use is ordered like the runtime's own: the first use on a stream other than the owning one
 	 * waits (on the device) for the owning stream's work so far, which includes the allocation, and

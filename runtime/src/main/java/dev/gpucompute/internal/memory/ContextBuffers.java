@@ -9,7 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.LeakTracker;
+import dev.gpucompute.internal.core.LeakRegistry;
 
 /**
  * The open {@link DeviceBuffer}s of a {@link GpuContext}, so that its close can release those the
@@ -24,7 +24,7 @@ final class ContextBuffers {
 
 	void track(DeviceBufferState buffer) {
 		this.buffers.add(buffer);
-		LeakTracker.acquired(buffer);
+		LeakRegistry.acquired(buffer);
 	}
 
 	void untrack(DeviceBufferState buffer) {

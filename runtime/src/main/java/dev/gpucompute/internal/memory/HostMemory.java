@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
-import dev.gpucompute.LeakTracker;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 
 /**
@@ -231,7 +231,7 @@ final class HostMemory {
 		// the smallest pooled block, so that it is tracked and closed like any other.
 		ByteBuffer block = this.pool.take(Math.max(1, bytes));
 		HostBufferHandle.State state = new HostBufferHandle.State(this.lifecycle, this, block, bytes,
-				Leaks.site(this.recordSites || LeakTracker.active(), "Host buffer"));
+				Leaks.site(this.recordSites || LeakRegistry.active(), "Host buffer"));
 		this.hostBufferBytes.addAndGet(block.capacity());
 		this.live.add(state);
 		if (this.closed) {

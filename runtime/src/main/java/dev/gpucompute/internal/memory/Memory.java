@@ -5,9 +5,9 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
-import dev.gpucompute.LeakTracker;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -81,7 +81,7 @@ public final class Memory {
 		this.lifecycle.ensureSame(owner.lifecycle(), "Stream ", stream.name());
 		NativeMemory memory = this.backend.allocate(bytes, target);
 		DeviceBufferState state = new DeviceBufferState(this, memory, owner,
-				Leaks.site(this.recordSites || LeakTracker.active(), "Device buffer"));
+				Leaks.site(this.recordSites || LeakRegistry.active(), "Device buffer"));
 		this.buffers.track(state);
 		return new BufferHandle(state);
 	}

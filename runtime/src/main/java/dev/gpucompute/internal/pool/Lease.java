@@ -9,6 +9,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.LeaseState;
@@ -25,12 +26,12 @@ public final class Lease implements StreamLease {
 
 	public Lease(Pool pool, PoolSlot slot, long acquiredAt, Throwable site) {
 		if (site == null) {
-			site = Leaks.site(LeakTracker.active(), "Stream lease");
+			site = Leaks.site(LeakRegistry.active(), "Stream lease");
 		}
 		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
 		this.stream = pool.streams().pooled(slot.stream, slot.priority, this.release);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
-		LeakTracker.acquired(this.release);
+		LeakRegistry.acquired(this.release);
 	}
 
 	/** The leased stream; valid until this lease is closed. */
@@ -78,7 +79,7 @@ public final class Lease implements StreamLease {
 
 	/**
 	 * The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it.
-	 * Its closed flag is decided under the pool's lock (see {@link StreamPool#release}), which the
+	 * Its closed flag is decided under the pool's lock (see {@link Pool#release}), which the
 	 * return takes anyway: a separate compare-and-set would add a second fence to every close.
 	 */
 	public static final class Release implements Runnable, Tracked, LeaseState {

@@ -400,7 +400,7 @@ public final class Pool implements StreamPool {
 
 	/**
 	 * Rejects a group of {@code count} streams of {@code priority} that the pool could never lease at
-	 * once; {@link GpuLauncher#parallel(java.util.List)} checks its group with it before forking.
+	 * once; {@link dev.gpucompute.GpuLauncher#parallel(java.util.List)} checks its group with it before forking.
 	 */
 	public void checkGroupSize(StreamPriority priority, int count) {
 		if (count < 1) {

@@ -11,6 +11,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.spi.NativeEvent;
@@ -35,7 +36,7 @@ public final class EventHandle implements GpuEvent {
 		this.handle = new Handle(registry, event, site);
 		// The safety net costs more than the event; it is paid only with leak detection on.
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.handle) : null;
-		LeakTracker.acquired(this.handle);
+		LeakRegistry.acquired(this.handle);
 	}
 
 	/**

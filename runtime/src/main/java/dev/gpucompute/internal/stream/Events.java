@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.KernelTiming;
-import dev.gpucompute.LeakTracker;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeEvent;
@@ -80,7 +80,7 @@ public final class Events implements EventRegistry {
 		this.lifecycle.ensureOpen();
 		NativeEvent event = take(false);
 		this.inUse.incrementAndGet();
-		return new EventHandle(this, event, Leaks.site(this.recordSites || LeakTracker.active(), "Event"));
+		return new EventHandle(this, event, Leaks.site(this.recordSites || LeakRegistry.active(), "Event"));
 	}
 
 	/** A new event with timing, for {@link GpuEvent#elapsedSince(GpuEvent)}. The caller closes it. */
@@ -89,7 +89,7 @@ public final class Events implements EventRegistry {
 		this.lifecycle.ensureOpen();
 		NativeEvent event = take(true);
 		this.inUse.incrementAndGet();
-		return new EventHandle(this, event, Leaks.site(this.recordSites || LeakTracker.active(), "Timing event"));
+		return new EventHandle(this, event, Leaks.site(this.recordSites || LeakRegistry.active(), "Timing event"));
 	}
 
 	/** The backend of the device these events belong to. */
