@@ -12,8 +12,9 @@ import dev.gpucompute.autoconfigure.web.GpuProblemDetails.GpuProblem;
  * detail stay the starter's): a full search queue asks clients to come back when the batcher
  * expects room ({@link BatchQueueFullException#retryAfter()}, not the fixed
  * {@code gpu.problem-details.retry-after}); every answer with {@code Retry-After} carries the same
- * whole seconds as a {@code retryAfterSeconds} member, as the service's own busy answers promise
- * clients that read the body only; a pool too small names its setting as {@code setting}.
+ * whole seconds as a {@code retryAfterSeconds} member, for clients that read the body only (the
+ * service's answers to a full or timed-out search queue always had it); a pool too small names its
+ * setting as {@code setting}.
  * Stateless, so thread-safe.
  */
 final class SampleGpuProblems implements GpuProblemCustomizer {
