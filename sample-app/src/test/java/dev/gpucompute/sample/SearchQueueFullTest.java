@@ -110,12 +110,13 @@ class SearchQueueFullTest {
 			long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
 			assertThat(retryAfter).isPositive();
 			JsonNode problem = Http.JSON.readTree(refused.body());
-			assertThat(problem.get("type").asString()).isEqualTo("urn:gpu-compute:sample:problem:busy");
+			// The starter's answer, with the sample's retryAfterSeconds (see SampleGpuProblemsTest).
+			assertThat(problem.get("type").asString()).isEqualTo("urn:gpu-compute:problem:batch-queue-full");
 			assertThat(problem.get("status").asInt()).isEqualTo(503);
-			assertThat(problem.get("title").asString()).isEqualTo("Search queue full");
+			assertThat(problem.get("title").asString()).isEqualTo("GPU busy");
 			assertThat(problem.get("retryAfterSeconds").asLong()).isEqualTo(retryAfter);
 			assertThat(problem.get("instance").asString()).isEqualTo("/collections/q/search");
-			assertThat(problem.get("detail").asString()).contains("Batcher 'search' is full: 2 items are queued");
+			assertThat(problem.get("detail").asString()).isEqualTo("The GPU batch queue is full; retry later.");
 		}
 		finally {
 			held.forEach(StreamLease::close);

@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.web;
 
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
@@ -23,7 +24,11 @@ import dev.gpucompute.autoconfigure.web.GpuProblemDetails.GpuProblem;
  * (application beans come before this one at the same order). A {@link CompletionException} or
  * {@link ExecutionException} that does not wrap a {@link GpuException} is left to the next handler.
  * The log gets one WARN line for a busy or unavailable GPU (503) and the stack for the rest.
- * Thread-safe.
+ *
+ * <p>An application advice with a catch-all ({@code @ExceptionHandler(Exception.class)}) takes GPU
+ * failures too, before this handler is asked: Spring takes the first advice with a matching method,
+ * however general. Such a catch-all leaves GPU failures to the starter by asking
+ * {@link #answer(Throwable)} first. Thread-safe.
  */
 @ControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE)
@@ -50,9 +55,29 @@ public class GpuExceptionHandler {
 	 */
 	@ExceptionHandler({ GpuException.class, CompletionException.class, ExecutionException.class })
 	public ResponseEntity<ProblemDetail> handleGpuFailure(Exception failure) throws Exception {
+		return answer(failure).orElseThrow(() -> failure);
+	}
+
+	/**
+	 * This handler's answer to {@code failure}, logged as this handler logs it, for an application's
+	 * own exception handler that Spring asks first: a catch-all that calls this before its own
+	 * answer leaves GPU failures to the starter's mapping (and its {@link GpuProblemCustomizer}s)
+	 * and keeps everything else.
+	 * <pre>
+	 * &#64;ExceptionHandler(Exception.class)
+	 * ResponseEntity&lt;ProblemDetail&gt; unexpected(Exception ex) {
+	 *     return this.gpuFailures.answer(ex).orElseGet(() -&gt; internalError(ex));
+	 * }
+	 * </pre>
+	 * The framework sets {@code instance} to the request path, as for this handler's own answers.
+	 * @param failure what a request handler threw
+	 * @return the problem detail response, or empty when {@code failure} is no GPU failure once
+	 * {@link CompletionException}s and {@link ExecutionException}s are unwrapped
+	 */
+	public Optional<ResponseEntity<ProblemDetail>> answer(Throwable failure) {
 		GpuProblem problem = this.problems.problemFor(failure);
 		if (problem == null) {
-			throw failure;
+			return Optional.empty();
 		}
 		if (problem.isServerFault()) {
 			logger.error("GPU failure answered with " + problem.body().getStatus(), problem.failure());
@@ -60,7 +85,7 @@ public class GpuExceptionHandler {
 		else if (logger.isWarnEnabled()) {
 			logger.warn("GPU failure answered with " + problem.body().getStatus() + ": " + problem.failure());
 		}
-		return problem.toResponseEntity();
+		return Optional.of(problem.toResponseEntity());
 	}
 
 }

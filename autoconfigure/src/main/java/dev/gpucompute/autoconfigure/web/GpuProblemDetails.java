@@ -43,7 +43,8 @@ import dev.gpucompute.StagingExhaustedException;
  * </table>
  * Types are {@value #TYPE_PREFIX} followed by the name above. A {@link CompletionException} or
  * {@link ExecutionException} (what {@code future.join()} and {@code future.get()} throw) is unwrapped
- * first. Immutable and thread-safe.
+ * first. {@link GpuProblemCustomizer}s given to the constructor then adjust each answer (an
+ * application's titles, types, members or {@code Retry-After}). Immutable and thread-safe.
  */
 public final class GpuProblemDetails {
 
@@ -82,18 +83,33 @@ public final class GpuProblemDetails {
 
 	private final Duration retryAfter;
 
+	private final List<GpuProblemCustomizer> customizers;
+
 	/**
 	 * Problem details that ask clients to retry a busy GPU after {@code retryAfter}.
 	 * @param retryAfter the {@code Retry-After} of 503 answers for a busy GPU, rounded up to whole
 	 * seconds (at least 1)
 	 */
 	public GpuProblemDetails(Duration retryAfter) {
+		this(retryAfter, List.of());
+	}
+
+	/**
+	 * Problem details that ask clients to retry a busy GPU after {@code retryAfter}, each answer
+	 * adjusted by {@code customizers}.
+	 * @param retryAfter the {@code Retry-After} of 503 answers for a busy GPU, rounded up to whole
+	 * seconds (at least 1)
+	 * @param customizers applied to every answer, in this order, after the mapping; copied
+	 */
+	public GpuProblemDetails(Duration retryAfter, List<GpuProblemCustomizer> customizers) {
 		this.retryAfter = retryAfter;
+		this.customizers = List.copyOf(customizers);
 	}
 
 	/**
 	 * The answer to {@code failure}, or {@code null} when it is no GPU failure once
-	 * {@link CompletionException}s and {@link ExecutionException}s are unwrapped.
+	 * {@link CompletionException}s and {@link ExecutionException}s are unwrapped. A new answer on
+	 * each call, adjusted by the customizers.
 	 * @param failure what a request handler threw
 	 * @return the problem, with its status, headers and the unwrapped failure
 	 */
@@ -101,7 +117,11 @@ public final class GpuProblemDetails {
 		Throwable unwrapped = unwrap(failure);
 		for (Mapping<?> mapping : MAPPINGS) {
 			if (mapping.type().isInstance(unwrapped)) {
-				return mapping.problem(unwrapped, this.retryAfter);
+				GpuProblem problem = mapping.problem(unwrapped, this.retryAfter);
+				for (GpuProblemCustomizer customizer : this.customizers) {
+					customizer.customize(problem);
+				}
+				return problem;
 			}
 		}
 		return null;
@@ -117,14 +137,32 @@ public final class GpuProblemDetails {
 		return current;
 	}
 
+	/** A {@code Retry-After} header's value: whole seconds, rounded up, at least 1. */
+	static String retryAfterSeconds(Duration after) {
+		return Long.toString(Math.max(1, (after.toMillis() + 999) / 1000));
+	}
+
 	/**
-	 * The answer to one GPU failure.
+	 * The answer to one GPU failure. Its body and headers are mutable, for
+	 * {@link GpuProblemCustomizer}s; the status answered is the body's.
 	 *
 	 * @param body the problem detail (status, type, title, detail; {@code kernel} for a kernel failure)
 	 * @param headers {@code Retry-After} when the client should retry
-	 * @param failure the GPU failure, unwrapped, for the server's log
+	 * @param failure the GPU failure, unwrapped, for the server's log (and for customizers to tell
+	 * failures apart)
 	 */
 	public record GpuProblem(ProblemDetail body, HttpHeaders headers, GpuException failure) {
+
+		/**
+		 * Sets {@code Retry-After} to {@code after} in whole seconds, rounded up, at least 1: for a
+		 * customizer with a better estimate than {@code gpu.problem-details.retry-after} (a
+		 * {@link BatchQueueFullException#retryAfter()}, say), or one that asks for retries where the
+		 * mapping does not.
+		 * @param after when the client should retry
+		 */
+		public void setRetryAfter(Duration after) {
+			this.headers.set(HttpHeaders.RETRY_AFTER, retryAfterSeconds(after));
+		}
 
 		/** Whether this is a server fault (5xx other than 503): the log gets the stack. */
 		public boolean isServerFault() {
@@ -154,8 +192,7 @@ public final class GpuProblemDetails {
 			}
 			HttpHeaders headers = new HttpHeaders();
 			if (this.retry) {
-				long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
-				headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
+				headers.set(HttpHeaders.RETRY_AFTER, retryAfterSeconds(retryAfter));
 			}
 			return new GpuProblem(body, headers, gpu);
 		}

@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.web;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -16,8 +17,10 @@ import dev.gpucompute.autoconfigure.GpuProperties;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} of problem details for GPU failures in web
- * applications, Spring MVC or WebFlux: a {@link GpuExceptionHandler}. Backs off when the application
- * defines its own {@link GpuExceptionHandler} or {@link GpuProblemDetails} bean, and with
+ * applications, Spring MVC or WebFlux: a {@link GpuExceptionHandler} answering with a
+ * {@link GpuProblemDetails} that applies the application's {@link GpuProblemCustomizer} beans, in
+ * order. Backs off when the application defines its own {@link GpuExceptionHandler} or
+ * {@link GpuProblemDetails} bean (customizers then apply only if that bean applies them), and with
  * {@code gpu.problem-details.enabled=false}; handlers of the application's own win over it anyway.
  */
 @AutoConfiguration(after = GpuAutoConfiguration.class)
@@ -29,8 +32,9 @@ public final class GpuWebAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpuProblemDetails gpuProblemDetails(GpuProperties properties) {
-		return new GpuProblemDetails(properties.getProblemDetails().getRetryAfter());
+	GpuProblemDetails gpuProblemDetails(GpuProperties properties, ObjectProvider<GpuProblemCustomizer> customizers) {
+		return new GpuProblemDetails(properties.getProblemDetails().getRetryAfter(),
+				customizers.orderedStream().toList());
 	}
 
 	@Bean

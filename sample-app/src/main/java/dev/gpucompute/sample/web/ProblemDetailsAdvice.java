@@ -2,11 +2,13 @@ package dev.gpucompute.sample.web;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.Optional;
 
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -19,24 +21,17 @@ import org.springframework.web.context.request.ServletWebRequest;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuException;
-import dev.gpucompute.PoolExhaustedException;
-import dev.gpucompute.PoolTooSmallException;
-import dev.gpucompute.StagingExhaustedException;
+import dev.gpucompute.autoconfigure.web.GpuExceptionHandler;
 import dev.gpucompute.sample.search.ServiceProblem;
 
 /**
  * Answers every error as an RFC 9457 problem detail ({@code application/problem+json}): the
  * service's own {@link ServiceProblem}s with their status, type, properties and {@code Retry-After}
  * (storage failures: 507 for a full disk, 503 for the rest; see the store), Spring MVC's
- * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and GPU failures as 503
- * (pool or staging memory exhausted, search queue full or timed out, with {@code Retry-After};
- * shutting down) or 500
- * (a stream pool too small for the configured search parallelism, naming the setting; any other GPU
- * failure).
+ * errors (405, 415, ...) through {@link ResponseEntityExceptionHandler}, and anything else as a 500.
+ * GPU failures (a busy GPU, a search queue full or timed out, a pool too small, ...) are the
+ * starter's: its {@link GpuExceptionHandler} answers them with its types
+ * ({@code urn:gpu-compute:problem:*}), as this service's {@link SampleGpuProblems} adjusts them.
  */
 @RestControllerAdvice
 class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
@@ -45,6 +40,16 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	static final String TYPE_PREFIX = "urn:gpu-compute:sample:problem:";
 
 	private static final Logger log = LoggerFactory.getLogger(ProblemDetailsAdvice.class);
+
+	private final ObjectProvider<GpuExceptionHandler> gpuFailures;
+
+	/**
+	 * @param gpuFailures the starter's GPU problem details, absent with
+	 * {@code gpu.problem-details.enabled=false} (GPU failures are then answered as any other failure)
+	 */
+	ProblemDetailsAdvice(ObjectProvider<GpuExceptionHandler> gpuFailures) {
+		this.gpuFailures = gpuFailures;
+	}
 
 	@ExceptionHandler(ServiceProblem.class)
 	ResponseEntity<ProblemDetail> serviceProblem(ServiceProblem problem, HttpServletRequest request) {
@@ -61,70 +66,6 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 			.orElse(response);
 	}
 
-	@ExceptionHandler(PoolExhaustedException.class)
-	ResponseEntity<ProblemDetail> poolExhausted(PoolExhaustedException ex, HttpServletRequest request) {
-		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU stream pool exhausted", ex.getMessage()),
-				request);
-	}
-
-	/**
-	 * A copy found no page-locked staging memory within {@code gpu.copies.staging-timeout}: a busy GPU,
-	 * like an exhausted stream pool (retrying later helps), not a failure of the GPU.
-	 */
-	@ExceptionHandler(StagingExhaustedException.class)
-	ResponseEntity<ProblemDetail> stagingExhausted(StagingExhaustedException ex, HttpServletRequest request) {
-		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "GPU staging memory exhausted", ex.getMessage()),
-				request);
-	}
-
-	/**
-	 * The search batcher's queue is full: 503 with {@code Retry-After} (whole seconds, at least 1)
-	 * from the batcher's estimate of when its queue will have room.
-	 */
-	@ExceptionHandler(BatchQueueFullException.class)
-	ResponseEntity<ProblemDetail> queueFull(BatchQueueFullException ex, HttpServletRequest request) {
-		long seconds = retryAfterSeconds(ex.retryAfter());
-		ProblemDetail body = problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "Search queue full", ex.getMessage());
-		body.setProperty("retryAfterSeconds", seconds);
-		body.setProperty("maxQueued", ex.maxQueued());
-		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-			.header(HttpHeaders.RETRY_AFTER, Long.toString(seconds))
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.body(withInstance(body, request));
-	}
-
-	/** A search waited in the batcher's queue past gpu.batching.search.timeout, and was not run: 503. */
-	@ExceptionHandler(BatchTimeoutException.class)
-	ResponseEntity<ProblemDetail> queueTimeout(BatchTimeoutException ex, HttpServletRequest request) {
-		ProblemDetail body = problem(HttpStatus.SERVICE_UNAVAILABLE, "busy", "Search queue timeout", ex.getMessage());
-		body.setProperty("retryAfterSeconds", 1);
-		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-			.header(HttpHeaders.RETRY_AFTER, "1")
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.body(withInstance(body, request));
-	}
-
-	/**
-	 * Work that asked the pool for more streams than it may ever lease at once (the search caps its
-	 * groups at the pool's limits, so only a configuration this service does not expect reaches it):
-	 * the service's configuration, so a 500 that names the setting, without {@code Retry-After}.
-	 */
-	@ExceptionHandler(PoolTooSmallException.class)
-	ResponseEntity<ProblemDetail> poolTooSmall(PoolTooSmallException ex, HttpServletRequest request) {
-		log.error("Stream pool too small while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
-		ProblemDetail body = problem(HttpStatus.INTERNAL_SERVER_ERROR, "pool-too-small", "GPU stream pool too small",
-				"The search needs " + ex.demand() + ", but the service's GPU stream pool leases at most "
-						+ ex.maxLeasable() + " at once (" + ex.property() + "); the service's configuration must change");
-		body.setProperty("setting", ex.property());
-		return respond(body, request);
-	}
-
-	@ExceptionHandler(ContextClosedException.class)
-	ResponseEntity<ProblemDetail> contextClosed(ContextClosedException ex, HttpServletRequest request) {
-		return respond(problem(HttpStatus.SERVICE_UNAVAILABLE, "shutting-down", "Shutting down", ex.getMessage()),
-				request);
-	}
-
 	@ExceptionHandler(java.io.UncheckedIOException.class)
 	ResponseEntity<ProblemDetail> storageFailure(java.io.UncheckedIOException ex, HttpServletRequest request) {
 		log.error("Storage failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
@@ -132,19 +73,20 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 				ex.getMessage() + ": " + ex.getCause().getMessage()), request);
 	}
 
-	@ExceptionHandler(GpuException.class)
-	ResponseEntity<ProblemDetail> gpuFailure(GpuException ex, HttpServletRequest request) {
-		log.error("GPU failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
-		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "gpu-failure", "GPU failure", ex.getMessage()),
-				request);
-	}
-
 	/**
-	 * Anything else: a 500 in the service's format, without internals in the answer (the log has
-	 * them). Spring MVC's own exceptions keep their more specific handlers.
+	 * GPU failures, also inside a {@code CompletionException} or {@code ExecutionException}: the
+	 * starter's answer ({@link GpuExceptionHandler#answer}), which this catch-all would otherwise take
+	 * from it, since Spring asks this advice before the starter's handler. Anything else: a 500 in
+	 * the service's format, without internals in the answer (the log has them). Spring MVC's own
+	 * exceptions keep their more specific handlers.
 	 */
 	@ExceptionHandler(Exception.class)
 	ResponseEntity<ProblemDetail> unexpected(Exception ex, HttpServletRequest request) {
+		GpuExceptionHandler gpuFailures = this.gpuFailures.getIfAvailable();
+		Optional<ResponseEntity<ProblemDetail>> gpu = (gpuFailures != null) ? gpuFailures.answer(ex) : Optional.empty();
+		if (gpu.isPresent()) {
+			return gpu.get();
+		}
 		log.error("Unexpected failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
 		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error", "Internal error",
 				"The request failed unexpectedly (" + ex.getClass().getSimpleName() + "); the service log has the details"),
