@@ -11,6 +11,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.ByteSizes;
 import dev.gpucompute.spi.DeviceBackend;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
@@ -85,7 +86,7 @@ public final class CudaBackendProvider implements BackendProvider {
 		int major = CudaDriver.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 		int minor = CudaDriver.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 		return CudaFormat.cString(name) + " (device " + ordinal + " of " + count + ", compute capability " + major + "."
-				+ minor + ", " + CudaFormat.bytes(memory[0]) + ", driver " + CudaFormat.driverVersion(driverVersion) + ")";
+				+ minor + ", " + ByteSizes.format(memory[0]) + ", driver " + CudaFormat.driverVersion(driverVersion) + ")";
 	}
 
 	/**
