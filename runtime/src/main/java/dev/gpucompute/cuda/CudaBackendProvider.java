@@ -62,6 +62,17 @@ public final class CudaBackendProvider implements BackendProvider {
 		}
 	}
 
+	/** JCuda's natives for this platform when they are not on the class path ({@link JCudaNatives#missing}). */
+	@Override
+	public String missingDependency() {
+		try {
+			return JCudaNatives.missing(CudaBackendProvider.class.getClassLoader());
+		}
+		catch (RuntimeException ex) { // never throws, as probe
+			return null;
+		}
+	}
+
 	@Override
 	public int deviceCount() {
 		try {

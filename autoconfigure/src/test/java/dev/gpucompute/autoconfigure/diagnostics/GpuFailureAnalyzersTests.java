@@ -89,6 +89,28 @@ class GpuFailureAnalyzersTests {
 	}
 
 	@Test
+	void cudaForcedWithoutJCudasNativesSaysWhichToAdd() {
+		// The CUDA provider says what is missing (BackendProvider.missingDependency). JCuda publishes no natives
+		// for linux-aarch64, so there the x86-64 natives of this class path do not count.
+		String osName = System.getProperty("os.name");
+		String osArch = System.getProperty("os.arch");
+		System.setProperty("os.name", "Linux");
+		System.setProperty("os.arch", "aarch64");
+		try {
+			FailureAnalysis analysis = new BackendUnavailableFailureAnalyzer()
+				.analyze(new dev.gpucompute.BackendUnavailableException(Backend.CUDA, "no CUDA device", null));
+			assertThat(analysis.getDescription())
+				.contains("JCuda's native libraries for linux-aarch64 are not on the class path")
+				.contains("org.jcuda:jcuda-natives:12.6.0:linux-aarch64");
+			assertThat(analysis.getAction()).startsWith("Add JCuda's natives for this platform");
+		}
+		finally {
+			System.setProperty("os.name", osName);
+			System.setProperty("os.arch", osArch);
+		}
+	}
+
+	@Test
 	void batcherSettingsSayWhatABatcherNeeds() {
 		FailureAnalysis analysis = analyze(new InvalidGpuPropertiesFailureAnalyzer(),
 				"gpu.streams.priority-limits.high=2", "gpu.batching.interactive.priority=high",
