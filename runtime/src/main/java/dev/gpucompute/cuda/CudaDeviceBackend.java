@@ -36,6 +36,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.ByteSizes;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.KernelCompilation;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
@@ -427,6 +428,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	/** What compiles CUDA C here (NVRTC, nvcc, or none and why). */
 	public String compilerDescription() {
 		return this.modules.compilerDescription();
+	}
+
+	@Override
+	public KernelCompilation kernelCompilation() {
+		return new KernelCompilation(compilerDescription(), compileCount(), cacheHits(), prebuiltLoads(), kernelCacheDir());
 	}
 
 	// ---------------------------------------------------------------- SPI: memory
