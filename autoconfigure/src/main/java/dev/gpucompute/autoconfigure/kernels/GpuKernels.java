@@ -30,7 +30,7 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelSource.CudaForm;
 import dev.gpucompute.ParamType;
-import dev.gpucompute.autoconfigure.Suggestions;
+import dev.gpucompute.spi.Suggestions;
 
 /**
  * The kernels loaded at start-up: every kernel file found under {@code gpu.kernels.locations} and
