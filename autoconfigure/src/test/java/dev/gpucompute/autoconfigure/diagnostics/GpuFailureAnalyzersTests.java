@@ -35,8 +35,8 @@ import dev.gpucompute.KernelCompilationException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
-import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
-import dev.gpucompute.autoconfigure.kernels.KernelLoadException;
+import dev.gpucompute.kernels.KernelDefinitionException;
+import dev.gpucompute.kernels.KernelLoadException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -262,14 +262,14 @@ class GpuFailureAnalyzersTests {
 		kinds.forEach((location, kind) -> actions.put(kind, analyzeKernelDefinition(kind,
 				(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:" + location))
 			.getAction()));
-		actions.put(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
+		actions.put(KernelDefinitionException.Kind.PARAMS_CONTRADICT_SOURCE,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.PARAMS_CONTRADICT_SOURCE,
 						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/")
 							.withBean("scale", KernelSource.class,
 									() -> KernelSource.named("scale").params(ParamType.INT, ParamType.INT)))
 					.getAction());
-		actions.put(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
+		actions.put(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_SOURCE,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_SOURCE,
 						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/types/mixed.cu")
 							.withBean("mixed", KernelSource.class,
 									() -> KernelSource.named("mixed").cuda("extern \"C\" __global__ void mixed() {}")))
@@ -279,8 +279,8 @@ class GpuFailureAnalyzersTests {
 						(runner) -> cpu.withPropertyValues(
 								"gpu.kernels.locations=classpath:kernels/sidecar/,classpath:failure-analysis/gpu/kernels/"))
 					.getAction());
-		actions.put(KernelDefinitionException.Kind.DUPLICATE_BEANS,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_BEANS,
+		actions.put(KernelDefinitionException.Kind.DUPLICATE_SOURCES,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_SOURCES,
 						(runner) -> cpu.withBean("one", KernelSource.class, () -> KernelSource.named("twice"))
 							.withBean("two", KernelSource.class, () -> KernelSource.named("twice")))
 					.getAction());
