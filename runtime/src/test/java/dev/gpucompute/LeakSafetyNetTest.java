@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-/** The cleaner returns what was dropped without being closed (DESIGN.md 3.11). */
+/** The cleaner returns what was dropped without being closed (docs/runtime.md, "Semantics", item 11). */
 class LeakSafetyNetTest {
 
 	@Test

@@ -53,7 +53,7 @@ import dev.gpucompute.StreamScope;
 import dev.gpucompute.GpuContextBuilder;
 
 /**
- * The bad-input catalogue, on every backend (DESIGN.md section 7): each bad input across the public
+ * The bad-input catalogue, on every backend (docs/runtime.md, "Semantics"): each bad input across the public
  * API gets an exception of a fitting type whose message says what was wrong, and afterwards nothing
  * is held (pool idle, no event in use, device memory back, no thread of the runtime left) and the
  * context still runs a round trip correctly.

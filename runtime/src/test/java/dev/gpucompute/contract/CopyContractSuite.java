@@ -46,7 +46,7 @@ import dev.gpucompute.cpu.CpuBackendProvider;
 import dev.gpucompute.GpuContextBuilder;
 
 /**
- * Host↔device copies on every backend (DESIGN.md section 4, "Data path"): array, buffer and host
+ * Host↔device copies on every backend (docs/runtime.md, "Copies between host and device"): array, buffer and host
  * buffer copies give exact bytes at every chunk boundary and offset, also concurrently on several
  * streams; a host buffer closed while its copy is pending keeps its memory until the copy ends; the
  * failure of one chunk fails its copy and leaves nothing held. Chunks are made small here (64 KiB),

@@ -51,7 +51,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 
 /**
- * The contract every backend passes (DESIGN.md sections 3 and 7). A subclass supplies the backend
+ * The contract every backend passes (docs/runtime.md, "Semantics"). A subclass supplies the backend
  * through {@link #builder()}; the tests use only the public API and kernels that exist for every
  * backend. Concurrency is proven by rendezvous, never by a stopwatch.
  */

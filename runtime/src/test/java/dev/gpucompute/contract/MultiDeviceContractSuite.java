@@ -31,7 +31,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 
 /**
- * Several devices in one application (DESIGN.md section 4): one context per device, placement by
+ * Several devices in one application (docs/runtime.md, "Several devices"): one context per device, placement by
  * load and by key, events and copies across devices. The CPU backend stands in for three devices;
  * on CUDA the suite opens every GPU of the machine, and the tests that need two skip on a machine
  * with one (the GPU machines here have one).

@@ -45,7 +45,7 @@ import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
 
 /**
- * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a
+ * Reliability under faults and shutdown, on every backend (docs/runtime.md, "Semantics", items 10 and 12): a
  * failing kernel harms only the work that depends on it, and closing a context never strands a
  * caller. Each test opens its own context, since each needs its own settings and closes it itself.
  */

@@ -31,7 +31,7 @@ import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 
 /**
- * Who is told of a kernel failure (DESIGN.md 3.10): the holder whose work depends on it, once, at its
+ * Who is told of a kernel failure (docs/runtime.md, "Semantics", item 10): the holder whose work depends on it, once, at its
  * next synchronisation, completion, download or event wait; never a later holder of the same pooled
  * stream; and every failure is counted however it was observed. Only the CPU backend can show this:
  * a failing CUDA kernel ends the whole context.

@@ -41,7 +41,7 @@ import dev.gpucompute.UnsupportedBackendOperationException;
 
 /**
  * {@link GpuMetrics} and {@link MicrometerGpuListener} on a real CPU-backend context: every meter of
- * DESIGN.md section 6 exists with its tags and moves with real launches and pool activity.
+ * docs/observability.md, "Meters" exists with its tags and moves with real launches and pool activity.
  */
 class GpuMetricsTests {
 

@@ -175,8 +175,6 @@ public final class ContextImpl implements GpuContext {
 		}
 	}
 
-	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
-
 	/**
 	 * Opens a context with {@code settings} (what {@link dev.gpucompute.GpuContextBuilder#open()} does).
 	 * @throws BackendUnavailableException when the requested backend cannot run here
