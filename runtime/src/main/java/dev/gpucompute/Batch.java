@@ -14,14 +14,19 @@ import java.util.List;
  */
 public interface Batch<I> {
 
+	/** The name of the batcher this batch belongs to. */
 	String batcher();
 
+	/** The batch key every item of this batch has ({@code null} when the key function gave null). */
 	Object key();
 
+	/** The items, in the order they were submitted; unmodifiable. */
 	List<I> items();
 
+	/** How many items the batch holds (at least one). */
 	int size();
 
+	/** The leased stream this batch runs on; the handler's thread has it as its current stream. */
 	GpuStream stream();
 
 	/**

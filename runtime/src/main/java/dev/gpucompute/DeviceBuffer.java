@@ -35,36 +35,52 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface DeviceBuffer extends AutoCloseable {
 
+	/** Size in bytes. */
 	long byteSize();
 
+	/** The stream it was allocated on and will be freed on. */
 	GpuStream stream();
 
+	/** Whether it was closed (or its context was). */
 	boolean isClosed();
 
+	/** Copies {@code src} to the start of this buffer on the current stream (see the class comment). */
 	CompletableFuture<Void> upload(float[] src);
 
+	/** Copies {@code src} to the start of this buffer on the current stream. */
 	CompletableFuture<Void> upload(int[] src);
 
+	/** Copies {@code src} to the start of this buffer on the current stream. */
 	CompletableFuture<Void> upload(long[] src);
 
+	/** Copies {@code src} to the start of this buffer on the current stream. */
 	CompletableFuture<Void> upload(double[] src);
 
+	/** Copies {@code src} to the start of this buffer on the current stream. */
 	CompletableFuture<Void> upload(byte[] src);
 
+	/** Copies the remaining bytes of {@code src} to the start of this buffer on the current stream. */
 	CompletableFuture<Void> upload(ByteBuffer src);
 
+	/** Copies {@code src} to the start of this buffer on {@code stream}. */
 	CompletableFuture<Void> upload(byte[] src, GpuStream stream);
 
+	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
 	CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream);
 
+	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
 	CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream);
 
+	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
 	CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream);
 
+	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
 	CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream);
 
+	/** Copies {@code src} to the start of this buffer on {@code stream}. */
 	CompletableFuture<Void> upload(float[] src, GpuStream stream);
 
+	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
 	CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream);
 
 	CompletableFuture<Void> upload(int[] src, GpuStream stream);
@@ -106,28 +122,40 @@ public interface DeviceBuffer extends AutoCloseable {
 	 */
 	CompletableFuture<Void> download(float[] dst);
 
+	/** Like {@link #download(float[])} for {@code int}s. */
 	CompletableFuture<Void> download(int[] dst);
 
+	/** Like {@link #download(float[])} for {@code long}s. */
 	CompletableFuture<Void> download(long[] dst);
 
+	/** Like {@link #download(float[])} for {@code double}s. */
 	CompletableFuture<Void> download(double[] dst);
 
+	/** Like {@link #download(float[])} for bytes. */
 	CompletableFuture<Void> download(byte[] dst);
 
+	/** Copies {@code dst.remaining()} bytes from the start of this buffer into {@code dst}, on the current stream. */
 	CompletableFuture<Void> download(ByteBuffer dst);
 
+	/** Copies the start of this buffer into {@code dst} on {@code stream}. */
 	CompletableFuture<Void> download(byte[] dst, GpuStream stream);
 
+	/** Copies {@code dst.length} floats from float element {@code elementOffset} of this buffer into {@code dst}. */
 	CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream);
 
+	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
 	CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream);
 
+	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
 	CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream);
 
+	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
 	CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream);
 
+	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
 	CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream);
 
+	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
 	CompletableFuture<Void> download(float[] dst, GpuStream stream);
 
 	CompletableFuture<Void> download(int[] dst, GpuStream stream);
@@ -164,10 +192,13 @@ public interface DeviceBuffer extends AutoCloseable {
 	CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
 			GpuStream stream);
 
+	/** Sets every byte to {@code value} on the current stream (see the class comment). */
 	void fill(byte value);
 
+	/** {@link #copyFrom(DeviceBuffer, long, long, long, GpuStream)} on the current stream. */
 	void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes);
 
+	/** Sets every byte to {@code value} on {@code stream}. */
 	void fill(byte value, GpuStream stream);
 
 	/**
@@ -180,6 +211,7 @@ public interface DeviceBuffer extends AutoCloseable {
 	 */
 	void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream);
 
+	/** {@link #nativeHandle(Class, GpuStream)} for work enqueued on the current stream. */
 	<T> Optional<T> nativeHandle(Class<T> type);
 
 	/**

@@ -14,8 +14,10 @@ package dev.gpucompute;
  */
 public interface EventRegistry {
 
+	/** A new event without timing, for ordering. The caller closes it. */
 	GpuEvent create();
 
+	/** A new event with timing, for {@link GpuEvent#elapsedSince(GpuEvent)}. The caller closes it. */
 	GpuEvent createTiming();
 
 	/**
@@ -24,8 +26,10 @@ public interface EventRegistry {
 	 */
 	int inUse();
 
+	/** Events the runtime holds for its own work right now (timed launches not yet read, joins). */
 	int internal();
 
+	/** Events not yet destroyed: in use plus cached for reuse. Zero after the context closed. */
 	int live();
 
 	EventStats stats();

@@ -163,26 +163,36 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 	}
 
 
+	/** Whether {@link #shutdown()} (or close) was called. */
 	boolean isShutdown();
 
+	/** The batcher's name, unique among the open batchers of its context (the {@code batcher} meter tag). */
 	String name();
 
+	/** The context whose streams its batches run on. */
 	GpuContext context();
 
+	/** The most items one batch takes. */
 	int maxBatchSize();
 
+	/** How long the first item of a batch may wait for more before the batch runs. */
 	Duration maxQueueDelay();
 
+	/** The most items waiting; a submission beyond it fails with {@link BatchQueueFullException}. */
 	int maxQueued();
 
+	/** The priority of the streams its batches lease. */
 	StreamPriority priority();
 
+	/** The deadline of an item in the queue; {@link Duration#ZERO} for none. */
 	Duration timeout();
 
 	int maxConcurrentBatches();
 
+	/** Items waiting now; cheaper than {@link #stats()} for a gauge. */
 	int queued();
 
+	/** A consistent snapshot of the batcher's figures. */
 	BatcherStats stats();
 
 

@@ -39,26 +39,36 @@ public interface GpuContext extends AutoCloseable {
 
 	Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
+	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
 	static GpuContextBuilder builder() {
 		return new GpuContextBuilder();
 	}
 
+	/** The backend this context runs on (never {@code AUTO}: the one it chose). */
 	Backend backend();
 
+	/** Why this backend was chosen (one line, also logged at open). */
 	String backendReason();
 
+	/** The device's description: name, ordinal, memory and limits. */
 	DeviceInfo device();
 
+	/** The context's stream pool, where callers lease streams. */
 	StreamPool streams();
 
+	/** The context's events, for ordering work across streams. */
 	EventRegistry events();
 
+	/** What launches kernels, allocates buffers and scopes streams on this context. */
 	GpuLauncher launcher();
 
+	/** What a thread's default stream is (see {@link DefaultStreamMode}). */
 	DefaultStreamMode defaultStreamMode();
 
+	/** Which launches are timed on the device (see {@link KernelTiming}). */
 	KernelTiming kernelTiming();
 
+	/** Longest wait at close for queued batches and work in flight ({@link dev.gpucompute.GpuContextBuilder#drainTimeout}). */
 	Duration drainTimeout();
 
 	/**
@@ -73,6 +83,7 @@ public interface GpuContext extends AutoCloseable {
 	 */
 	GpuStream defaultStream();
 
+	/** A snapshot of device memory. */
 	MemoryInfo memory();
 
 	/**
@@ -93,12 +104,16 @@ public interface GpuContext extends AutoCloseable {
 	 */
 	HostMemoryInfo hostMemory();
 
+	/** Whether the context is open and the device has not hit a sticky error. */
 	boolean isHealthy();
 
+	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
 	String healthProblem();
 
+	/** Whether {@link #close()} has begun; a closed context refuses every use. */
 	boolean isClosed();
 
+	/** Blocks until all work on every stream of this context's device is done. */
 	void synchronize();
 
 	/**

@@ -76,10 +76,13 @@ public interface GpuDevices extends AutoCloseable {
 		return GpuContextBuilder.runtime().deviceCount(backend, cpuDevices);
 	}
 
+	/** Every device's context, in the order opened; the first is the primary. */
 	List<GpuContext> contexts();
 
+	/** The first device: the one single-device code (and the single-device Spring beans) use. */
 	GpuContext primary();
 
+	/** The ordinals of the devices, ascending. */
 	Set<Integer> ordinals();
 
 	/**
@@ -104,6 +107,7 @@ public interface GpuDevices extends AutoCloseable {
 	 */
 	GpuContext forKey(Object key);
 
+	/** Number of devices. */
 	int size();
 
 	/**

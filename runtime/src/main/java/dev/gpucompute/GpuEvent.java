@@ -16,10 +16,13 @@ import java.time.Duration;
  */
 public interface GpuEvent extends AutoCloseable {
 
+	/** Whether this event measures time ({@link EventRegistry#createTiming()}). */
 	boolean isTiming();
 
+	/** Whether it has been recorded at least once. */
 	boolean isRecorded();
 
+	/** Captures the work enqueued on {@code stream} so far. */
 	GpuEvent record(GpuStream stream);
 
 	/**
@@ -29,6 +32,7 @@ public interface GpuEvent extends AutoCloseable {
 	 */
 	void synchronize();
 
+	/** Whether the recorded work is done; true when never recorded (also for an event reused from the registry). */
 	boolean isComplete();
 
 	/**
@@ -37,6 +41,7 @@ public interface GpuEvent extends AutoCloseable {
 	 */
 	Duration elapsedSince(GpuEvent start);
 
+	/** Returns the event to the registry. Idempotent; a no-op after the context closed. */
 	void close();
 
 }

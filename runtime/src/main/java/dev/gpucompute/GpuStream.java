@@ -15,12 +15,16 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface GpuStream {
 
+	/** A name for logs and reports. */
 	String name();
 
+	/** Whether it is a pooled stream or a default stream (legacy or per thread). */
 	StreamKind kind();
 
+	/** The priority its work runs at on the device. */
 	StreamPriority priority();
 
+	/** The context this stream belongs to. */
 	GpuContext context();
 
 	/**
@@ -34,8 +38,10 @@ public interface GpuStream {
 	 */
 	void synchronize();
 
+	/** Whether all work enqueued so far is done, without blocking. */
 	boolean isIdle();
 
+	/** Records {@code event} here: it completes when the work enqueued so far is done. */
 	GpuStream record(GpuEvent event);
 
 	/**

@@ -49,8 +49,10 @@ import java.nio.LongBuffer;
  */
 public interface HostBuffer extends AutoCloseable {
 
+	/** Size in bytes, as allocated. */
 	long byteSize();
 
+	/** Whether it was closed (or its context was). */
 	boolean isClosed();
 
 	/**
@@ -59,32 +61,46 @@ public interface HostBuffer extends AutoCloseable {
 	 */
 	ByteBuffer asByteBuffer();
 
+	/** {@link #asByteBuffer()} as floats (element {@code i} at byte {@code 4 * i}). */
 	FloatBuffer asFloatBuffer();
 
+	/** {@link #asByteBuffer()} as ints. */
 	IntBuffer asIntBuffer();
 
+	/** {@link #asByteBuffer()} as longs. */
 	LongBuffer asLongBuffer();
 
+	/** {@link #asByteBuffer()} as doubles. */
 	DoubleBuffer asDoubleBuffer();
 
+	/** Writes {@code src} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, byte[] src);
 
+	/** Writes {@code length} bytes of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, byte[] src, int offset, int length);
 
+	/** Writes {@code src} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, float[] src);
 
+	/** Writes {@code length} floats of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, float[] src, int offset, int length);
 
+	/** Writes {@code src} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, int[] src);
 
+	/** Writes {@code length} ints of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, int[] src, int offset, int length);
 
+	/** Writes {@code src} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, long[] src);
 
+	/** Writes {@code length} longs of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, long[] src, int offset, int length);
 
+	/** Writes {@code src} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, double[] src);
 
+	/** Writes {@code length} doubles of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	HostBuffer put(long byteOffset, double[] src, int offset, int length);
 
 	/**
@@ -93,24 +109,34 @@ public interface HostBuffer extends AutoCloseable {
 	 */
 	HostBuffer put(long byteOffset, ByteBuffer src);
 
+	/** Reads {@code dst.length} bytes from byte {@code byteOffset} into {@code dst}. */
 	HostBuffer get(long byteOffset, byte[] dst);
 
+	/** Reads {@code length} bytes from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	HostBuffer get(long byteOffset, byte[] dst, int offset, int length);
 
+	/** Reads {@code dst.length} floats from byte {@code byteOffset} into {@code dst}. */
 	HostBuffer get(long byteOffset, float[] dst);
 
+	/** Reads {@code length} floats from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	HostBuffer get(long byteOffset, float[] dst, int offset, int length);
 
+	/** Reads {@code dst.length} ints from byte {@code byteOffset} into {@code dst}. */
 	HostBuffer get(long byteOffset, int[] dst);
 
+	/** Reads {@code length} ints from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	HostBuffer get(long byteOffset, int[] dst, int offset, int length);
 
+	/** Reads {@code dst.length} longs from byte {@code byteOffset} into {@code dst}. */
 	HostBuffer get(long byteOffset, long[] dst);
 
+	/** Reads {@code length} longs from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	HostBuffer get(long byteOffset, long[] dst, int offset, int length);
 
+	/** Reads {@code dst.length} doubles from byte {@code byteOffset} into {@code dst}. */
 	HostBuffer get(long byteOffset, double[] dst);
 
+	/** Reads {@code length} doubles from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	HostBuffer get(long byteOffset, double[] dst, int offset, int length);
 
 	/**

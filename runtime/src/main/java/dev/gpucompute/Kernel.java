@@ -10,12 +10,16 @@ import java.util.List;
  */
 public interface Kernel {
 
+	/** The kernel's name, as its source gives it. */
 	String name();
 
+	/** The source it was loaded from. */
 	KernelSource source();
 
+	/** Its parameter types, in order: what launches are checked against. */
 	List<ParamType> params();
 
+	/** Launch, error and device-time counts since the kernel was loaded. */
 	KernelStats stats();
 
 

@@ -24,12 +24,16 @@ package dev.gpucompute;
  */
 public interface StreamLease extends AutoCloseable {
 
+	/** The leased stream; valid until this lease is closed. */
 	GpuStream stream();
 
+	/** Whether this lease has been closed. */
 	boolean isClosed();
 
+	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
 	long heldNanos();
 
+	/** Returns the stream to the pool. Idempotent. */
 	void close();
 
 

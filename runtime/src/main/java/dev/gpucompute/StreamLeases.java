@@ -21,10 +21,13 @@ public interface StreamLeases extends List<StreamLease>, AutoCloseable {
 
 
 
+	/** The stream of lease {@code index}: {@code get(index).stream()}. */
 	GpuStream stream(int index);
 
+	/** The leased streams, in the order of the leases. */
 	List<GpuStream> streams();
 
+	/** Closes every lease; see the class comment for failures. Idempotent. */
 	void close();
 
 }

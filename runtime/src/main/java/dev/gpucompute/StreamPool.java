@@ -25,10 +25,13 @@ import java.util.List;
  */
 public interface StreamPool {
 
+	/** Leases a normal-priority stream, waiting up to the pool's acquire timeout. */
 	StreamLease acquire();
 
+	/** Leases a normal-priority stream, waiting up to {@code timeout}. */
 	StreamLease acquire(Duration timeout);
 
+	/** Leases a stream of the given priority, waiting up to the pool's acquire timeout. */
 	StreamLease acquire(StreamPriority priority);
 
 	/**
@@ -46,8 +49,10 @@ public interface StreamPool {
 	 */
 	StreamLeases acquireAll(int count);
 
+	/** {@link #acquireAll(int)}, waiting up to {@code timeout}. */
 	StreamLeases acquireAll(int count, Duration timeout);
 
+	/** {@link #acquireAll(int)} for streams of the given priority. */
 	StreamLeases acquireAll(StreamPriority priority, int count);
 
 	/**
@@ -79,12 +84,16 @@ public interface StreamPool {
 	 */
 	String stallReason();
 
+	/** Leases held longer than this are reported as possible leaks; zero when leak detection is off. */
 	Duration leakDetectionThreshold();
 
+	/** A consistent snapshot of the pool's figures. */
 	PoolStats stats();
 
+	/** Leased streams now; cheaper than {@link #stats()} for gauges. */
 	int active();
 
+	/** The most streams it holds at once, leased or idle. */
 	int maxSize();
 
 	/**
@@ -93,8 +102,10 @@ public interface StreamPool {
 	 */
 	int priorityLimit(StreamPriority priority);
 
+	/** Streams created at open and kept while idle. */
 	int minSize();
 
+	/** How long {@link #acquire()} waits for a stream before it fails. */
 	Duration acquireTimeout();
 
 }

@@ -1,6 +1,5 @@
 package dev.gpucompute;
 
-
 /**
  * Makes a stream the calling thread's current stream until closed, then restores the previous
  * one. For try-with-resources:
@@ -15,6 +14,7 @@ package dev.gpucompute;
  */
 public interface StreamScope extends AutoCloseable {
 
+	/** Ends the scope: the stream current before it is current again. */
 	void close();
 
 }

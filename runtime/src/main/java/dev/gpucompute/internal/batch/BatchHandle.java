@@ -27,31 +27,26 @@ final class BatchHandle<I> implements Batch<I> {
 		this.failures = new Throwable[items.size()];
 	}
 
-	/** The name of the batcher this batch belongs to. */
 	@Override
 	public String batcher() {
 		return this.batcher;
 	}
 
-	/** The batch key every item of this batch has ({@code null} when the key function gave null). */
 	@Override
 	public Object key() {
 		return this.key;
 	}
 
-	/** The items, in the order they were submitted; unmodifiable. */
 	@Override
 	public List<I> items() {
 		return this.items;
 	}
 
-	/** How many items the batch holds (at least one). */
 	@Override
 	public int size() {
 		return this.items.size();
 	}
 
-	/** The leased stream this batch runs on; the handler's thread has it as its current stream. */
 	@Override
 	public GpuStream stream() {
 		return this.stream;

@@ -666,7 +666,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		GpuBatcher.closeAll(List.of(this), this.drainTimeout);
 	}
 
-	/** Whether {@link #shutdown()} (or close) was called. */
 	@Override
 	public boolean isShutdown() {
 		this.lock.lock();
@@ -680,7 +679,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	// ---- accessors ------------------------------------------------------------------------------
 
-	/** The batcher's name, unique among the open batchers of its context (the {@code batcher} meter tag). */
 	@Override
 	public String name() {
 		return this.name;
@@ -711,7 +709,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		return this.priority;
 	}
 
-	/** The deadline of an item in the queue; {@link Duration#ZERO} for none. */
 	@Override
 	public Duration timeout() {
 		return (this.timeoutNanos == NONE) ? Duration.ZERO : Duration.ofNanos(this.timeoutNanos);
@@ -722,7 +719,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		return this.concurrency;
 	}
 
-	/** Items waiting now; cheaper than {@link #stats()} for a gauge. */
 	@Override
 	public int queued() {
 		this.lock.lock();
@@ -734,7 +730,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		}
 	}
 
-	/** A consistent snapshot of the batcher's figures. */
 	@Override
 	public BatcherStats stats() {
 		this.lock.lock();

@@ -242,7 +242,6 @@ public final class ContextImpl implements GpuContext {
 		return this.info.backend();
 	}
 
-	/** Why this backend was chosen (one line, also logged at open). */
 	@Override
 	public String backendReason() {
 		return this.backendReason;
@@ -278,7 +277,6 @@ public final class ContextImpl implements GpuContext {
 		return this.kernelTiming;
 	}
 
-	/** Longest wait at close for queued batches and work in flight ({@link dev.gpucompute.GpuContextBuilder#drainTimeout}). */
 	@Override
 	public Duration drainTimeout() {
 		return this.drainTimeout;
@@ -347,7 +345,6 @@ public final class ContextImpl implements GpuContext {
 		return this.events;
 	}
 
-	/** A snapshot of device memory. */
 	@Override
 	public MemoryInfo memory() {
 		this.lifecycle.ensureOpen();
@@ -380,13 +377,11 @@ public final class ContextImpl implements GpuContext {
 		return this.memory.hostInfo();
 	}
 
-	/** Whether the context is open and the device has not hit a sticky error. */
 	@Override
 	public boolean isHealthy() {
 		return healthProblem() == null;
 	}
 
-	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
 	@Override
 	public String healthProblem() {
 		if (!this.lifecycle.isOpen()) {
@@ -400,7 +395,6 @@ public final class ContextImpl implements GpuContext {
 		return !this.lifecycle.isOpen();
 	}
 
-	/** Blocks until all work on every stream of this context's device is done. */
 	@Override
 	public void synchronize() {
 		this.lifecycle.ensureOpen();

@@ -93,19 +93,16 @@ public final class DevicesImpl implements GpuDevices {
 		return List.copyOf(seen);
 	}
 
-	/** Every device's context, in the order opened; the first is the primary. */
 	@Override
 	public List<GpuContext> contexts() {
 		return this.contexts;
 	}
 
-	/** The first device: the one single-device code (and the single-device Spring beans) use. */
 	@Override
 	public GpuContext primary() {
 		return this.contexts.get(0);
 	}
 
-	/** The ordinals of the devices, ascending. */
 	@Override
 	public Set<Integer> ordinals() {
 		return this.byOrdinal.keySet();
@@ -198,7 +195,6 @@ public final class DevicesImpl implements GpuDevices {
 		return z ^ (z >>> 31);
 	}
 
-	/** Number of devices. */
 	@Override
 	public int size() {
 		return this.contexts.size();

@@ -52,7 +52,6 @@ final class KernelHandle implements Kernel {
 		return this.source.params();
 	}
 
-	/** Launch, error and device-time counts since the kernel was loaded. */
 	@Override
 	public KernelStats stats() {
 		return new KernelStats(name(), this.launches.sum(), this.errors.sum(), this.timedLaunches.sum(),

@@ -30,13 +30,11 @@ public final class BufferHandle implements DeviceBuffer {
 		this.cleanable = Leaks.CLEANER.register(this, state);
 	}
 
-	/** Size in bytes. */
 	@Override
 	public long byteSize() {
 		return this.state.memory.byteSize();
 	}
 
-	/** The stream it was allocated on and will be freed on. */
 	@Override
 	public GpuStream stream() {
 		return this.state.owner;
@@ -65,63 +63,53 @@ public final class BufferHandle implements DeviceBuffer {
 
 	// ---- host → device ------------------------------------------------------------------------
 
-	/** Copies {@code src} to the start of this buffer on the current stream (see the class comment). */
 	@Override
 	public CompletableFuture<Void> upload(float[] src) {
 		return upload(src, current());
 	}
 
-	/** Copies {@code src} to the start of this buffer on the current stream. */
 	@Override
 	public CompletableFuture<Void> upload(int[] src) {
 		return upload(src, current());
 	}
 
-	/** Copies {@code src} to the start of this buffer on the current stream. */
 	@Override
 	public CompletableFuture<Void> upload(long[] src) {
 		return upload(src, current());
 	}
 
-	/** Copies {@code src} to the start of this buffer on the current stream. */
 	@Override
 	public CompletableFuture<Void> upload(double[] src) {
 		return upload(src, current());
 	}
 
-	/** Copies {@code src} to the start of this buffer on the current stream. */
 	@Override
 	public CompletableFuture<Void> upload(byte[] src) {
 		return upload(src, current());
 	}
 
-	/** Copies the remaining bytes of {@code src} to the start of this buffer on the current stream. */
 	@Override
 	public CompletableFuture<Void> upload(ByteBuffer src) {
 		return upload(src, 0, current());
 	}
 
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
 	@Override
 	public CompletableFuture<Void> upload(byte[] src, GpuStream stream) {
 		return upload(src, 0, stream);
 	}
 
-	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
 	@Override
 	public CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
 		return uploadElements(ElementType.INT, src.length, elementOffset, stream, CopyPipeline.source(src));
 	}
 
-	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
 	@Override
 	public CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
 		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, CopyPipeline.source(src));
 	}
 
-	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
 	@Override
 	public CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
@@ -129,7 +117,6 @@ public final class BufferHandle implements DeviceBuffer {
 				CopyPipeline.source(src));
 	}
 
-	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
 	@Override
 	public CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
@@ -150,13 +137,11 @@ public final class BufferHandle implements DeviceBuffer {
 		return elementOffset * type.bytes();
 	}
 
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
 	@Override
 	public CompletableFuture<Void> upload(float[] src, GpuStream stream) {
 		return upload(src, 0, stream);
 	}
 
-	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
 	@Override
 	public CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
@@ -252,43 +237,36 @@ public final class BufferHandle implements DeviceBuffer {
 		return download(dst, current());
 	}
 
-	/** Like {@link #download(float[])} for {@code int}s. */
 	@Override
 	public CompletableFuture<Void> download(int[] dst) {
 		return download(dst, current());
 	}
 
-	/** Like {@link #download(float[])} for {@code long}s. */
 	@Override
 	public CompletableFuture<Void> download(long[] dst) {
 		return download(dst, current());
 	}
 
-	/** Like {@link #download(float[])} for {@code double}s. */
 	@Override
 	public CompletableFuture<Void> download(double[] dst) {
 		return download(dst, current());
 	}
 
-	/** Like {@link #download(float[])} for bytes. */
 	@Override
 	public CompletableFuture<Void> download(byte[] dst) {
 		return download(dst, current());
 	}
 
-	/** Copies {@code dst.remaining()} bytes from the start of this buffer into {@code dst}, on the current stream. */
 	@Override
 	public CompletableFuture<Void> download(ByteBuffer dst) {
 		return download(dst, 0, current());
 	}
 
-	/** Copies the start of this buffer into {@code dst} on {@code stream}. */
 	@Override
 	public CompletableFuture<Void> download(byte[] dst, GpuStream stream) {
 		return download(dst, 0, stream);
 	}
 
-	/** Copies {@code dst.length} floats from float element {@code elementOffset} of this buffer into {@code dst}. */
 	@Override
 	public CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
@@ -296,14 +274,12 @@ public final class BufferHandle implements DeviceBuffer {
 				CopyPipeline.sink(dst));
 	}
 
-	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
 	@Override
 	public CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
 		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
 	}
 
-	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
 	@Override
 	public CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
@@ -311,7 +287,6 @@ public final class BufferHandle implements DeviceBuffer {
 				CopyPipeline.sink(dst));
 	}
 
-	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
 	@Override
 	public CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
@@ -319,7 +294,6 @@ public final class BufferHandle implements DeviceBuffer {
 				CopyPipeline.sink(dst));
 	}
 
-	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
 	@Override
 	public CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
@@ -331,7 +305,6 @@ public final class BufferHandle implements DeviceBuffer {
 		return toHost(byteOffset(type, length, elementOffset, "download"), (long) type.bytes() * length, stream, drain);
 	}
 
-	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
 	@Override
 	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
@@ -418,19 +391,16 @@ public final class BufferHandle implements DeviceBuffer {
 
 	// ---- device → device ----------------------------------------------------------------------
 
-	/** Sets every byte to {@code value} on the current stream (see the class comment). */
 	@Override
 	public void fill(byte value) {
 		fill(value, current());
 	}
 
-	/** {@link #copyFrom(DeviceBuffer, long, long, long, GpuStream)} on the current stream. */
 	@Override
 	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes) {
 		copyFrom(src, srcOffset, dstOffset, bytes, current());
 	}
 
-	/** Sets every byte to {@code value} on {@code stream}. */
 	@Override
 	public void fill(byte value, GpuStream stream) {
 		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
@@ -483,7 +453,6 @@ public final class BufferHandle implements DeviceBuffer {
 
 	// ---- interop ------------------------------------------------------------------------------
 
-	/** {@link #nativeHandle(Class, GpuStream)} for work enqueued on the current stream. */
 	@Override
 	public <T> Optional<T> nativeHandle(Class<T> type) {
 		return nativeHandle(type, current());

@@ -30,7 +30,6 @@ public final class HostBufferHandle implements HostBuffer {
 		this.cleanable = Leaks.CLEANER.register(this, state);
 	}
 
-	/** Size in bytes, as allocated. */
 	@Override
 	public long byteSize() {
 		return this.state.bytes;
@@ -52,25 +51,21 @@ public final class HostBufferHandle implements HostBuffer {
 		return this.state.view();
 	}
 
-	/** {@link #asByteBuffer()} as floats (element {@code i} at byte {@code 4 * i}). */
 	@Override
 	public FloatBuffer asFloatBuffer() {
 		return this.state.view().asFloatBuffer();
 	}
 
-	/** {@link #asByteBuffer()} as ints. */
 	@Override
 	public IntBuffer asIntBuffer() {
 		return this.state.view().asIntBuffer();
 	}
 
-	/** {@link #asByteBuffer()} as longs. */
 	@Override
 	public LongBuffer asLongBuffer() {
 		return this.state.view().asLongBuffer();
 	}
 
-	/** {@link #asByteBuffer()} as doubles. */
 	@Override
 	public DoubleBuffer asDoubleBuffer() {
 		return this.state.view().asDoubleBuffer();
@@ -78,14 +73,12 @@ public final class HostBufferHandle implements HostBuffer {
 
 	// ---- bulk puts: checked against pending copies -------------------------------------------------
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, byte[] src) {
 		Objects.requireNonNull(src, "src");
 		return put(byteOffset, src, 0, src.length);
 	}
 
-	/** Writes {@code length} bytes of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, byte[] src, int offset, int length) {
 		Objects.requireNonNull(src, "src");
@@ -94,14 +87,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, float[] src) {
 		Objects.requireNonNull(src, "src");
 		return put(byteOffset, src, 0, src.length);
 	}
 
-	/** Writes {@code length} floats of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, float[] src, int offset, int length) {
 		Objects.requireNonNull(src, "src");
@@ -110,14 +101,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, int[] src) {
 		Objects.requireNonNull(src, "src");
 		return put(byteOffset, src, 0, src.length);
 	}
 
-	/** Writes {@code length} ints of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, int[] src, int offset, int length) {
 		Objects.requireNonNull(src, "src");
@@ -126,14 +115,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, long[] src) {
 		Objects.requireNonNull(src, "src");
 		return put(byteOffset, src, 0, src.length);
 	}
 
-	/** Writes {@code length} longs of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, long[] src, int offset, int length) {
 		Objects.requireNonNull(src, "src");
@@ -142,14 +129,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, double[] src) {
 		Objects.requireNonNull(src, "src");
 		return put(byteOffset, src, 0, src.length);
 	}
 
-	/** Writes {@code length} doubles of {@code src} from index {@code offset} at byte {@code byteOffset}. */
 	@Override
 	public HostBuffer put(long byteOffset, double[] src, int offset, int length) {
 		Objects.requireNonNull(src, "src");
@@ -171,14 +156,12 @@ public final class HostBufferHandle implements HostBuffer {
 
 	// ---- bulk gets ----------------------------------------------------------------------------------
 
-	/** Reads {@code dst.length} bytes from byte {@code byteOffset} into {@code dst}. */
 	@Override
 	public HostBuffer get(long byteOffset, byte[] dst) {
 		Objects.requireNonNull(dst, "dst");
 		return get(byteOffset, dst, 0, dst.length);
 	}
 
-	/** Reads {@code length} bytes from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	@Override
 	public HostBuffer get(long byteOffset, byte[] dst, int offset, int length) {
 		Objects.requireNonNull(dst, "dst");
@@ -187,14 +170,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Reads {@code dst.length} floats from byte {@code byteOffset} into {@code dst}. */
 	@Override
 	public HostBuffer get(long byteOffset, float[] dst) {
 		Objects.requireNonNull(dst, "dst");
 		return get(byteOffset, dst, 0, dst.length);
 	}
 
-	/** Reads {@code length} floats from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	@Override
 	public HostBuffer get(long byteOffset, float[] dst, int offset, int length) {
 		Objects.requireNonNull(dst, "dst");
@@ -203,14 +184,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Reads {@code dst.length} ints from byte {@code byteOffset} into {@code dst}. */
 	@Override
 	public HostBuffer get(long byteOffset, int[] dst) {
 		Objects.requireNonNull(dst, "dst");
 		return get(byteOffset, dst, 0, dst.length);
 	}
 
-	/** Reads {@code length} ints from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	@Override
 	public HostBuffer get(long byteOffset, int[] dst, int offset, int length) {
 		Objects.requireNonNull(dst, "dst");
@@ -219,14 +198,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Reads {@code dst.length} longs from byte {@code byteOffset} into {@code dst}. */
 	@Override
 	public HostBuffer get(long byteOffset, long[] dst) {
 		Objects.requireNonNull(dst, "dst");
 		return get(byteOffset, dst, 0, dst.length);
 	}
 
-	/** Reads {@code length} longs from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	@Override
 	public HostBuffer get(long byteOffset, long[] dst, int offset, int length) {
 		Objects.requireNonNull(dst, "dst");
@@ -235,14 +212,12 @@ public final class HostBufferHandle implements HostBuffer {
 		return this;
 	}
 
-	/** Reads {@code dst.length} doubles from byte {@code byteOffset} into {@code dst}. */
 	@Override
 	public HostBuffer get(long byteOffset, double[] dst) {
 		Objects.requireNonNull(dst, "dst");
 		return get(byteOffset, dst, 0, dst.length);
 	}
 
-	/** Reads {@code length} doubles from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
 	@Override
 	public HostBuffer get(long byteOffset, double[] dst, int offset, int length) {
 		Objects.requireNonNull(dst, "dst");

@@ -34,19 +34,16 @@ public final class Lease implements StreamLease {
 		LeakRegistry.acquired(this.release);
 	}
 
-	/** The leased stream; valid until this lease is closed. */
 	@Override
 	public GpuStream stream() {
 		return this.stream;
 	}
 
-	/** Whether this lease has been closed. */
 	@Override
 	public boolean isClosed() {
 		return this.release.isClosed();
 	}
 
-	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
 	@Override
 	public long heldNanos() {
 		return System.nanoTime() - this.release.acquiredAt;
@@ -64,7 +61,6 @@ public final class Lease implements StreamLease {
 		return this.release;
 	}
 
-	/** Returns the stream to the pool. Idempotent. */
 	@Override
 	public void close() {
 		if (this.release.returnStream() && this.cleanable != null) {

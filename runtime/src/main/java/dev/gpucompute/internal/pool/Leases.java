@@ -27,13 +27,11 @@ public final class Leases extends AbstractList<StreamLease> implements StreamLea
 		return this.leases.size();
 	}
 
-	/** The stream of lease {@code index}: {@code get(index).stream()}. */
 	@Override
 	public GpuStream stream(int index) {
 		return this.leases.get(index).stream();
 	}
 
-	/** The leased streams, in the order of the leases. */
 	@Override
 	public List<GpuStream> streams() {
 		List<GpuStream> streams = new ArrayList<>(this.leases.size());
@@ -43,7 +41,6 @@ public final class Leases extends AbstractList<StreamLease> implements StreamLea
 		return List.copyOf(streams);
 	}
 
-	/** Closes every lease; see the class comment for failures. Idempotent. */
 	@Override
 	public void close() {
 		RuntimeException failure = null;

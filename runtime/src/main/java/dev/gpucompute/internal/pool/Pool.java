@@ -189,19 +189,16 @@ public final class Pool implements StreamPool {
 		}
 	}
 
-	/** Leases a normal-priority stream, waiting up to the pool's acquire timeout. */
 	@Override
 	public StreamLease acquire() {
 		return acquire(StreamPriority.NORMAL, this.acquireTimeout);
 	}
 
-	/** Leases a normal-priority stream, waiting up to {@code timeout}. */
 	@Override
 	public StreamLease acquire(Duration timeout) {
 		return acquire(StreamPriority.NORMAL, timeout);
 	}
 
-	/** Leases a stream of the given priority, waiting up to the pool's acquire timeout. */
 	@Override
 	public StreamLease acquire(StreamPriority priority) {
 		return acquire(priority, this.acquireTimeout);
@@ -463,13 +460,11 @@ public final class Pool implements StreamPool {
 		return acquireAll(StreamPriority.NORMAL, count, this.acquireTimeout);
 	}
 
-	/** {@link #acquireAll(int)}, waiting up to {@code timeout}. */
 	@Override
 	public StreamLeases acquireAll(int count, Duration timeout) {
 		return acquireAll(StreamPriority.NORMAL, count, timeout);
 	}
 
-	/** {@link #acquireAll(int)} for streams of the given priority. */
 	@Override
 	public StreamLeases acquireAll(StreamPriority priority, int count) {
 		return acquireAll(priority, count, this.acquireTimeout);
@@ -765,13 +760,11 @@ public final class Pool implements StreamPool {
 		return this.reports.stallReason(this.maxSize, youngest, pendingNow, timeoutsNow, sinceTimeout);
 	}
 
-	/** Leases held longer than this are reported as possible leaks; zero when leak detection is off. */
 	@Override
 	public Duration leakDetectionThreshold() {
 		return Duration.ofNanos(this.leakThresholdNanos);
 	}
 
-	/** A consistent snapshot of the pool's figures. */
 	@Override
 	public PoolStats stats() {
 		List<PoolStats.StreamStats> streams = new ArrayList<>();
@@ -797,7 +790,6 @@ public final class Pool implements StreamPool {
 		}
 	}
 
-	/** Leased streams now; cheaper than {@link #stats()} for gauges. */
 	@Override
 	public int active() {
 		this.lock.lock();

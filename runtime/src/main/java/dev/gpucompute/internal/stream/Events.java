@@ -74,7 +74,6 @@ public final class Events implements EventRegistry {
 		this.recordSites = recordSites;
 	}
 
-	/** A new event without timing, for ordering. The caller closes it. */
 	@Override
 	public GpuEvent create() {
 		this.lifecycle.ensureOpen();
@@ -83,7 +82,6 @@ public final class Events implements EventRegistry {
 		return new EventHandle(this, event, Leaks.site(this.recordSites || LeakRegistry.active(), "Event"));
 	}
 
-	/** A new event with timing, for {@link GpuEvent#elapsedSince(GpuEvent)}. The caller closes it. */
 	@Override
 	public GpuEvent createTiming() {
 		this.lifecycle.ensureOpen();
@@ -201,13 +199,11 @@ public final class Events implements EventRegistry {
 		return this.inUse.get();
 	}
 
-	/** Events the runtime holds for its own work right now (timed launches not yet read, joins). */
 	@Override
 	public int internal() {
 		return this.internal.get();
 	}
 
-	/** Events not yet destroyed: in use plus cached for reuse. Zero after the context closed. */
 	@Override
 	public int live() {
 		return this.all.size();
