@@ -20,7 +20,6 @@ import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.cuda.JCudaNatives;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.Backends;
 
@@ -87,7 +86,8 @@ final class GpuContextFactory {
 		GpuContext primary = devices.primary();
 		if (requested == null && primary.backend() == Backend.CPU) {
 			// The starter leaves JCuda's natives to the application: say so when that is why CUDA is not used.
-			String missing = JCudaNatives.missing(GpuContextFactory.class.getClassLoader());
+			BackendProvider cuda = Backends.provider(Backend.CUDA);
+			String missing = (cuda != null) ? cuda.missingDependency() : null;
 			if (missing != null) {
 				logger.info(missing + "; until then gpu.backend=auto uses the CPU backend");
 			}

@@ -17,6 +17,7 @@ import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.spi.ByteSizes;
 
 /**
  * Drains the {@link GpuContext} (or every context of a {@link GpuDevices}) when the application
@@ -171,7 +172,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 				.append(memory.liveBuffers())
 				.append((memory.liveBuffers() == 1) ? " device buffer" : " device buffers")
 				.append(" (")
-				.append(bytes(memory.usedBytes()))
+				.append(ByteSizes.format(memory.usedBytes()))
 				.append(") left for the context to free");
 		}
 		catch (ContextClosedException ex) {
@@ -186,20 +187,6 @@ public final class GpuLifecycle implements SmartLifecycle {
 			launches += kernel.stats().launches();
 		}
 		return launches;
-	}
-
-	private static String bytes(long bytes) {
-		if (bytes < 1024) {
-			return bytes + " B";
-		}
-		String[] units = { "KiB", "MiB", "GiB", "TiB" };
-		double value = bytes;
-		int unit = -1;
-		while (value >= 1024 && unit < units.length - 1) {
-			value /= 1024;
-			unit++;
-		}
-		return String.format(java.util.Locale.ROOT, "%.1f %s", value, units[unit]);
 	}
 
 	@Override

@@ -40,6 +40,7 @@ import org.springframework.util.ConcurrentReferenceHashMap;
 import org.springframework.util.StreamUtils;
 
 import dev.gpucompute.autoconfigure.UnknownGpuPropertiesException.UnknownProperty;
+import dev.gpucompute.spi.Suggestions;
 
 /**
  * Finds keys under {@code gpu.} that nothing binds and applies {@code gpu.unknown-properties} to

@@ -28,8 +28,8 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.UnsupportedBackendOperationException;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
-import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
 import dev.gpucompute.autoconfigure.kernels.KernelLocationNotFoundException;
+import dev.gpucompute.kernels.KernelDefinitionException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

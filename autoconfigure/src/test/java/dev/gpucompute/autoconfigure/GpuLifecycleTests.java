@@ -126,7 +126,7 @@ class GpuLifecycleTests {
 				assertThat(lines.get(0)).contains(" INFO ")
 					.containsPattern("Drained GPU work of CPU device 0 \\(.+\\) in \\d+ ms: ")
 					.contains("1 stream lease was held and 0 threads were waiting for one when the pool stopped, "
-							+ "1 kernel launch while draining (2 since start-up), 1 device buffer (");
+							+ "1 kernel launch while draining (2 since start-up), 1 device buffer (64 B) left for the context to free");
 			});
 	}
 

@@ -10,10 +10,11 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.GpuContext;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.cuda.CudaDeviceBackend;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.Backends;
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.KernelCompilation;
 
 /**
  * How long a CUDA C kernel takes to load by each route of issue 16, item 1, for the {@code .cu}
@@ -50,9 +51,9 @@ public final class KernelLoadTimes {
 		}
 		Path cache = Files.createTempDirectory("kernel-load-times-");
 		String salt = "// " + UUID.randomUUID() + "\n"; // a fresh source: no earlier cache entry or driver JIT cache applies
-		try (CudaDeviceBackend compiling = open(null); CudaDeviceBackend filling = open(cache)) {
+		try (DeviceBackend compiling = open(null); DeviceBackend filling = open(cache)) {
 			compiling.loadKernel(KernelSource.named("warm_up").cuda(salt + WARM_UP));
-			System.out.println("compiler: " + compiling.compilerDescription());
+			System.out.println("compiler: " + compilation(compiling).compiler());
 			System.out.printf(Locale.ROOT, "%-20s %12s %12s %12s%n", "kernel", "prebuilt ms", "compile ms", "cache ms");
 			for (Path file : sources) {
 				String name = file.getFileName().toString().replaceFirst("\\.cu$", "");
@@ -62,12 +63,12 @@ public final class KernelLoadTimes {
 				if (Files.isRegularFile(fatbin)) {
 					KernelSource withPrebuilt = KernelSource.named(name).cuda(source)
 						.prebuilt(KernelSource.CudaForm.FATBIN, Files.readAllBytes(fatbin));
-					try (CudaDeviceBackend backend = open(null)) {
+					try (DeviceBackend backend = open(null)) {
 						backend.loadKernel(KernelSource.named("warm_up").ptx(Bench.EMPTY_PTX.replace("empty", "warm_up")));
 						long t0 = System.nanoTime();
 						backend.loadKernel(withPrebuilt);
 						prebuilt = (System.nanoTime() - t0) / 1e6;
-						if (backend.prebuiltLoads() != 1) {
+						if (compilation(backend).prebuiltLoads() != 1) {
 							throw new IllegalStateException("The prebuilt fatbin of " + name + " was not used");
 						}
 					}
@@ -77,11 +78,11 @@ public final class KernelLoadTimes {
 				double compile = (System.nanoTime() - t0) / 1e6;
 				filling.loadKernel(KernelSource.named(name).cuda(source));
 				double cached;
-				try (CudaDeviceBackend reading = open(cache)) {
+				try (DeviceBackend reading = open(cache)) {
 					long t1 = System.nanoTime();
 					reading.loadKernel(KernelSource.named(name).cuda(source));
 					cached = (System.nanoTime() - t1) / 1e6;
-					if (reading.cacheHits() != 1) {
+					if (compilation(reading).cacheHits() != 1) {
 						throw new IllegalStateException("The disk cache missed for " + name);
 					}
 				}
@@ -109,9 +110,19 @@ public final class KernelLoadTimes {
 		BusyDeviceLoads.print(BusyDeviceLoads.ptxImage(Bench.EMPTY_PTX), "empty", "a PTX kernel, JIT-compiled at each load");
 	}
 
-	private static CudaDeviceBackend open(Path cacheDir) {
+	/** Device 0 of the CUDA backend, opened through the SPI: no pool or registry, no other kernel loaded. */
+	private static DeviceBackend open(Path cacheDir) {
 		BackendConfig config = new BackendConfig(0, 1, 0, Long.MAX_VALUE, List.of(), cacheDir);
-		return (CudaDeviceBackend) GpuContext.select(Backend.CUDA, 0).provider().open(config);
+		return Backends.provider(Backend.CUDA).open(config);
+	}
+
+	/** How the backend obtained its kernels' code so far: what tells the routes apart. */
+	private static KernelCompilation compilation(DeviceBackend backend) {
+		KernelCompilation compilation = backend.kernelCompilation();
+		if (compilation == null) {
+			throw new IllegalStateException("The " + backend.info().backend() + " backend does not report how it compiles");
+		}
+		return compilation;
 	}
 
 }

@@ -11,6 +11,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.ByteSizes;
 import dev.gpucompute.spi.DeviceBackend;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
@@ -61,6 +62,17 @@ public final class CudaBackendProvider implements BackendProvider {
 		}
 	}
 
+	/** JCuda's natives for this platform when they are not on the class path ({@link JCudaNatives#missing}). */
+	@Override
+	public String missingDependency() {
+		try {
+			return JCudaNatives.missing(CudaBackendProvider.class.getClassLoader());
+		}
+		catch (RuntimeException ex) { // never throws, as probe
+			return null;
+		}
+	}
+
 	@Override
 	public int deviceCount() {
 		try {
@@ -85,7 +97,7 @@ public final class CudaBackendProvider implements BackendProvider {
 		int major = CudaDriver.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 		int minor = CudaDriver.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 		return CudaFormat.cString(name) + " (device " + ordinal + " of " + count + ", compute capability " + major + "."
-				+ minor + ", " + CudaFormat.bytes(memory[0]) + ", driver " + CudaFormat.driverVersion(driverVersion) + ")";
+				+ minor + ", " + ByteSizes.format(memory[0]) + ", driver " + CudaFormat.driverVersion(driverVersion) + ")";
 	}
 
 	/**

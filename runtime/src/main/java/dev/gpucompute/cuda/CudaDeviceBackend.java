@@ -34,7 +34,9 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.ByteSizes;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.KernelCompilation;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
@@ -148,7 +150,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		DeviceInfo info = this.facts.info;
 		logger.info("CUDA device {}: {} (compute capability {}, {} SMs, {}), driver {}, {} allocator, stream priorities {}..{}",
 				this.ordinal, info.name(), info.computeCapability(), info.multiprocessors(),
-				CudaFormat.bytes(info.totalMemoryBytes()), info.driverVersion(),
+				ByteSizes.format(info.totalMemoryBytes()), info.driverVersion(),
 				this.memory.streamOrderedAllocator() ? "stream-ordered caching" : "synchronous caching", this.facts.leastPriority,
 				this.facts.greatestPriority);
 	}
@@ -426,6 +428,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	/** What compiles CUDA C here (NVRTC, nvcc, or none and why). */
 	public String compilerDescription() {
 		return this.modules.compilerDescription();
+	}
+
+	@Override
+	public KernelCompilation kernelCompilation() {
+		return new KernelCompilation(compilerDescription(), compileCount(), cacheHits(), prebuiltLoads(), kernelCacheDir());
 	}
 
 	// ---------------------------------------------------------------- SPI: memory

@@ -81,19 +81,4 @@ final class CudaFormat {
 		return failure.getClass().getSimpleName() + (firstLine.isEmpty() ? "" : ": " + firstLine);
 	}
 
-	/** Bytes with a binary unit, e.g. {@code 79.1 GiB}. */
-	static String bytes(long bytes) {
-		if (bytes < 1024) {
-			return bytes + " B";
-		}
-		String[] units = { "KiB", "MiB", "GiB", "TiB" };
-		double value = bytes;
-		int unit = -1;
-		while (value >= 1024 && unit < units.length - 1) {
-			value /= 1024;
-			unit++;
-		}
-		return String.format(java.util.Locale.ROOT, "%.1f %s", value, units[unit]);
-	}
-
 }

@@ -31,4 +31,15 @@ public interface BackendProvider {
 	 */
 	DeviceBackend open(BackendConfig config);
 
+	/**
+	 * What the application must add for this backend to load here, as a sentence that names it (for
+	 * CUDA: JCuda's native libraries for this platform, which the starter leaves to the application,
+	 * with their Maven coordinates), or {@code null} when nothing is missing or the backend cannot
+	 * tell. Answers from the class path alone: loads no native library, needs no device, never
+	 * throws, so start-up logs and failure reports can ask before or instead of {@link #probe}.
+	 */
+	default String missingDependency() {
+		return null;
+	}
+
 }

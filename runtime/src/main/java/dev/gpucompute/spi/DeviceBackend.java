@@ -143,6 +143,16 @@ public interface DeviceBackend extends AutoCloseable {
 	}
 
 	/**
+	 * How this backend compiles CUDA C and how it obtained its kernels' code so far (compiled, from a
+	 * cache, prebuilt), or {@code null} for a backend that compiles nothing (the CPU backend, the
+	 * default). For diagnostics and benchmarks; may look for the compiler on first use, so not for a
+	 * launch path. Called from any thread.
+	 */
+	default KernelCompilation kernelCompilation() {
+		return null;
+	}
+
+	/**
 	 * A sticky failure that left the device unusable (illegal address on CUDA), or {@code null} while
 	 * the device is healthy.
 	 */

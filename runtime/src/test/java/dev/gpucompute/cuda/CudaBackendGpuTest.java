@@ -53,6 +53,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.KernelCompilation;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
 import dev.gpucompute.spi.NativeMemory;
@@ -723,6 +724,13 @@ class CudaBackendGpuTest {
 			assertThat(second.compileCount()).as("nothing compiled").isZero();
 			assertThat(second.cacheHits()).isEqualTo(1);
 			assertThat(kernel.name()).isEqualTo("saxpy");
+			// The same counts through the SPI, which is what the benchmarks' KernelLoadTimes reads.
+			KernelCompilation compilation = second.kernelCompilation();
+			assertThat(compilation.compiled()).isZero();
+			assertThat(compilation.cacheHits()).isEqualTo(1);
+			assertThat(compilation.prebuiltLoads()).isZero();
+			assertThat(compilation.cacheDir()).isEqualTo(cacheDir);
+			assertThat(compilation.compiler()).isNotBlank();
 		}
 	}
 

@@ -54,10 +54,4 @@ class CudaFormatTest {
 			.isEqualTo("UnsatisfiedLinkError: something else");
 	}
 
-	@Test
-	void bytesUseBinaryUnits() {
-		assertThat(CudaFormat.bytes(512)).isEqualTo("512 B");
-		assertThat(CudaFormat.bytes(80L << 30)).isEqualTo("80.0 GiB");
-	}
-
 }

@@ -8,6 +8,10 @@ import java.util.Enumeration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.Backend;
+import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.Backends;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -63,6 +67,18 @@ class JCudaNativesTest {
 		// Without JCuda's classes the CUDA backend is simply absent; there are no natives to add.
 		assertThat(JCudaNatives.missing(new ClassLoader(null) {
 		})).isNull();
+	}
+
+	@Test
+	void theCudaProviderSaysWhatIsMissingThroughTheSpi() {
+		// What the starter asks (BackendProvider.missingDependency), so that it needs nothing of this package.
+		BackendProvider cuda = Backends.provider(Backend.CUDA);
+		platform("Linux", "amd64");
+		assertThat(cuda.missingDependency()).isNull();
+		platform("Linux", "aarch64");
+		assertThat(cuda.missingDependency()).isEqualTo(JCudaNatives.missing(getClass().getClassLoader()))
+			.contains("org.jcuda:jcuda-natives:12.6.0:linux-aarch64");
+		assertThat(Backends.provider(Backend.CPU).missingDependency()).isNull();
 	}
 
 	private static void platform(String name, String arch) {

@@ -5,7 +5,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
-import dev.gpucompute.cuda.JCudaNatives;
+import dev.gpucompute.spi.BackendProvider;
+import dev.gpucompute.spi.Backends;
 
 /**
  * Explains a backend that was required but cannot run here, typically {@code gpu.backend=cuda} on
@@ -22,8 +23,7 @@ class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavai
 		String description = "The " + cause.backend() + " backend was required (gpu.backend=" + backend
 				+ ") but cannot be used on this machine: " + reason(cause) + ".";
 		String action;
-		String missingNatives = (cause.backend() == Backend.CUDA)
-				? JCudaNatives.missing(BackendUnavailableFailureAnalyzer.class.getClassLoader()) : null;
+		String missingNatives = missingDependency(cause.backend());
 		if (missingNatives != null) {
 			description += "\n\n" + missingNatives + ".";
 			action = "Add JCuda's natives for this platform (see above; the starter brings JCuda's classes, not its "
@@ -40,6 +40,12 @@ class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavai
 			action = "Set gpu.backend=auto or gpu.device=0.";
 		}
 		return new FailureAnalysis(description, action, cause);
+	}
+
+	/** What the backend's provider says the application lacks (JCuda's natives), or {@code null}. */
+	private static String missingDependency(Backend backend) {
+		BackendProvider provider = Backends.provider(backend);
+		return (provider != null) ? provider.missingDependency() : null;
 	}
 
 	private static String reason(BackendUnavailableException cause) {

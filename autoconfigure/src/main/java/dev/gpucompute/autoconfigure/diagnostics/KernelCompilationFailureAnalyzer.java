@@ -3,7 +3,7 @@ package dev.gpucompute.autoconfigure.diagnostics;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 import dev.gpucompute.KernelCompilationException;
-import dev.gpucompute.autoconfigure.kernels.KernelLoadException;
+import dev.gpucompute.kernels.KernelLoadException;
 
 /**
  * Explains a kernel that could not be compiled or loaded at start-up, with the compiler's log

@@ -2,7 +2,7 @@ package dev.gpucompute.autoconfigure.diagnostics;
 
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
-import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
+import dev.gpucompute.kernels.KernelDefinitionException;
 
 /**
  * Explains a kernel found at start-up whose definition is incomplete or contradictory: each
@@ -42,14 +42,14 @@ class KernelDefinitionFailureAnalyzer extends GpuFailureAnalyzer<KernelDefinitio
 					+ "yourself in a '" + name + ".params' file or a KernelSource bean named '" + name + "'.";
 			case INVALID_PARAMS_FILE -> "List only " + PARAM_TYPES + " in '" + name + ".params', separated by commas or "
 					+ "spaces, in the order of the kernel's parameters; '#' starts a comment.";
-			case PARAMS_CONTRADICT_BEAN -> "Delete '" + name + ".params' (the bean's .params(...) is enough), or make the "
+			case PARAMS_CONTRADICT_SOURCE -> "Delete '" + name + ".params' (the bean's .params(...) is enough), or make the "
 					+ "two list the same types.";
-			case CUDA_CODE_CONTRADICTS_BEAN -> "Remove .cuda(...) or .cudaResource(...) from the KernelSource bean '" + name
+			case CUDA_CODE_CONTRADICTS_SOURCE -> "Remove .cuda(...) or .cudaResource(...) from the KernelSource bean '" + name
 					+ "': the kernel file supplies the CUDA code. Or delete the file, if the bean's code is the one to run.";
 			case DUPLICATE_FILES -> "Keep one kernel file named '" + name + "': delete or rename the other, or narrow "
 					+ "gpu.kernels.locations (a 'classpath:' location is searched in every jar and directory of the class "
 					+ "path) so that only one is found.";
-			case DUPLICATE_BEANS -> "Give each KernelSource bean its own kernel name (KernelSource.named(...)), or remove "
+			case DUPLICATE_SOURCES -> "Give each KernelSource bean its own kernel name (KernelSource.named(...)), or remove "
 					+ "one of the two beans.";
 		};
 	}

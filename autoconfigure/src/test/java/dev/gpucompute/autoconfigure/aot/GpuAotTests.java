@@ -130,7 +130,7 @@ class GpuAotTests {
 	}
 
 	@Test
-	void theRegistrarIsFoundAndRegistersWhatTheRuntimeReaches() {
+	void theRegistrarIsFoundAndRegistersWhatTheRuntimeReaches() throws IOException {
 		List<RuntimeHintsRegistrar> registrars = SpringFactoriesLoader.forResourceLocation("META-INF/spring/aot.factories")
 			.load(RuntimeHintsRegistrar.class);
 		assertThat(registrars).hasAtLeastOneElementOfType(GpuRuntimeHints.class);
@@ -141,8 +141,13 @@ class GpuAotTests {
 			.accepts(hints);
 		assertThat(RuntimeHintsPredicates.resource().forResource("lib/libJCudaDriver-12.6.0-linux-x86_64.so"))
 			.accepts(hints);
-		assertThat(RuntimeHintsPredicates.reflection().onType(dev.gpucompute.cpu.CpuBackendProvider.class))
-			.accepts(hints);
+		// Every provider ServiceLoader finds (named by the runtime's service file, so the test needs none of
+		// the backends' classes) can be instantiated reflectively in a native image.
+		List<String> providers = serviceProviders("META-INF/services/dev.gpucompute.spi.BackendProvider");
+		assertThat(providers).contains("dev.gpucompute.cpu.CpuBackendProvider");
+		for (String provider : providers) {
+			assertThat(RuntimeHintsPredicates.reflection().onType(TypeReference.of(provider))).as(provider).accepts(hints);
+		}
 		assertThat(RuntimeHintsPredicates.reflection()
 			.onType(dev.gpucompute.autoconfigure.actuate.GpuEndpoint.LeaseDescriptor.class)).accepts(hints);
 		assertThat(RuntimeHintsPredicates.proxies().forInterfaces(TypeReference.of(GpuRuntimeHints.NVRTC_API)))
@@ -156,6 +161,20 @@ class GpuAotTests {
 		for (String type : GpuRuntimeHints.JNA_DIRECT_TYPES) {
 			assertThat(org.springframework.util.ClassUtils.isPresent(type, getClass().getClassLoader())).as(type).isTrue();
 		}
+	}
+
+	/** The class names listed in the service files of that name on this class path. */
+	private List<String> serviceProviders(String resource) throws IOException {
+		List<String> names = new ArrayList<>();
+		for (URL url : java.util.Collections.list(getClass().getClassLoader().getResources(resource))) {
+			try (var in = url.openStream()) {
+				new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
+					.map((line) -> line.replaceFirst("#.*", "").strip())
+					.filter((line) -> !line.isEmpty())
+					.forEach(names::add);
+			}
+		}
+		return names;
 	}
 
 	private record Run(int exitCode, String output, Map<String, String> values) {

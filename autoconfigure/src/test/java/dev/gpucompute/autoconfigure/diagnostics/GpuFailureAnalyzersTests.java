@@ -35,8 +35,8 @@ import dev.gpucompute.KernelCompilationException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
-import dev.gpucompute.autoconfigure.kernels.KernelDefinitionException;
-import dev.gpucompute.autoconfigure.kernels.KernelLoadException;
+import dev.gpucompute.kernels.KernelDefinitionException;
+import dev.gpucompute.kernels.KernelLoadException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -86,6 +86,28 @@ class GpuFailureAnalyzersTests {
 			.startsWith("The CUDA backend was required (gpu.backend=cuda) but cannot be used on this machine: ")
 			.contains(GpuContext.select(Backend.CUDA, 0).availability().reason());
 		assertThat(analysis.getAction()).contains("NVIDIA driver").contains("gpu.backend=auto").contains("gpu.backend=cpu");
+	}
+
+	@Test
+	void cudaForcedWithoutJCudasNativesSaysWhichToAdd() {
+		// The CUDA provider says what is missing (BackendProvider.missingDependency). JCuda publishes no natives
+		// for linux-aarch64, so there the x86-64 natives of this class path do not count.
+		String osName = System.getProperty("os.name");
+		String osArch = System.getProperty("os.arch");
+		System.setProperty("os.name", "Linux");
+		System.setProperty("os.arch", "aarch64");
+		try {
+			FailureAnalysis analysis = new BackendUnavailableFailureAnalyzer()
+				.analyze(new dev.gpucompute.BackendUnavailableException(Backend.CUDA, "no CUDA device", null));
+			assertThat(analysis.getDescription())
+				.contains("JCuda's native libraries for linux-aarch64 are not on the class path")
+				.contains("org.jcuda:jcuda-natives:12.6.0:linux-aarch64");
+			assertThat(analysis.getAction()).startsWith("Add JCuda's natives for this platform");
+		}
+		finally {
+			System.setProperty("os.name", osName);
+			System.setProperty("os.arch", osArch);
+		}
 	}
 
 	@Test
@@ -240,14 +262,14 @@ class GpuFailureAnalyzersTests {
 		kinds.forEach((location, kind) -> actions.put(kind, analyzeKernelDefinition(kind,
 				(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:" + location))
 			.getAction()));
-		actions.put(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.PARAMS_CONTRADICT_BEAN,
+		actions.put(KernelDefinitionException.Kind.PARAMS_CONTRADICT_SOURCE,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.PARAMS_CONTRADICT_SOURCE,
 						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/sidecar/")
 							.withBean("scale", KernelSource.class,
 									() -> KernelSource.named("scale").params(ParamType.INT, ParamType.INT)))
 					.getAction());
-		actions.put(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_BEAN,
+		actions.put(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_SOURCE,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.CUDA_CODE_CONTRADICTS_SOURCE,
 						(runner) -> cpu.withPropertyValues("gpu.kernels.locations=classpath:kernels/types/mixed.cu")
 							.withBean("mixed", KernelSource.class,
 									() -> KernelSource.named("mixed").cuda("extern \"C\" __global__ void mixed() {}")))
@@ -257,8 +279,8 @@ class GpuFailureAnalyzersTests {
 						(runner) -> cpu.withPropertyValues(
 								"gpu.kernels.locations=classpath:kernels/sidecar/,classpath:failure-analysis/gpu/kernels/"))
 					.getAction());
-		actions.put(KernelDefinitionException.Kind.DUPLICATE_BEANS,
-				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_BEANS,
+		actions.put(KernelDefinitionException.Kind.DUPLICATE_SOURCES,
+				analyzeKernelDefinition(KernelDefinitionException.Kind.DUPLICATE_SOURCES,
 						(runner) -> cpu.withBean("one", KernelSource.class, () -> KernelSource.named("twice"))
 							.withBean("two", KernelSource.class, () -> KernelSource.named("twice")))
 					.getAction());

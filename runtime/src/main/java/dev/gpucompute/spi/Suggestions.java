@@ -1,10 +1,12 @@
-package dev.gpucompute.autoconfigure;
+package dev.gpucompute.spi;
 
 import java.util.Collection;
 
 /**
- * "Did you mean" for start-up reports: the known name nearest to a misspelled one. Stateless and
- * thread-safe; used by the auto-configuration's own reports, not meant for applications.
+ * "Did you mean" for error reports: the known name nearest to a misspelled one, and the edit
+ * distance behind it. One rule for the runtime and its front ends: the kernel discovery
+ * ({@code dev.gpucompute.kernels}) suggests kernel directories with it, the Spring starter property
+ * names and {@code gpu.kernels.locations} entries. Stateless and thread-safe.
  */
 public final class Suggestions {
 

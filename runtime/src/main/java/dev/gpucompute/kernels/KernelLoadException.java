@@ -1,11 +1,12 @@
-package dev.gpucompute.autoconfigure.kernels;
+package dev.gpucompute.kernels;
 
 import dev.gpucompute.GpuException;
 
 /**
- * Loading a kernel at start-up failed in the backend (for CUDA C source: compilation). Wraps the
- * runtime's exception, usually a {@link dev.gpucompute.KernelCompilationException} with the
- * compiler log, and adds where the kernel came from.
+ * Loading a kernel defined by {@link KernelFiles} failed in the backend (for CUDA C source:
+ * compilation), in {@link LoadedKernels#load}. Wraps the backend's exception, usually a
+ * {@link dev.gpucompute.KernelCompilationException} with the compiler log, and adds where the
+ * kernel came from (the Spring starter's failure analyzer shows both).
  */
 public class KernelLoadException extends GpuException {
 
@@ -17,7 +18,7 @@ public class KernelLoadException extends GpuException {
 
 	/**
 	 * @param kernelName the kernel's name
-	 * @param origin where the kernel came from (a resource description, a bean name, or both)
+	 * @param origin where the kernel came from (a file, a given source, or both: {@link KernelDefinition#origin()})
 	 * @param cause the backend's failure
 	 */
 	public KernelLoadException(String kernelName, String origin, RuntimeException cause) {

@@ -1,14 +1,15 @@
-package dev.gpucompute.autoconfigure.kernels;
+package dev.gpucompute.kernels;
 
 import java.util.Objects;
 
 import dev.gpucompute.GpuException;
 
 /**
- * A kernel found at start-up is not fully defined: its parameter types cannot be determined, its
- * file name is not a kernel name, or two definitions of the same kernel disagree. Fails start-up;
- * the message says which kernel, where it came from and what is wrong, and {@link #kind()} says
- * which of these problems it is, so that the start-up report can say how to fix it.
+ * A kernel that {@link KernelFiles} finds is not fully defined: its parameter types cannot be
+ * determined, its file name is not a kernel name, or two definitions of the same kernel disagree.
+ * The message says which kernel, where it came from and what is wrong, and {@link #kind()} says
+ * which of these problems it is, so that a report can say how to fix it (the Spring starter fails
+ * start-up with it and its failure analyzer gives each kind its own action).
  */
 public class KernelDefinitionException extends GpuException {
 
@@ -20,10 +21,13 @@ public class KernelDefinitionException extends GpuException {
 		/** The file name is not a C identifier, so it cannot be the kernel's entry point. */
 		INVALID_NAME,
 
-		/** A file matched by a {@code gpu.kernels.locations} pattern is not a kernel file. */
+		/**
+		 * A file given as a kernel file is not one ({@code .cu}, {@code .ptx}, {@code .cubin},
+		 * {@code .fatbin}): with Spring, a {@code gpu.kernels.locations} pattern matched it.
+		 */
 		NOT_A_KERNEL_FILE,
 
-		/** A PTX, cubin or fatbin file has neither a {@code .params} file nor a bean. */
+		/** A PTX, cubin or fatbin file has neither a {@code .params} file nor a {@code KernelSource} of its name. */
 		UNKNOWN_PARAMETER_TYPES,
 
 		/** A CUDA C file does not define a {@code __global__} function named like the file. */
@@ -35,17 +39,20 @@ public class KernelDefinitionException extends GpuException {
 		/** A {@code .params} file names something that is not a parameter type. */
 		INVALID_PARAMS_FILE,
 
-		/** A {@code .params} file and the kernel's bean declare different parameter types. */
-		PARAMS_CONTRADICT_BEAN,
+		/**
+		 * A {@code .params} file and the {@code KernelSource} given for the kernel (with Spring, its
+		 * bean) declare different parameter types.
+		 */
+		PARAMS_CONTRADICT_SOURCE,
 
-		/** The kernel's bean has CUDA code of its own that differs from the file's. */
-		CUDA_CODE_CONTRADICTS_BEAN,
+		/** The {@code KernelSource} given for the kernel has CUDA code of its own that differs from the file's. */
+		CUDA_CODE_CONTRADICTS_SOURCE,
 
 		/** Two kernel files have the same name. */
 		DUPLICATE_FILES,
 
-		/** Two {@code KernelSource} beans have the same kernel name. */
-		DUPLICATE_BEANS
+		/** Two given {@code KernelSource}s (with Spring, two beans) have the same kernel name. */
+		DUPLICATE_SOURCES
 
 	}
 
@@ -62,7 +69,7 @@ public class KernelDefinitionException extends GpuException {
 	/**
 	 * @param kind which problem it is
 	 * @param kernelName the kernel's name
-	 * @param origin where the kernel was found (a resource description or a bean name)
+	 * @param origin where the kernel was found (a file's description, a given source's)
 	 * @param problem what is wrong, as a sentence fragment
 	 * @param cause the underlying failure, if any
 	 */
@@ -73,7 +80,7 @@ public class KernelDefinitionException extends GpuException {
 	/**
 	 * @param kind which problem it is
 	 * @param kernelName the kernel's name
-	 * @param origin where the kernel was found (a resource description or a bean name)
+	 * @param origin where the kernel was found (a file's description, a given source's)
 	 * @param problem what is wrong, as a sentence fragment
 	 * @param suggestion a file name that would fix it (for {@link Kind#INVALID_NAME} and
 	 * {@link Kind#MISSING_ENTRY_POINT}), or {@code null}
@@ -98,7 +105,7 @@ public class KernelDefinitionException extends GpuException {
 		return this.kernelName;
 	}
 
-	/** Where the kernel was found: a resource description or a bean name. */
+	/** Where the kernel was found: a file's description (a path, a Spring resource) or a given source's. */
 	public String origin() {
 		return this.origin;
 	}

@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure.kernels;
+package dev.gpucompute.kernels;
 
 import org.junit.jupiter.api.Test;
 
@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /** Tests for {@link KernelSignatures}. */
-class KernelSignaturesTests {
+class KernelSignaturesTest {
 
 	@Test
 	void pointersAndScalars() {

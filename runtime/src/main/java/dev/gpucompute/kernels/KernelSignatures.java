@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure.kernels;
+package dev.gpucompute.kernels;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.gpucompute.autoconfigure.kernels;
+package dev.gpucompute.kernels;
 
 /**
  * Kernel names: a kernel file's name is its {@code extern "C"} entry point, so it must be a C
