@@ -107,23 +107,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/** Runs {@link #sweep()} by the earliest deadline of the queued items. */
 	private final SweepTimer sweeps;
 
-	private long submitted;
-
-	private long rejected;
-
-	private long expired;
-
-	private long cancelled;
-
-	private long abandoned;
-
-	private long batches;
-
-	private long dispatched;
-
-	private long succeeded;
-
-	private long failed;
+	private final BatchCounters counters = new BatchCounters();
 
 	/** Holding for fuller batches and the retry-after hint, from the recent batches. */
 	private final BatchPacing pacing;
@@ -222,13 +206,13 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 			throw closedError();
 		}
 		if (this.queue.size() >= this.maxQueued) {
-			this.rejected++;
+			this.counters.rejected();
 			throw new BatchQueueFullException(this.name, this.maxQueued,
 					this.pacing.retryAfter(this.queue.size(), this.concurrency));
 		}
 		boolean wasEmpty = this.queue.size() == 0;
 		int ofKey = this.queue.add(item);
-		this.submitted++;
+		this.counters.submitted();
 		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
 		// queue was empty, nothing runs, or its key now fills a batch.
 		if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
@@ -262,12 +246,11 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 					&& !this.pacing.holdingAfterBatch(own.enqueuedAt)) {
 				own.queued = false;
 				inline = List.of(own);
-				this.submitted++;
+				this.counters.submitted();
 				this.inFlight++;
 				this.busy++;
 				this.running.add(inline);
-				this.batches++;
-				this.dispatched++;
+				this.counters.dispatched(1);
 			}
 			else {
 				add(own);
@@ -394,12 +377,11 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.lock.lock();
 		try {
 			batch = this.queue.take(start, this.maxBatchSize, dropped, expiredNow);
-			this.cancelled += dropped.size();
-			this.expired += expiredNow.size();
+			this.counters.cancelled(dropped.size());
+			this.counters.expired(expiredNow.size());
 			if (!batch.isEmpty()) {
 				this.running.add(batch);
-				this.batches++;
-				this.dispatched += batch.size();
+				this.counters.dispatched(batch.size());
 			}
 		}
 		finally {
@@ -486,8 +468,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	private void finish(List<Item<I, O>> batch, int ok, int bad) {
 		this.lock.lock();
 		try {
-			this.succeeded += ok;
-			this.failed += bad;
+			this.counters.completed(ok, bad);
 			this.running.remove(batch);
 			this.inFlight--;
 			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
@@ -520,7 +501,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		try {
 			this.sweeps.fired();
 			long next = this.queue.removeExpired(now, expiredNow);
-			this.expired += expiredNow.size();
+			this.counters.expired(expiredNow.size());
 			if (next != NONE) {
 				this.sweeps.scheduleBy(next);
 			}
@@ -541,7 +522,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.lock.lock();
 		try {
 			if (this.queue.remove(item)) {
-				this.cancelled++;
+				this.counters.cancelled(1);
 				this.finished.signalAll();
 			}
 		}
@@ -636,7 +617,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		if (count > 0) {
 			this.lock.lock();
 			try {
-				this.abandoned += count;
+				this.counters.abandoned(count);
 			}
 			finally {
 				this.lock.unlock();
@@ -734,9 +715,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	public BatcherStats stats() {
 		this.lock.lock();
 		try {
-			return new BatcherStats(this.name, this.queue.size(), this.inFlight, this.submitted, this.rejected, this.expired,
-					this.cancelled, this.abandoned, this.batches, this.dispatched, this.succeeded, this.failed,
-					this.maxBatchSize, this.maxQueued);
+			return this.counters.snapshot(this.name, this.queue.size(), this.inFlight, this.maxBatchSize, this.maxQueued);
 		}
 		finally {
 			this.lock.unlock();
