@@ -9,7 +9,7 @@ import dev.gpucompute.GpuBatcher;
  * futures ended. Owns nothing but the counts; what each count means is the {@link BatcherStats}
  * record's.
  *
- * <p>Not thread-safe: the batcher's lock guards it, so that every booking
+ * <p>Not thread-safe: the batcher's lock ({@link BatcherState#lock}) guards it, so that every booking
  * happens under the same lock as the queue change it counts and a {@link #snapshot} is consistent.
  */
 final class BatchCounters {

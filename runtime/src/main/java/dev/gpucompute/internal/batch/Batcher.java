@@ -2,14 +2,10 @@ package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -40,19 +36,11 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/** No deadline. */
 	private static final long NONE = BatchQueue.NONE;
 
-	private enum State {
-
-		OPEN, SHUTDOWN
-
-	}
-
 	private final GpuContext context;
 
 	private final ContextState lifecycle;
 
 	private final GpuListener listener;
-
-	private final ContextCompletions completions;
 
 	/** Tells the context this batcher is gone, once it abandoned what was left at close. */
 	private final Consumer<GpuBatcher<?, ?>> closed;
@@ -79,38 +67,11 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private final BatchRunner<I, O> runner;
 
-	private final ReentrantLock lock = new ReentrantLock();
+	/** The queue, the running batches, the slots and the totals, and the lock that guards them. */
+	private final BatcherState<I, O> state;
 
-	/** Idle dispatchers wait here for a batch to become ready. */
-	private final Condition work = this.lock.newCondition();
-
-	/** {@link #awaitTermination} waits here. */
-	private final Condition finished = this.lock.newCondition();
-
-	// Everything below is guarded by lock.
-
-	private final BatchQueue<I, O> queue = new BatchQueue<>();
-
-	/** Items of the batches being run, to abandon at close. */
-	private final Set<List<Item<I, O>>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-
-	private State state = State.OPEN;
-
-	/** Dispatchers that reserved a batch: leasing its stream, running it or completing its futures. */
-	private int inFlight;
-
-	/** Batches reserved whose results are not out yet: what holding for a fuller batch looks at. */
-	private int busy;
-
-	private int idleDispatchers;
-
-	/** Runs {@link #sweep()} by the earliest deadline of the queued items. */
-	private final SweepTimer sweeps;
-
-	private final BatchCounters counters = new BatchCounters();
-
-	/** Holding for fuller batches and the retry-after hint, from the recent batches. */
-	private final BatchPacing pacing;
+	/** Expired and cancelled items, and the sweep timer. */
+	private final BatchDeadlines<I, O> deadlines;
 
 	/**
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
@@ -129,7 +90,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.context = context;
 		this.lifecycle = lifecycle;
 		this.listener = listener;
-		this.completions = completions;
 		this.closed = closed;
 		this.name = settings.name();
 		this.keyOf = settings.keyOf();
@@ -142,8 +102,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.acquireTimeout = (settings.acquireTimeout() != null) ? settings.acquireTimeout()
 				: context.streams().acquireTimeout();
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
-		this.pacing = new BatchPacing(this.maxBatchSize, this.maxDelayNanos);
-		this.sweeps = new SweepTimer(housekeeping, this::sweep);
+		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
+		this.deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
 		this.runner = new BatchRunner<>(this.name, handler, context.launcher());
 	}
 
@@ -182,12 +142,12 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private CompletableFuture<O> enqueue(I value, long timeout) {
 		Item<I, O> item = newItem(value, timeout);
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
 			add(item);
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 		return item.future;
 	}
@@ -197,29 +157,29 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		Object key = this.keyOf.apply(value);
 		long now = System.nanoTime();
 		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		return new Item<>(value, key, now, deadline, this::cancelled);
+		return new Item<>(value, key, now, deadline, this.deadlines::cancelled);
 	}
 
 	/** Queues an item, with the lock held. */
 	private void add(Item<I, O> item) {
-		if (this.state != State.OPEN) {
+		if (!this.state.isOpen()) {
 			throw closedError();
 		}
-		if (this.queue.size() >= this.maxQueued) {
-			this.counters.rejected();
+		if (this.state.queue.size() >= this.maxQueued) {
+			this.state.counters.rejected();
 			throw new BatchQueueFullException(this.name, this.maxQueued,
-					this.pacing.retryAfter(this.queue.size(), this.concurrency));
+					this.state.pacing.retryAfter(this.state.queue.size(), this.concurrency));
 		}
-		boolean wasEmpty = this.queue.size() == 0;
-		int ofKey = this.queue.add(item);
-		this.counters.submitted();
+		boolean wasEmpty = this.state.queue.size() == 0;
+		int ofKey = this.state.queue.add(item);
+		this.state.counters.submitted();
 		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
 		// queue was empty, nothing runs, or its key now fills a batch.
-		if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
-			this.work.signal();
+		if (this.state.idleDispatchers > 0 && (wasEmpty || this.state.busy == 0 || ofKey >= this.maxBatchSize)) {
+			this.state.work.signal();
 		}
 		if (item.deadline != NONE) {
-			this.sweeps.scheduleBy(item.deadline);
+			this.deadlines.scheduleBy(item.deadline);
 		}
 	}
 
@@ -240,24 +200,24 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	public O call(I item) {
 		Item<I, O> own = newItem(item, this.timeoutNanos);
 		List<Item<I, O>> inline = null;
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			if (this.state == State.OPEN && this.queue.size() == 0 && this.busy == 0 && this.inFlight < this.concurrency
-					&& !this.pacing.holdingAfterBatch(own.enqueuedAt)) {
+			if (this.state.isOpen() && this.state.queue.size() == 0 && this.state.busy == 0 && this.state.inFlight < this.concurrency
+					&& !this.state.pacing.holdingAfterBatch(own.enqueuedAt)) {
 				own.queued = false;
 				inline = List.of(own);
-				this.counters.submitted();
-				this.inFlight++;
-				this.busy++;
-				this.running.add(inline);
-				this.counters.dispatched(1);
+				this.state.counters.submitted();
+				this.state.inFlight++;
+				this.state.busy++;
+				this.state.running.add(inline);
+				this.state.counters.dispatched(1);
 			}
 			else {
 				add(own);
 			}
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 		if (inline != null) {
 			StreamLease lease = null;
@@ -318,29 +278,29 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 * shut down and its queue is empty.
 	 */
 	private boolean reserve() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			this.idleDispatchers++;
+			this.state.idleDispatchers++;
 			try {
 				while (true) {
-					if (this.queue.size() == 0) {
-						if (this.state != State.OPEN) {
+					if (this.state.queue.size() == 0) {
+						if (!this.state.isOpen()) {
 							return false;
 						}
-						this.work.awaitUninterruptibly();
+						this.state.work.awaitUninterruptibly();
 						continue;
 					}
-					if (this.inFlight >= this.concurrency) {
+					if (this.state.inFlight >= this.concurrency) {
 						// A caller runs a batch inline (call): no slot is free until it ends.
-						this.work.await();
+						this.state.work.await();
 						continue;
 					}
-					long wait = this.pacing.nanosUntilReady(System.nanoTime(), this.state == State.OPEN, this.busy,
-							this.queue);
+					long wait = this.state.pacing.nanosUntilReady(System.nanoTime(), this.state.isOpen(), this.state.busy,
+							this.state.queue);
 					if (wait <= 0) {
 						break;
 					}
-					this.work.awaitNanos(wait);
+					this.state.work.awaitNanos(wait);
 				}
 			}
 			catch (InterruptedException ex) {
@@ -349,14 +309,14 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 				return false;
 			}
 			finally {
-				this.idleDispatchers--;
+				this.state.idleDispatchers--;
 			}
-			this.inFlight++;
-			this.busy++;
+			this.state.inFlight++;
+			this.state.busy++;
 			return true;
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -374,30 +334,30 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		List<Item<I, O>> dropped = new ArrayList<>();
 		List<Item<I, O>> expiredNow = new ArrayList<>();
 		long start = System.nanoTime();
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			batch = this.queue.take(start, this.maxBatchSize, dropped, expiredNow);
-			this.counters.cancelled(dropped.size());
-			this.counters.expired(expiredNow.size());
+			batch = this.state.queue.take(start, this.maxBatchSize, dropped, expiredNow);
+			this.state.counters.cancelled(dropped.size());
+			this.state.counters.expired(expiredNow.size());
 			if (!batch.isEmpty()) {
-				this.running.add(batch);
-				this.counters.dispatched(batch.size());
+				this.state.running.add(batch);
+				this.state.counters.dispatched(batch.size());
 			}
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
-		expire(expiredNow, start);
+		this.deadlines.expire(expiredNow, start);
 		if (batch.isEmpty()) {
 			if (lease != null) {
 				lease.close();
 			}
-			this.lock.lock();
+			this.state.lock.lock();
 			try {
-				this.busy--;
+				this.state.busy--;
 			}
 			finally {
-				this.lock.unlock();
+				this.state.lock.unlock();
 			}
 			finish(batch, 0, 0);
 			return;
@@ -448,16 +408,14 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 * and size are what the next batch may be held for.
 	 */
 	private void released(int size, long elapsed) {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			this.busy--;
-			this.pacing.batchEnded(size, elapsed);
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
+			this.state.busy--;
+			this.state.pacing.batchEnded(size, elapsed);
+			this.state.signalWorkIfQueued();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -466,68 +424,16 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 * no longer runs, and a waiting dispatcher may now be ready.
 	 */
 	private void finish(List<Item<I, O>> batch, int ok, int bad) {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			this.counters.completed(ok, bad);
-			this.running.remove(batch);
-			this.inFlight--;
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
-			this.finished.signalAll();
+			this.state.counters.completed(ok, bad);
+			this.state.running.remove(batch);
+			this.state.inFlight--;
+			this.state.signalWorkIfQueued();
+			this.state.finished.signalAll();
 		}
 		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private void expire(List<Item<I, O>> items, long now) {
-		for (Item<I, O> item : items) {
-			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
-		}
-	}
-
-	// ---- deadlines ----------------------------------------------------------------------------
-
-	/**
-	 * Times out the queued items whose deadline passed, so that their callers learn it when it
-	 * happens, not when a dispatcher is next free. Runs on the context's housekeeping thread; the
-	 * futures complete on its completion threads.
-	 */
-	private void sweep() {
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long now = System.nanoTime();
-		this.lock.lock();
-		try {
-			this.sweeps.fired();
-			long next = this.queue.removeExpired(now, expiredNow);
-			this.counters.expired(expiredNow.size());
-			if (next != NONE) {
-				this.sweeps.scheduleBy(next);
-			}
-			if (!expiredNow.isEmpty()) {
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		if (!expiredNow.isEmpty()) {
-			this.completions.execute(() -> expire(expiredNow, now));
-		}
-	}
-
-	/** Drops an item whose caller cancelled its future, if it is still queued. */
-	private void cancelled(Item<I, O> item) {
-		this.lock.lock();
-		try {
-			if (this.queue.remove(item)) {
-				this.counters.cancelled(1);
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -539,16 +445,15 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public void shutdown() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-				this.work.signalAll();
-				this.finished.signalAll();
+			if (this.state.shutDown()) {
+				this.state.work.signalAll();
+				this.state.finished.signalAll();
 			}
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -560,27 +465,23 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	@Override
 	public boolean awaitTermination(Duration timeout) {
 		long remaining = Arguments.nanos(timeout, "timeout");
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			while (!isTerminatedLocked()) {
-				if (remaining <= 0 || this.state == State.OPEN) {
+			while (!this.state.isTerminated()) {
+				if (remaining <= 0 || this.state.isOpen()) {
 					return false;
 				}
-				remaining = this.finished.awaitNanos(remaining);
+				remaining = this.state.finished.awaitNanos(remaining);
 			}
 			return true;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			return isTerminatedLocked();
+			return this.state.isTerminated();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
-	}
-
-	private boolean isTerminatedLocked() {
-		return this.state != State.OPEN && this.queue.size() == 0 && this.inFlight == 0;
 	}
 
 	/**
@@ -593,21 +494,19 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	public int shutdownNow() {
 		List<Item<I, O>> queuedItems;
 		List<Item<I, O>> runningItems = new ArrayList<>();
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-			}
-			queuedItems = this.queue.removeAll();
-			for (List<Item<I, O>> batch : this.running) {
+			this.state.shutDown();
+			queuedItems = this.state.queue.removeAll();
+			for (List<Item<I, O>> batch : this.state.running) {
 				runningItems.addAll(batch);
 			}
-			this.sweeps.cancel();
-			this.work.signalAll();
-			this.finished.signalAll();
+			this.deadlines.cancelSweep();
+			this.state.work.signalAll();
+			this.state.finished.signalAll();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 		String what = "Batcher '" + this.name + "' of GPU context #" + this.lifecycle.id() + " closed before this item ";
 		int count = abandon(queuedItems, what + "ran: it was abandoned at close, still queued when the drain timeout of "
@@ -615,12 +514,12 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		count += abandon(runningItems, what + "finished: it was abandoned at close, its batch still running when the "
 				+ "drain timeout of " + this.drainTimeout + " passed");
 		if (count > 0) {
-			this.lock.lock();
+			this.state.lock.lock();
 			try {
-				this.counters.abandoned(count);
+				this.state.counters.abandoned(count);
 			}
 			finally {
-				this.lock.unlock();
+				this.state.lock.unlock();
 			}
 		}
 		this.closed.accept(this);
@@ -649,12 +548,12 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	@Override
 	public boolean isShutdown() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			return this.state != State.OPEN;
+			return !this.state.isOpen();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -702,23 +601,23 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	@Override
 	public int queued() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			return this.queue.size();
+			return this.state.queue.size();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
 	@Override
 	public BatcherStats stats() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			return this.counters.snapshot(this.name, this.queue.size(), this.inFlight, this.maxBatchSize, this.maxQueued);
+			return this.state.counters.snapshot(this.name, this.state.queue.size(), this.state.inFlight, this.maxBatchSize, this.maxQueued);
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
