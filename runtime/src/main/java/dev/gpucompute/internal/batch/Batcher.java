@@ -3,11 +3,9 @@ package dev.gpucompute.internal.batch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,8 +45,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private final String name;
 
-	private final Function<? super I, ?> keyOf;
-
 	private final int maxBatchSize;
 
 	private final long maxDelayNanos;
@@ -73,6 +69,9 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/** Expired and cancelled items, and the sweep timer. */
 	private final BatchDeadlines<I, O> deadlines;
 
+	/** Makes items and queues them, refuses them, or reserves an idle batcher for a call's item. */
+	private final BatchAdmission<I, O> admission;
+
 	/**
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
 	 * @param lifecycle the context's: its number names the threads and messages
@@ -92,7 +91,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.listener = listener;
 		this.closed = closed;
 		this.name = settings.name();
-		this.keyOf = settings.keyOf();
 		this.maxBatchSize = settings.maxBatchSize();
 		this.maxDelayNanos = settings.maxQueueDelay().toNanos();
 		this.maxQueued = settings.maxQueued();
@@ -104,6 +102,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
 		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
 		this.deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
+		this.admission = new BatchAdmission<>(this.state, this.deadlines, lifecycle, this.name, settings.keyOf(),
+				this.maxBatchSize, this.maxQueued, this.concurrency);
 		this.runner = new BatchRunner<>(this.name, handler, context.launcher());
 	}
 
@@ -121,7 +121,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public CompletableFuture<O> submit(I item) {
-		return enqueue(item, this.timeoutNanos);
+		return this.admission.submit(item, this.timeoutNanos);
 	}
 
 	/**
@@ -137,50 +137,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		if (nanos == 0) {
 			throw new IllegalArgumentException("timeout must be positive, got " + timeout);
 		}
-		return enqueue(item, Math.min(nanos, this.timeoutNanos));
-	}
-
-	private CompletableFuture<O> enqueue(I value, long timeout) {
-		Item<I, O> item = newItem(value, timeout);
-		this.state.lock.lock();
-		try {
-			add(item);
-		}
-		finally {
-			this.state.lock.unlock();
-		}
-		return item.future;
-	}
-
-	private Item<I, O> newItem(I value, long timeout) {
-		Objects.requireNonNull(value, "item");
-		Object key = this.keyOf.apply(value);
-		long now = System.nanoTime();
-		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		return new Item<>(value, key, now, deadline, this.deadlines::cancelled);
-	}
-
-	/** Queues an item, with the lock held. */
-	private void add(Item<I, O> item) {
-		if (!this.state.isOpen()) {
-			throw closedError();
-		}
-		if (this.state.queue.size() >= this.maxQueued) {
-			this.state.counters.rejected();
-			throw new BatchQueueFullException(this.name, this.maxQueued,
-					this.state.pacing.retryAfter(this.state.queue.size(), this.concurrency));
-		}
-		boolean wasEmpty = this.state.queue.size() == 0;
-		int ofKey = this.state.queue.add(item);
-		this.state.counters.submitted();
-		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
-		// queue was empty, nothing runs, or its key now fills a batch.
-		if (this.state.idleDispatchers > 0 && (wasEmpty || this.state.busy == 0 || ofKey >= this.maxBatchSize)) {
-			this.state.work.signal();
-		}
-		if (item.deadline != NONE) {
-			this.deadlines.scheduleBy(item.deadline);
-		}
+		return this.admission.submit(item, Math.min(nanos, this.timeoutNanos));
 	}
 
 	/**
@@ -198,27 +155,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public O call(I item) {
-		Item<I, O> own = newItem(item, this.timeoutNanos);
-		List<Item<I, O>> inline = null;
-		this.state.lock.lock();
-		try {
-			if (this.state.isOpen() && this.state.queue.size() == 0 && this.state.busy == 0 && this.state.inFlight < this.concurrency
-					&& !this.state.pacing.holdingAfterBatch(own.enqueuedAt)) {
-				own.queued = false;
-				inline = List.of(own);
-				this.state.counters.submitted();
-				this.state.inFlight++;
-				this.state.busy++;
-				this.state.running.add(inline);
-				this.state.counters.dispatched(1);
-			}
-			else {
-				add(own);
-			}
-		}
-		finally {
-			this.state.lock.unlock();
-		}
+		Item<I, O> own = this.admission.newItem(item, this.timeoutNanos);
+		List<Item<I, O>> inline = this.admission.runInlineOrQueue(own);
 		if (inline != null) {
 			StreamLease lease = null;
 			RuntimeException noStream = null;
@@ -248,11 +186,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 			Thread.currentThread().interrupt();
 			throw new GpuException("Interrupted while waiting for an item of batcher '" + this.name + "'", ex);
 		}
-	}
-
-	private ContextClosedException closedError() {
-		return new ContextClosedException("Batcher '" + this.name + "' is closed" + (!this.lifecycle.isOpen()
-				? " (its GPU context is closing or closed)" : ""));
 	}
 
 	// ---- dispatching --------------------------------------------------------------------------
