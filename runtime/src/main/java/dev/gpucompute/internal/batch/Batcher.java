@@ -19,7 +19,6 @@ import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.Arguments;
@@ -38,8 +37,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private final ContextState lifecycle;
 
-	private final GpuListener listener;
-
 	/** Tells the context this batcher is gone, once it abandoned what was left at close. */
 	private final Consumer<GpuBatcher<?, ?>> closed;
 
@@ -57,11 +54,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private final int concurrency;
 
-	private final Duration acquireTimeout;
-
 	private final Duration drainTimeout;
-
-	private final BatchRunner<I, O> runner;
 
 	/** The queue, the running batches, the slots and the totals, and the lock that guards them. */
 	private final BatcherState<I, O> state;
@@ -71,6 +64,9 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	/** Makes items and queues them, refuses them, or reserves an idle batcher for a call's item. */
 	private final BatchAdmission<I, O> admission;
+
+	/** The dispatch threads, and the run of each batch on its leased stream. */
+	private final BatchDispatch<I, O> dispatch;
 
 	/**
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
@@ -88,7 +84,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 			Consumer<GpuBatcher<?, ?>> closed) {
 		this.context = context;
 		this.lifecycle = lifecycle;
-		this.listener = listener;
 		this.closed = closed;
 		this.name = settings.name();
 		this.maxBatchSize = settings.maxBatchSize();
@@ -97,14 +92,16 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.priority = settings.priority();
 		this.timeoutNanos = settings.timeout().isZero() ? NONE : settings.timeout().toNanos();
 		this.concurrency = settings.maxConcurrentBatches();
-		this.acquireTimeout = (settings.acquireTimeout() != null) ? settings.acquireTimeout()
+		Duration acquireTimeout = (settings.acquireTimeout() != null) ? settings.acquireTimeout()
 				: context.streams().acquireTimeout();
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
 		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
 		this.deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
 		this.admission = new BatchAdmission<>(this.state, this.deadlines, lifecycle, this.name, settings.keyOf(),
 				this.maxBatchSize, this.maxQueued, this.concurrency);
-		this.runner = new BatchRunner<>(this.name, handler, context.launcher());
+		this.dispatch = new BatchDispatch<>(this.state, this.deadlines,
+				new BatchRunner<>(this.name, handler, context.launcher()), context.streams(), listener, this.name,
+				lifecycle.id(), this.maxBatchSize, this.concurrency, this.priority, acquireTimeout);
 	}
 
 
@@ -158,15 +155,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		Item<I, O> own = this.admission.newItem(item, this.timeoutNanos);
 		List<Item<I, O>> inline = this.admission.runInlineOrQueue(own);
 		if (inline != null) {
-			StreamLease lease = null;
-			RuntimeException noStream = null;
-			try {
-				lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-			}
-			catch (RuntimeException ex) {
-				noStream = ex;
-			}
-			execute(inline, lease, noStream, own.enqueuedAt);
+			this.dispatch.runInline(inline, own.enqueuedAt);
 		}
 		try {
 			return own.future.get();
@@ -188,186 +177,9 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		}
 	}
 
-	// ---- dispatching --------------------------------------------------------------------------
-
 	/** Starts the dispatch threads; once, after the context registered the batcher. */
 	public void start() {
-		for (int i = 1; i <= this.concurrency; i++) {
-			Thread thread = new Thread(this::dispatchLoop,
-					"gpu-" + this.lifecycle.id() + "-batch-" + this.name + "-" + i);
-			thread.setDaemon(true);
-			thread.start();
-		}
-	}
-
-	private void dispatchLoop() {
-		while (reserve()) {
-			runOne();
-		}
-	}
-
-	/**
-	 * Waits until a batch is ready and reserves it for this dispatcher; false when the batcher is
-	 * shut down and its queue is empty.
-	 */
-	private boolean reserve() {
-		this.state.lock.lock();
-		try {
-			this.state.idleDispatchers++;
-			try {
-				while (true) {
-					if (this.state.queue.size() == 0) {
-						if (!this.state.isOpen()) {
-							return false;
-						}
-						this.state.work.awaitUninterruptibly();
-						continue;
-					}
-					if (this.state.inFlight >= this.concurrency) {
-						// A caller runs a batch inline (call): no slot is free until it ends.
-						this.state.work.await();
-						continue;
-					}
-					long wait = this.state.pacing.nanosUntilReady(System.nanoTime(), this.state.isOpen(), this.state.busy,
-							this.state.queue);
-					if (wait <= 0) {
-						break;
-					}
-					this.state.work.awaitNanos(wait);
-				}
-			}
-			catch (InterruptedException ex) {
-				// Dispatchers are never interrupted by the batcher; someone else did: stop this one.
-				Thread.currentThread().interrupt();
-				return false;
-			}
-			finally {
-				this.state.idleDispatchers--;
-			}
-			this.state.inFlight++;
-			this.state.busy++;
-			return true;
-		}
-		finally {
-			this.state.lock.unlock();
-		}
-	}
-
-	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
-	private void runOne() {
-		StreamLease lease = null;
-		RuntimeException noStream = null;
-		try {
-			lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-		}
-		catch (RuntimeException ex) {
-			noStream = ex;
-		}
-		List<Item<I, O>> batch;
-		List<Item<I, O>> dropped = new ArrayList<>();
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long start = System.nanoTime();
-		this.state.lock.lock();
-		try {
-			batch = this.state.queue.take(start, this.maxBatchSize, dropped, expiredNow);
-			this.state.counters.cancelled(dropped.size());
-			this.state.counters.expired(expiredNow.size());
-			if (!batch.isEmpty()) {
-				this.state.running.add(batch);
-				this.state.counters.dispatched(batch.size());
-			}
-		}
-		finally {
-			this.state.lock.unlock();
-		}
-		this.deadlines.expire(expiredNow, start);
-		if (batch.isEmpty()) {
-			if (lease != null) {
-				lease.close();
-			}
-			this.state.lock.lock();
-			try {
-				this.state.busy--;
-			}
-			finally {
-				this.state.lock.unlock();
-			}
-			finish(batch, 0, 0);
-			return;
-		}
-		execute(batch, lease, noStream, start);
-	}
-
-	/**
-	 * Runs a taken batch (on a dispatch thread, or inline on a caller's thread), then releases its
-	 * results, completes its futures and ends its reservation.
-	 */
-	private void execute(List<Item<I, O>> batch, StreamLease lease, RuntimeException noStream, long start) {
-		GpuListener listener = this.listener;
-		listener.batchDispatched(this.name, batch.size());
-		for (Item<I, O> item : batch) {
-			listener.batchItemWaited(this.name, start - item.enqueuedAt);
-		}
-		Object[] results = new Object[batch.size()];
-		Throwable[] failures = new Throwable[batch.size()];
-		if (lease == null) {
-			java.util.Arrays.fill(failures, noStream);
-		}
-		else {
-			this.runner.run(batch, lease, results, failures);
-		}
-		long elapsed = System.nanoTime() - start;
-		released(batch.size(), elapsed);
-		int ok = 0;
-		int bad = 0;
-		for (int i = 0; i < batch.size(); i++) {
-			CompletableFuture<O> future = batch.get(i).future;
-			@SuppressWarnings("unchecked")
-			O result = (O) results[i];
-			if ((failures[i] != null) ? future.completeExceptionally(failures[i]) : future.complete(result)) {
-				if (failures[i] != null) {
-					bad++;
-				}
-				else {
-					ok++;
-				}
-			}
-		}
-		finish(batch, ok, bad);
-	}
-
-	/**
-	 * A batch's results are about to go out: it no longer counts as running for holding, and its end
-	 * and size are what the next batch may be held for.
-	 */
-	private void released(int size, long elapsed) {
-		this.state.lock.lock();
-		try {
-			this.state.busy--;
-			this.state.pacing.batchEnded(size, elapsed);
-			this.state.signalWorkIfQueued();
-		}
-		finally {
-			this.state.lock.unlock();
-		}
-	}
-
-	/**
-	 * Ends a reservation, booking the items its batch completed ({@code ok}, {@code bad}): the batch
-	 * no longer runs, and a waiting dispatcher may now be ready.
-	 */
-	private void finish(List<Item<I, O>> batch, int ok, int bad) {
-		this.state.lock.lock();
-		try {
-			this.state.counters.completed(ok, bad);
-			this.state.running.remove(batch);
-			this.state.inFlight--;
-			this.state.signalWorkIfQueued();
-			this.state.finished.signalAll();
-		}
-		finally {
-			this.state.lock.unlock();
-		}
+		this.dispatch.start();
 	}
 
 	// ---- close ----------------------------------------------------------------------------------
