@@ -1,14 +1,10 @@
 package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.BatchHandler;
 import dev.gpucompute.BatchQueueFullException;
@@ -25,17 +21,28 @@ import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 
-/** The implementation of {@link GpuBatcher}. */
+/**
+ * The implementation of {@link GpuBatcher}: resolves the builder's settings, wires the batcher's
+ * parts and answers the API with them. The parts share one {@link BatcherState} and its lock:
+ * {@link BatchAdmission} makes, queues or refuses items (and reserves an idle batcher for a
+ * {@link #call}), {@link BatchDispatch} owns the dispatch threads and runs each batch on a leased
+ * stream through the {@link BatchRunner}, {@link BatchDeadlines} times out and drops queued items,
+ * {@link BatchDrain} shuts down and abandons what is left, and {@link BatchCounters} keeps the
+ * totals behind {@link #stats()}. This class holds the settings and what the API adds around the
+ * parts: argument checks, waiting for a call's result, and telling the context once it is closed.
+ *
+ * <p>Thread-safe; the context builds it ({@link GpuBatcher.Builder#build()}), registers it, then
+ * {@linkplain #start() starts} its dispatch threads.
+ *
+ * @param <I> item type
+ * @param <O> result type
+ */
 public final class Batcher<I, O> implements GpuBatcher<I, O> {
-
-	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
 
 	/** No deadline. */
 	private static final long NONE = BatchQueue.NONE;
 
 	private final GpuContext context;
-
-	private final ContextState lifecycle;
 
 	/** Tells the context this batcher is gone, once it abandoned what was left at close. */
 	private final Consumer<GpuBatcher<?, ?>> closed;
@@ -59,14 +66,14 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/** The queue, the running batches, the slots and the totals, and the lock that guards them. */
 	private final BatcherState<I, O> state;
 
-	/** Expired and cancelled items, and the sweep timer. */
-	private final BatchDeadlines<I, O> deadlines;
-
 	/** Makes items and queues them, refuses them, or reserves an idle batcher for a call's item. */
 	private final BatchAdmission<I, O> admission;
 
 	/** The dispatch threads, and the run of each batch on its leased stream. */
 	private final BatchDispatch<I, O> dispatch;
+
+	/** Shutdown, the wait for the queue to drain, and the abandonment of what is left. */
+	private final BatchDrain<I, O> drain;
 
 	/**
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
@@ -83,7 +90,6 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 			ContextCompletions completions, ScheduledExecutorService housekeeping, Duration drainTimeout,
 			Consumer<GpuBatcher<?, ?>> closed) {
 		this.context = context;
-		this.lifecycle = lifecycle;
 		this.closed = closed;
 		this.name = settings.name();
 		this.maxBatchSize = settings.maxBatchSize();
@@ -96,14 +102,14 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 				: context.streams().acquireTimeout();
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
 		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
-		this.deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
-		this.admission = new BatchAdmission<>(this.state, this.deadlines, lifecycle, this.name, settings.keyOf(),
+		BatchDeadlines<I, O> deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
+		this.admission = new BatchAdmission<>(this.state, deadlines, lifecycle, this.name, settings.keyOf(),
 				this.maxBatchSize, this.maxQueued, this.concurrency);
-		this.dispatch = new BatchDispatch<>(this.state, this.deadlines,
+		this.dispatch = new BatchDispatch<>(this.state, deadlines,
 				new BatchRunner<>(this.name, handler, context.launcher()), context.streams(), listener, this.name,
 				lifecycle.id(), this.maxBatchSize, this.concurrency, this.priority, acquireTimeout);
+		this.drain = new BatchDrain<>(this.state, deadlines, this.name, lifecycle, this.drainTimeout);
 	}
-
 
 	// ---- submitting ---------------------------------------------------------------------------
 
@@ -190,16 +196,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public void shutdown() {
-		this.state.lock.lock();
-		try {
-			if (this.state.shutDown()) {
-				this.state.work.signalAll();
-				this.state.finished.signalAll();
-			}
-		}
-		finally {
-			this.state.lock.unlock();
-		}
+		this.drain.shutdown();
 	}
 
 	/**
@@ -209,24 +206,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public boolean awaitTermination(Duration timeout) {
-		long remaining = Arguments.nanos(timeout, "timeout");
-		this.state.lock.lock();
-		try {
-			while (!this.state.isTerminated()) {
-				if (remaining <= 0 || this.state.isOpen()) {
-					return false;
-				}
-				remaining = this.state.finished.awaitNanos(remaining);
-			}
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return this.state.isTerminated();
-		}
-		finally {
-			this.state.lock.unlock();
-		}
+		return this.drain.awaitTermination(timeout);
 	}
 
 	/**
@@ -237,47 +217,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public int shutdownNow() {
-		List<Item<I, O>> queuedItems;
-		List<Item<I, O>> runningItems = new ArrayList<>();
-		this.state.lock.lock();
-		try {
-			this.state.shutDown();
-			queuedItems = this.state.queue.removeAll();
-			for (List<Item<I, O>> batch : this.state.running) {
-				runningItems.addAll(batch);
-			}
-			this.deadlines.cancelSweep();
-			this.state.work.signalAll();
-			this.state.finished.signalAll();
-		}
-		finally {
-			this.state.lock.unlock();
-		}
-		String what = "Batcher '" + this.name + "' of GPU context #" + this.lifecycle.id() + " closed before this item ";
-		int count = abandon(queuedItems, what + "ran: it was abandoned at close, still queued when the drain timeout of "
-				+ this.drainTimeout + " passed");
-		count += abandon(runningItems, what + "finished: it was abandoned at close, its batch still running when the "
-				+ "drain timeout of " + this.drainTimeout + " passed");
-		if (count > 0) {
-			this.state.lock.lock();
-			try {
-				this.state.counters.abandoned(count);
-			}
-			finally {
-				this.state.lock.unlock();
-			}
-		}
+		int count = this.drain.shutdownNow();
 		this.closed.accept(this);
-		return count;
-	}
-
-	private int abandon(List<Item<I, O>> items, String reason) {
-		int count = 0;
-		for (Item<I, O> item : items) {
-			if (item.future.completeExceptionally(new ContextClosedException(reason))) {
-				count++;
-			}
-		}
 		return count;
 	}
 
@@ -293,13 +234,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	@Override
 	public boolean isShutdown() {
-		this.state.lock.lock();
-		try {
-			return !this.state.isOpen();
-		}
-		finally {
-			this.state.lock.unlock();
-		}
+		return this.drain.isShutdown();
 	}
 
 	// ---- accessors ------------------------------------------------------------------------------
@@ -370,7 +305,5 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	public String toString() {
 		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
 	}
-
-	// ---- builder --------------------------------------------------------------------------------
 
 }
