@@ -1,20 +1,10 @@
 package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
-import java.util.function.Function;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.BatchHandler;
 import dev.gpucompute.BatchQueueFullException;
@@ -25,41 +15,39 @@ import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 
-/** The implementation of {@link GpuBatcher}. */
+/**
+ * The implementation of {@link GpuBatcher}: resolves the builder's settings, wires the batcher's
+ * parts and answers the API with them. The parts share one {@link BatcherState} and its lock:
+ * {@link BatchAdmission} makes, queues or refuses items (and reserves an idle batcher for a
+ * {@link #call}), {@link BatchDispatch} owns the dispatch threads and runs each batch on a leased
+ * stream through the {@link BatchRunner}, {@link BatchDeadlines} times out and drops queued items,
+ * {@link BatchDrain} shuts down and abandons what is left, and {@link BatchCounters} keeps the
+ * totals behind {@link #stats()}. This class holds the settings and what the API adds around the
+ * parts: argument checks, waiting for a call's result, and telling the context once it is closed.
+ *
+ * <p>Thread-safe; the context builds it ({@link GpuBatcher.Builder#build()}), registers it, then
+ * {@linkplain #start() starts} its dispatch threads.
+ *
+ * @param <I> item type
+ * @param <O> result type
+ */
 public final class Batcher<I, O> implements GpuBatcher<I, O> {
-
-	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
 
 	/** No deadline. */
 	private static final long NONE = BatchQueue.NONE;
 
-	private enum State {
-
-		OPEN, SHUTDOWN
-
-	}
-
 	private final GpuContext context;
-
-	private final ContextState lifecycle;
-
-	private final GpuListener listener;
-
-	private final ContextCompletions completions;
 
 	/** Tells the context this batcher is gone, once it abandoned what was left at close. */
 	private final Consumer<GpuBatcher<?, ?>> closed;
 
 	private final String name;
-
-	private final Function<? super I, ?> keyOf;
 
 	private final int maxBatchSize;
 
@@ -73,60 +61,19 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	private final int concurrency;
 
-	private final Duration acquireTimeout;
-
 	private final Duration drainTimeout;
 
-	private final BatchRunner<I, O> runner;
+	/** The queue, the running batches, the slots and the totals, and the lock that guards them. */
+	private final BatcherState<I, O> state;
 
-	private final ReentrantLock lock = new ReentrantLock();
+	/** Makes items and queues them, refuses them, or reserves an idle batcher for a call's item. */
+	private final BatchAdmission<I, O> admission;
 
-	/** Idle dispatchers wait here for a batch to become ready. */
-	private final Condition work = this.lock.newCondition();
+	/** The dispatch threads, and the run of each batch on its leased stream. */
+	private final BatchDispatch<I, O> dispatch;
 
-	/** {@link #awaitTermination} waits here. */
-	private final Condition finished = this.lock.newCondition();
-
-	// Everything below is guarded by lock.
-
-	private final BatchQueue<I, O> queue = new BatchQueue<>();
-
-	/** Items of the batches being run, to abandon at close. */
-	private final Set<List<Item<I, O>>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-
-	private State state = State.OPEN;
-
-	/** Dispatchers that reserved a batch: leasing its stream, running it or completing its futures. */
-	private int inFlight;
-
-	/** Batches reserved whose results are not out yet: what holding for a fuller batch looks at. */
-	private int busy;
-
-	private int idleDispatchers;
-
-	/** Runs {@link #sweep()} by the earliest deadline of the queued items. */
-	private final SweepTimer sweeps;
-
-	private long submitted;
-
-	private long rejected;
-
-	private long expired;
-
-	private long cancelled;
-
-	private long abandoned;
-
-	private long batches;
-
-	private long dispatched;
-
-	private long succeeded;
-
-	private long failed;
-
-	/** Holding for fuller batches and the retry-after hint, from the recent batches. */
-	private final BatchPacing pacing;
+	/** Shutdown, the wait for the queue to drain, and the abandonment of what is left. */
+	private final BatchDrain<I, O> drain;
 
 	/**
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
@@ -143,26 +90,26 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 			ContextCompletions completions, ScheduledExecutorService housekeeping, Duration drainTimeout,
 			Consumer<GpuBatcher<?, ?>> closed) {
 		this.context = context;
-		this.lifecycle = lifecycle;
-		this.listener = listener;
-		this.completions = completions;
 		this.closed = closed;
 		this.name = settings.name();
-		this.keyOf = settings.keyOf();
 		this.maxBatchSize = settings.maxBatchSize();
 		this.maxDelayNanos = settings.maxQueueDelay().toNanos();
 		this.maxQueued = settings.maxQueued();
 		this.priority = settings.priority();
 		this.timeoutNanos = settings.timeout().isZero() ? NONE : settings.timeout().toNanos();
 		this.concurrency = settings.maxConcurrentBatches();
-		this.acquireTimeout = (settings.acquireTimeout() != null) ? settings.acquireTimeout()
+		Duration acquireTimeout = (settings.acquireTimeout() != null) ? settings.acquireTimeout()
 				: context.streams().acquireTimeout();
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
-		this.pacing = new BatchPacing(this.maxBatchSize, this.maxDelayNanos);
-		this.sweeps = new SweepTimer(housekeeping, this::sweep);
-		this.runner = new BatchRunner<>(this.name, handler, context.launcher());
+		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
+		BatchDeadlines<I, O> deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
+		this.admission = new BatchAdmission<>(this.state, deadlines, lifecycle, this.name, settings.keyOf(),
+				this.maxBatchSize, this.maxQueued, this.concurrency);
+		this.dispatch = new BatchDispatch<>(this.state, deadlines,
+				new BatchRunner<>(this.name, handler, context.launcher()), context.streams(), listener, this.name,
+				lifecycle.id(), this.maxBatchSize, this.concurrency, this.priority, acquireTimeout);
+		this.drain = new BatchDrain<>(this.state, deadlines, this.name, lifecycle, this.drainTimeout);
 	}
-
 
 	// ---- submitting ---------------------------------------------------------------------------
 
@@ -177,7 +124,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public CompletableFuture<O> submit(I item) {
-		return enqueue(item, this.timeoutNanos);
+		return this.admission.submit(item, this.timeoutNanos);
 	}
 
 	/**
@@ -193,50 +140,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		if (nanos == 0) {
 			throw new IllegalArgumentException("timeout must be positive, got " + timeout);
 		}
-		return enqueue(item, Math.min(nanos, this.timeoutNanos));
-	}
-
-	private CompletableFuture<O> enqueue(I value, long timeout) {
-		Item<I, O> item = newItem(value, timeout);
-		this.lock.lock();
-		try {
-			add(item);
-		}
-		finally {
-			this.lock.unlock();
-		}
-		return item.future;
-	}
-
-	private Item<I, O> newItem(I value, long timeout) {
-		Objects.requireNonNull(value, "item");
-		Object key = this.keyOf.apply(value);
-		long now = System.nanoTime();
-		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		return new Item<>(value, key, now, deadline, this::cancelled);
-	}
-
-	/** Queues an item, with the lock held. */
-	private void add(Item<I, O> item) {
-		if (this.state != State.OPEN) {
-			throw closedError();
-		}
-		if (this.queue.size() >= this.maxQueued) {
-			this.rejected++;
-			throw new BatchQueueFullException(this.name, this.maxQueued,
-					this.pacing.retryAfter(this.queue.size(), this.concurrency));
-		}
-		boolean wasEmpty = this.queue.size() == 0;
-		int ofKey = this.queue.add(item);
-		this.submitted++;
-		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
-		// queue was empty, nothing runs, or its key now fills a batch.
-		if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
-			this.work.signal();
-		}
-		if (item.deadline != NONE) {
-			this.sweeps.scheduleBy(item.deadline);
-		}
+		return this.admission.submit(item, Math.min(nanos, this.timeoutNanos));
 	}
 
 	/**
@@ -254,38 +158,10 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public O call(I item) {
-		Item<I, O> own = newItem(item, this.timeoutNanos);
-		List<Item<I, O>> inline = null;
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN && this.queue.size() == 0 && this.busy == 0 && this.inFlight < this.concurrency
-					&& !this.pacing.holdingAfterBatch(own.enqueuedAt)) {
-				own.queued = false;
-				inline = List.of(own);
-				this.submitted++;
-				this.inFlight++;
-				this.busy++;
-				this.running.add(inline);
-				this.batches++;
-				this.dispatched++;
-			}
-			else {
-				add(own);
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
+		Item<I, O> own = this.admission.newItem(item, this.timeoutNanos);
+		List<Item<I, O>> inline = this.admission.runInlineOrQueue(own);
 		if (inline != null) {
-			StreamLease lease = null;
-			RuntimeException noStream = null;
-			try {
-				lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-			}
-			catch (RuntimeException ex) {
-				noStream = ex;
-			}
-			execute(inline, lease, noStream, own.enqueuedAt);
+			this.dispatch.runInline(inline, own.enqueuedAt);
 		}
 		try {
 			return own.future.get();
@@ -307,247 +183,9 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		}
 	}
 
-	private ContextClosedException closedError() {
-		return new ContextClosedException("Batcher '" + this.name + "' is closed" + (!this.lifecycle.isOpen()
-				? " (its GPU context is closing or closed)" : ""));
-	}
-
-	// ---- dispatching --------------------------------------------------------------------------
-
 	/** Starts the dispatch threads; once, after the context registered the batcher. */
 	public void start() {
-		for (int i = 1; i <= this.concurrency; i++) {
-			Thread thread = new Thread(this::dispatchLoop,
-					"gpu-" + this.lifecycle.id() + "-batch-" + this.name + "-" + i);
-			thread.setDaemon(true);
-			thread.start();
-		}
-	}
-
-	private void dispatchLoop() {
-		while (reserve()) {
-			runOne();
-		}
-	}
-
-	/**
-	 * Waits until a batch is ready and reserves it for this dispatcher; false when the batcher is
-	 * shut down and its queue is empty.
-	 */
-	private boolean reserve() {
-		this.lock.lock();
-		try {
-			this.idleDispatchers++;
-			try {
-				while (true) {
-					if (this.queue.size() == 0) {
-						if (this.state != State.OPEN) {
-							return false;
-						}
-						this.work.awaitUninterruptibly();
-						continue;
-					}
-					if (this.inFlight >= this.concurrency) {
-						// A caller runs a batch inline (call): no slot is free until it ends.
-						this.work.await();
-						continue;
-					}
-					long wait = this.pacing.nanosUntilReady(System.nanoTime(), this.state == State.OPEN, this.busy,
-							this.queue);
-					if (wait <= 0) {
-						break;
-					}
-					this.work.awaitNanos(wait);
-				}
-			}
-			catch (InterruptedException ex) {
-				// Dispatchers are never interrupted by the batcher; someone else did: stop this one.
-				Thread.currentThread().interrupt();
-				return false;
-			}
-			finally {
-				this.idleDispatchers--;
-			}
-			this.inFlight++;
-			this.busy++;
-			return true;
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
-	private void runOne() {
-		StreamLease lease = null;
-		RuntimeException noStream = null;
-		try {
-			lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-		}
-		catch (RuntimeException ex) {
-			noStream = ex;
-		}
-		List<Item<I, O>> batch;
-		List<Item<I, O>> dropped = new ArrayList<>();
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long start = System.nanoTime();
-		this.lock.lock();
-		try {
-			batch = this.queue.take(start, this.maxBatchSize, dropped, expiredNow);
-			this.cancelled += dropped.size();
-			this.expired += expiredNow.size();
-			if (!batch.isEmpty()) {
-				this.running.add(batch);
-				this.batches++;
-				this.dispatched += batch.size();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		expire(expiredNow, start);
-		if (batch.isEmpty()) {
-			if (lease != null) {
-				lease.close();
-			}
-			this.lock.lock();
-			try {
-				this.busy--;
-			}
-			finally {
-				this.lock.unlock();
-			}
-			finish(batch, 0, 0);
-			return;
-		}
-		execute(batch, lease, noStream, start);
-	}
-
-	/**
-	 * Runs a taken batch (on a dispatch thread, or inline on a caller's thread), then releases its
-	 * results, completes its futures and ends its reservation.
-	 */
-	private void execute(List<Item<I, O>> batch, StreamLease lease, RuntimeException noStream, long start) {
-		GpuListener listener = this.listener;
-		listener.batchDispatched(this.name, batch.size());
-		for (Item<I, O> item : batch) {
-			listener.batchItemWaited(this.name, start - item.enqueuedAt);
-		}
-		Object[] results = new Object[batch.size()];
-		Throwable[] failures = new Throwable[batch.size()];
-		if (lease == null) {
-			java.util.Arrays.fill(failures, noStream);
-		}
-		else {
-			this.runner.run(batch, lease, results, failures);
-		}
-		long elapsed = System.nanoTime() - start;
-		released(batch.size(), elapsed);
-		int ok = 0;
-		int bad = 0;
-		for (int i = 0; i < batch.size(); i++) {
-			CompletableFuture<O> future = batch.get(i).future;
-			@SuppressWarnings("unchecked")
-			O result = (O) results[i];
-			if ((failures[i] != null) ? future.completeExceptionally(failures[i]) : future.complete(result)) {
-				if (failures[i] != null) {
-					bad++;
-				}
-				else {
-					ok++;
-				}
-			}
-		}
-		finish(batch, ok, bad);
-	}
-
-	/**
-	 * A batch's results are about to go out: it no longer counts as running for holding, and its end
-	 * and size are what the next batch may be held for.
-	 */
-	private void released(int size, long elapsed) {
-		this.lock.lock();
-		try {
-			this.busy--;
-			this.pacing.batchEnded(size, elapsed);
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/**
-	 * Ends a reservation, booking the items its batch completed ({@code ok}, {@code bad}): the batch
-	 * no longer runs, and a waiting dispatcher may now be ready.
-	 */
-	private void finish(List<Item<I, O>> batch, int ok, int bad) {
-		this.lock.lock();
-		try {
-			this.succeeded += ok;
-			this.failed += bad;
-			this.running.remove(batch);
-			this.inFlight--;
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
-			this.finished.signalAll();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private void expire(List<Item<I, O>> items, long now) {
-		for (Item<I, O> item : items) {
-			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
-		}
-	}
-
-	// ---- deadlines ----------------------------------------------------------------------------
-
-	/**
-	 * Times out the queued items whose deadline passed, so that their callers learn it when it
-	 * happens, not when a dispatcher is next free. Runs on the context's housekeeping thread; the
-	 * futures complete on its completion threads.
-	 */
-	private void sweep() {
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long now = System.nanoTime();
-		this.lock.lock();
-		try {
-			this.sweeps.fired();
-			long next = this.queue.removeExpired(now, expiredNow);
-			this.expired += expiredNow.size();
-			if (next != NONE) {
-				this.sweeps.scheduleBy(next);
-			}
-			if (!expiredNow.isEmpty()) {
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		if (!expiredNow.isEmpty()) {
-			this.completions.execute(() -> expire(expiredNow, now));
-		}
-	}
-
-	/** Drops an item whose caller cancelled its future, if it is still queued. */
-	private void cancelled(Item<I, O> item) {
-		this.lock.lock();
-		try {
-			if (this.queue.remove(item)) {
-				this.cancelled++;
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
+		this.dispatch.start();
 	}
 
 	// ---- close ----------------------------------------------------------------------------------
@@ -558,17 +196,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public void shutdown() {
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-				this.work.signalAll();
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
+		this.drain.shutdown();
 	}
 
 	/**
@@ -578,28 +206,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public boolean awaitTermination(Duration timeout) {
-		long remaining = Arguments.nanos(timeout, "timeout");
-		this.lock.lock();
-		try {
-			while (!isTerminatedLocked()) {
-				if (remaining <= 0 || this.state == State.OPEN) {
-					return false;
-				}
-				remaining = this.finished.awaitNanos(remaining);
-			}
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return isTerminatedLocked();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private boolean isTerminatedLocked() {
-		return this.state != State.OPEN && this.queue.size() == 0 && this.inFlight == 0;
+		return this.drain.awaitTermination(timeout);
 	}
 
 	/**
@@ -610,49 +217,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public int shutdownNow() {
-		List<Item<I, O>> queuedItems;
-		List<Item<I, O>> runningItems = new ArrayList<>();
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-			}
-			queuedItems = this.queue.removeAll();
-			for (List<Item<I, O>> batch : this.running) {
-				runningItems.addAll(batch);
-			}
-			this.sweeps.cancel();
-			this.work.signalAll();
-			this.finished.signalAll();
-		}
-		finally {
-			this.lock.unlock();
-		}
-		String what = "Batcher '" + this.name + "' of GPU context #" + this.lifecycle.id() + " closed before this item ";
-		int count = abandon(queuedItems, what + "ran: it was abandoned at close, still queued when the drain timeout of "
-				+ this.drainTimeout + " passed");
-		count += abandon(runningItems, what + "finished: it was abandoned at close, its batch still running when the "
-				+ "drain timeout of " + this.drainTimeout + " passed");
-		if (count > 0) {
-			this.lock.lock();
-			try {
-				this.abandoned += count;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
+		int count = this.drain.shutdownNow();
 		this.closed.accept(this);
-		return count;
-	}
-
-	private int abandon(List<Item<I, O>> items, String reason) {
-		int count = 0;
-		for (Item<I, O> item : items) {
-			if (item.future.completeExceptionally(new ContextClosedException(reason))) {
-				count++;
-			}
-		}
 		return count;
 	}
 
@@ -668,13 +234,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	@Override
 	public boolean isShutdown() {
-		this.lock.lock();
-		try {
-			return this.state != State.OPEN;
-		}
-		finally {
-			this.lock.unlock();
-		}
+		return this.drain.isShutdown();
 	}
 
 	// ---- accessors ------------------------------------------------------------------------------
@@ -721,25 +281,23 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 
 	@Override
 	public int queued() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			return this.queue.size();
+			return this.state.queue.size();
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
 	@Override
 	public BatcherStats stats() {
-		this.lock.lock();
+		this.state.lock.lock();
 		try {
-			return new BatcherStats(this.name, this.queue.size(), this.inFlight, this.submitted, this.rejected, this.expired,
-					this.cancelled, this.abandoned, this.batches, this.dispatched, this.succeeded, this.failed,
-					this.maxBatchSize, this.maxQueued);
+			return this.state.counters.snapshot(this.name, this.state.queue.size(), this.state.inFlight, this.maxBatchSize, this.maxQueued);
 		}
 		finally {
-			this.lock.unlock();
+			this.state.lock.unlock();
 		}
 	}
 
@@ -747,7 +305,5 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	public String toString() {
 		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
 	}
-
-	// ---- builder --------------------------------------------------------------------------------
 
 }
