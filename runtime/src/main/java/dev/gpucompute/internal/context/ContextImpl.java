@@ -291,7 +291,6 @@ public final class ContextImpl implements GpuContext {
 		return List.copyOf(this.batchers);
 	}
 
-	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
 	/** Builds, registers and starts a batcher on this context (what {@link GpuBatcher.Builder#build()} does). */
 	public <I, O> GpuBatcher<I, O> openBatcher(BatchHandler<I, O> handler, GpuBatcher.Settings<I> settings) {
 		Batcher<I, O> batcher = new Batcher<>(this, this.lifecycle, handler, settings, this.listener, this.completions,
@@ -302,7 +301,7 @@ public final class ContextImpl implements GpuContext {
 		return batcher;
 	}
 
-
+	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
 	synchronized void register(GpuBatcher<?, ?> batcher) {
 		this.lifecycle.ensureOpen();
 		if (this.closeStarted) {
