@@ -18,7 +18,8 @@ import java.util.Objects;
  *
  * <p>It refers to the array or buffer, it does not copy it: it is a cheap, immutable description of
  * a region, fixed when it is made (for a {@code ByteBuffer}: the bytes between its position and its
- * limit at that time; moving them later changes neither the region nor the copies). An upload (or a
+ * limit at that time; moving its position later does not change the region, but keep its limit at or
+ * past the region's end, or the copies that use it fail). An upload (or a
  * {@code put}) copies the region's data before it returns, so the array may be reused at once; a
  * download writes the region when the copy has run, so read it only after the copy's future completed
  * (a {@code get} has written it when it returns). Copies never change a {@code ByteBuffer}'s position or

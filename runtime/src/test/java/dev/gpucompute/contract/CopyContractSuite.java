@@ -428,6 +428,30 @@ public abstract class CopyContractSuite {
 		assertNothingHeld();
 	}
 
+	/**
+	 * A {@code ByteBuffer}'s region is fixed when its HostArray is made; a limit lowered below the
+	 * region's end afterwards fails the copies that use it, and holds nothing.
+	 */
+	@Test
+	void aByteBufferLimitLoweredBelowItsRegionFailsItsCopies() {
+		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer device = sentinels(64, lease.stream())) {
+			GpuStream stream = lease.stream();
+			ByteBuffer source = ByteBuffer.allocate(32);
+			HostArray from = HostArray.of(source);
+			source.position(30); // the position may move: the region does not
+			device.upload(from, stream).join();
+			source.limit(16);
+			assertThatThrownBy(() -> device.upload(from, stream).join()).isInstanceOf(IndexOutOfBoundsException.class);
+			ByteBuffer target = ByteBuffer.allocate(32);
+			HostArray into = HostArray.of(target);
+			target.limit(16);
+			assertThatThrownBy(() -> device.download(into, stream).join()).isInstanceOf(CompletionException.class)
+				.hasRootCauseInstanceOf(IndexOutOfBoundsException.class);
+			stream.synchronize();
+		}
+		assertNothingHeld();
+	}
+
 	@Test
 	void hostBufferCopiesAreExactWithOffsets() {
 		SplittableRandom random = new SplittableRandom(30);
