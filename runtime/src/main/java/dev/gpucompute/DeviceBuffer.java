@@ -1,6 +1,5 @@
 package dev.gpucompute;
 
-import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -12,10 +11,12 @@ import java.util.concurrent.CompletableFuture;
  * for them before the memory is freed on it, so neither a first use nor a free can overtake the
  * other side. Ordering between later uses on different streams is the caller's, as in CUDA.
  *
- * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload from an array or a
- * {@link ByteBuffer} takes a copy of the host data before it returns, so the caller may reuse its
- * array at once; a download writes the host array when the copy has run, so read it only after the
- * future completed. Such host data goes through staging memory (page-locked on CUDA), large copies
+ * <p>Copies are asynchronous and return a {@link CompletableFuture}. Java arrays and
+ * {@link java.nio.ByteBuffer}s are copied as a {@link HostArray} (a typed region of one:
+ * {@code upload(HostArray.of(floats), stream)}). An upload takes a copy of the host data before it
+ * returns, so the caller may reuse its array at once; a download writes the host array when the copy
+ * has run, so read it only after the future completed. Such host data goes through staging memory
+ * (page-locked on CUDA), large copies
  * in chunks so that packing on the host overlaps the transfer. A {@link HostBuffer} is copied
  * straight from or into its memory, with no extra pass: the fastest copy, which reads or writes the
  * host buffer when it runs (its future says when). A failed copy leaves the destination range with
@@ -23,8 +24,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Every copy has a form without a stream, which uses the calling thread's current stream of the
  * buffer's context ({@link GpuLauncher#currentStream()}): the stream of an open {@link StreamScope},
- * else the thread's default stream, as for launches. Array copies may start at an element offset
- * ({@code upload(src, elementOffset, stream)}); byte buffers at a byte offset. A buffer may have 0
+ * else the thread's default stream, as for launches. Array copies may start at an element offset of
+ * the device buffer ({@code upload(src, elementOffset, stream)}), counted in elements of the host
+ * array's type (bytes for a {@code byte[]} or {@code ByteBuffer}). A buffer may have 0
  * bytes; copies of 0 bytes complete at once, and launches accept it.
  *
  * <p>{@link #nativeHandle(Class, GpuStream)} hands the memory to another library (JCuda's
@@ -44,56 +46,24 @@ public interface DeviceBuffer extends AutoCloseable {
 	/** Whether it was closed (or its context was). */
 	boolean isClosed();
 
-	/** Copies {@code src} to the start of this buffer on the current stream (see the class comment). */
-	CompletableFuture<Void> upload(float[] src);
+	/**
+	 * Copies {@code src} to the start of this buffer on the current stream; like
+	 * {@link #upload(HostArray, long, GpuStream)} at element 0.
+	 */
+	CompletableFuture<Void> upload(HostArray src);
 
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	CompletableFuture<Void> upload(int[] src);
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	CompletableFuture<Void> upload(long[] src);
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	CompletableFuture<Void> upload(double[] src);
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	CompletableFuture<Void> upload(byte[] src);
-
-	/** Copies the remaining bytes of {@code src} to the start of this buffer on the current stream. */
-	CompletableFuture<Void> upload(ByteBuffer src);
-
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
-	CompletableFuture<Void> upload(byte[] src, GpuStream stream);
-
-	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
-	CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream);
-
-	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
-	CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream);
-
-	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
-	CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream);
-
-	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
-	CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream);
-
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
-	CompletableFuture<Void> upload(float[] src, GpuStream stream);
-
-	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
-	CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream);
-
-	CompletableFuture<Void> upload(int[] src, GpuStream stream);
-
-	CompletableFuture<Void> upload(long[] src, GpuStream stream);
-
-	CompletableFuture<Void> upload(double[] src, GpuStream stream);
+	/** Copies {@code src} to the start of this buffer on {@code stream}; like {@link #upload(HostArray, long, GpuStream)} at element 0. */
+	CompletableFuture<Void> upload(HostArray src, GpuStream stream);
 
 	/**
-	 * Copies the remaining bytes of {@code src} (its byte order is kept as is) into this buffer at
-	 * {@code byteOffset}. {@code src}'s position is not changed.
+	 * Copies {@code src} into this buffer from element {@code elementOffset} on (in elements of
+	 * {@code src}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
+	 * {@code ByteBuffer}), on {@code stream}. The data is copied before this returns (through staging
+	 * memory, see the class comment): the array may be reused at once.
+	 * @throws InvalidBufferRangeException when the elements do not fit this buffer at that offset
+	 * @throws NullPointerException when {@code src} or {@code stream} is null
 	 */
-	CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream);
+	CompletableFuture<Void> upload(HostArray src, long elementOffset, GpuStream stream);
 
 	/**
 	 * Copies all of {@code src} to the start of this buffer on the current stream, straight from its
@@ -117,58 +87,24 @@ public interface DeviceBuffer extends AutoCloseable {
 	CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream);
 
 	/**
-	 * Copies the start of this buffer into {@code dst} on the current stream (see the class comment);
-	 * {@code dst} is written when the future completes.
+	 * Copies the start of this buffer into {@code dst} on the current stream; like
+	 * {@link #download(HostArray, long, GpuStream)} from element 0.
 	 */
-	CompletableFuture<Void> download(float[] dst);
+	CompletableFuture<Void> download(HostArray dst);
 
-	/** Like {@link #download(float[])} for {@code int}s. */
-	CompletableFuture<Void> download(int[] dst);
-
-	/** Like {@link #download(float[])} for {@code long}s. */
-	CompletableFuture<Void> download(long[] dst);
-
-	/** Like {@link #download(float[])} for {@code double}s. */
-	CompletableFuture<Void> download(double[] dst);
-
-	/** Like {@link #download(float[])} for bytes. */
-	CompletableFuture<Void> download(byte[] dst);
-
-	/** Copies {@code dst.remaining()} bytes from the start of this buffer into {@code dst}, on the current stream. */
-	CompletableFuture<Void> download(ByteBuffer dst);
-
-	/** Copies the start of this buffer into {@code dst} on {@code stream}. */
-	CompletableFuture<Void> download(byte[] dst, GpuStream stream);
-
-	/** Copies {@code dst.length} floats from float element {@code elementOffset} of this buffer into {@code dst}. */
-	CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream);
-
-	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
-	CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream);
-
-	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
-	CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream);
-
-	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
-	CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream);
-
-	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
-	CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream);
-
-	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
-	CompletableFuture<Void> download(float[] dst, GpuStream stream);
-
-	CompletableFuture<Void> download(int[] dst, GpuStream stream);
-
-	CompletableFuture<Void> download(long[] dst, GpuStream stream);
-
-	CompletableFuture<Void> download(double[] dst, GpuStream stream);
+	/** Copies the start of this buffer into {@code dst} on {@code stream}; like {@link #download(HostArray, long, GpuStream)} from element 0. */
+	CompletableFuture<Void> download(HostArray dst, GpuStream stream);
 
 	/**
-	 * Copies {@code dst.remaining()} bytes from this buffer at {@code byteOffset} into {@code dst}
-	 * (from its position; the position is not changed).
+	 * Copies {@code dst.length()} elements of this buffer from element {@code elementOffset} (in
+	 * elements of {@code dst}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
+	 * {@code ByteBuffer}) into {@code dst}, on {@code stream}. {@code dst} is written when the copy has
+	 * run: read it only after the returned future completed.
+	 * @throws InvalidBufferRangeException when the elements do not lie within this buffer
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}
+	 * @throws NullPointerException when {@code dst} or {@code stream} is null
 	 */
-	CompletableFuture<Void> download(ByteBuffer dst, long byteOffset, GpuStream stream);
+	CompletableFuture<Void> download(HostArray dst, long elementOffset, GpuStream stream);
 
 	/**
 	 * Copies the start of this buffer into all of {@code dst} on the current stream, straight into its

@@ -12,10 +12,11 @@ import java.nio.LongBuffer;
  * runs asynchronously on its stream; off-heap memory on the CPU backend. The counterpart of CuPy's
  * {@code cupyx.empty_pinned}, PyTorch's {@code pin_memory()} and cuda.core's pinned-memory
  * {@code Buffer}. Allocate it from the context ({@link GpuContext#allocateHost(long)}), fill it once
- * with the bulk {@code put} methods or through a view, and upload from it as often as needed
+ * with {@link #put(long, HostArray)} or through a view, and upload from it as often as needed
  * ({@link DeviceBuffer#upload(HostBuffer, GpuStream)}); or download into it and read the result with
- * {@code get} or a view. Arrays and ordinary buffers go through staging memory instead, which costs
- * one more pass over the data on the host (docs/runtime.md, "Which copy to use").
+ * {@link #get(long, HostArray)} or a view. Arrays and ordinary buffers ({@link HostArray}) go through
+ * staging memory instead, which costs one more pass over the data on the host (docs/runtime.md,
+ * "Which copy to use").
  *
  * <p><b>Ordering.</b> A copy reads (upload) or writes (download) this memory when it runs on its
  * stream, after the work enqueued there before it, not when it is enqueued. So after an upload from
@@ -34,7 +35,7 @@ import java.nio.LongBuffer;
  * (like PyTorch's caching host allocator), so a pending copy never reads or writes memory that
  * someone else got. From {@link #close()} on, the buffer is unusable whether copies are pending or
  * not: every method except {@link #byteSize()}, {@link #isClosed()}, {@code toString} and
- * {@code close} throws a {@link GpuException} (the {@code put}s, the {@code get}s, every
+ * {@code close} throws a {@link GpuException} ({@code put}, {@code get}, every
  * {@code as...Buffer()} view, and copies from or into it). A view taken before close cannot be
  * revoked and must not be used any more: until the pending copies end it races them, and after that
  * it may see another buffer's bytes, or, once the context has released the memory, crash the JVM like
@@ -73,77 +74,26 @@ public interface HostBuffer extends AutoCloseable {
 	/** {@link #asByteBuffer()} as doubles. */
 	DoubleBuffer asDoubleBuffer();
 
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, byte[] src);
-
-	/** Writes {@code length} bytes of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, byte[] src, int offset, int length);
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, float[] src);
-
-	/** Writes {@code length} floats of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, float[] src, int offset, int length);
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, int[] src);
-
-	/** Writes {@code length} ints of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, int[] src, int offset, int length);
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, long[] src);
-
-	/** Writes {@code length} longs of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, long[] src, int offset, int length);
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, double[] src);
-
-	/** Writes {@code length} doubles of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	HostBuffer put(long byteOffset, double[] src, int offset, int length);
+	/**
+	 * Writes the elements of {@code src} at byte {@code byteOffset} (arrays in the platform's byte order,
+	 * as the typed views read them; a {@code ByteBuffer}'s bytes as they are), e.g.
+	 * {@code put(0, HostArray.of(floats))} or {@code put(64, HostArray.of(floats, 16, 8))}. Checked
+	 * against the pending copies (see "Ordering" above).
+	 * @return this buffer
+	 * @throws InvalidBufferRangeException when {@code src}'s bytes do not fit at that offset
+	 * @throws GpuException when a pending copy uses those bytes, or this buffer is closed
+	 */
+	HostBuffer put(long byteOffset, HostArray src);
 
 	/**
-	 * Writes the remaining bytes of {@code src} (its byte order is kept as is) at byte
-	 * {@code byteOffset}; {@code src}'s position is not changed.
+	 * Reads {@code dst.byteSize()} bytes from byte {@code byteOffset} into {@code dst}; it holds them
+	 * when this returns. Checked against the pending downloads (see "Ordering" above).
+	 * @return this buffer
+	 * @throws InvalidBufferRangeException when those bytes do not lie within this buffer
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}
+	 * @throws GpuException when a pending download writes those bytes, or this buffer is closed
 	 */
-	HostBuffer put(long byteOffset, ByteBuffer src);
-
-	/** Reads {@code dst.length} bytes from byte {@code byteOffset} into {@code dst}. */
-	HostBuffer get(long byteOffset, byte[] dst);
-
-	/** Reads {@code length} bytes from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	HostBuffer get(long byteOffset, byte[] dst, int offset, int length);
-
-	/** Reads {@code dst.length} floats from byte {@code byteOffset} into {@code dst}. */
-	HostBuffer get(long byteOffset, float[] dst);
-
-	/** Reads {@code length} floats from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	HostBuffer get(long byteOffset, float[] dst, int offset, int length);
-
-	/** Reads {@code dst.length} ints from byte {@code byteOffset} into {@code dst}. */
-	HostBuffer get(long byteOffset, int[] dst);
-
-	/** Reads {@code length} ints from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	HostBuffer get(long byteOffset, int[] dst, int offset, int length);
-
-	/** Reads {@code dst.length} longs from byte {@code byteOffset} into {@code dst}. */
-	HostBuffer get(long byteOffset, long[] dst);
-
-	/** Reads {@code length} longs from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	HostBuffer get(long byteOffset, long[] dst, int offset, int length);
-
-	/** Reads {@code dst.length} doubles from byte {@code byteOffset} into {@code dst}. */
-	HostBuffer get(long byteOffset, double[] dst);
-
-	/** Reads {@code length} doubles from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	HostBuffer get(long byteOffset, double[] dst, int offset, int length);
-
-	/**
-	 * Reads {@code dst.remaining()} bytes from byte {@code byteOffset} into {@code dst} (from its
-	 * position; the position is not changed).
-	 */
-	HostBuffer get(long byteOffset, ByteBuffer dst);
+	HostBuffer get(long byteOffset, HostArray dst);
 
 	/**
 	 * Closes the buffer at once, without waiting for its copies: from now on every method but

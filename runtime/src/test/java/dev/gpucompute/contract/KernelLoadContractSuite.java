@@ -17,6 +17,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelLoad.Trigger;
@@ -82,8 +83,8 @@ abstract class KernelLoadContractSuite {
 			});
 			GpuLauncher launcher = context.launcher();
 			Kernel saxpy = launcher.kernel("saxpy");
-			try (StreamLease lease = context.streams().acquire(); DeviceBuffer x = launcher.upload(new float[] { 1, 2 });
-					DeviceBuffer cells = launcher.upload(new int[4])) {
+			try (StreamLease lease = context.streams().acquire(); DeviceBuffer x = launcher.upload(HostArray.of(new float[] { 1, 2 }));
+					DeviceBuffer cells = launcher.upload(HostArray.of(new int[4]))) {
 				// Every way of launching a loaded kernel, its source included, and a group: no load.
 				launcher.launch(saxpy, ONE, 2, 1f, x, x);
 				launcher.launch(lease.stream(), saxpy, ONE, 2, 1f, x, x);
@@ -115,7 +116,7 @@ abstract class KernelLoadContractSuite {
 			.open()) {
 			listener.take();
 			GpuLauncher launcher = context.launcher();
-			try (StreamLease busy = context.streams().acquire(); DeviceBuffer cell = launcher.upload(new int[1])) {
+			try (StreamLease busy = context.streams().acquire(); DeviceBuffer cell = launcher.upload(HostArray.of(new int[1]))) {
 				busy.stream().waitFor(cell.stream());
 				launcher.launch(busy.stream(), launcher.kernel("sleep_then_set"), ONE, cell, 0, 1, 1000);
 				assertThat(busy.stream().isIdle()).as("the slow kernel is running").isFalse();

@@ -35,6 +35,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
@@ -110,11 +111,11 @@ public abstract class ReliabilityContractSuite {
 							float[] out = new float[n];
 							try (StreamLease lease = context.streams().acquire();
 									StreamScope scope = launcher.useStream(lease.stream());
-									DeviceBuffer dx = launcher.upload(x);
-									DeviceBuffer dy = launcher.upload(y)) {
+									DeviceBuffer dx = launcher.upload(HostArray.of(x));
+									DeviceBuffer dy = launcher.upload(HostArray.of(y))) {
 								// The failing kernel runs with blocks of 64 threads, twice its launch bounds.
 								launcher.launch(fail ? bounded : saxpy, LaunchConfig.linear(n, 64), n, a, dx, dy);
-								dy.download(out, lease.stream()).get(60, TimeUnit.SECONDS);
+								dy.download(HostArray.of(out), lease.stream()).get(60, TimeUnit.SECONDS);
 								if (fail) {
 									unreported.incrementAndGet();
 									continue;
@@ -202,7 +203,7 @@ public abstract class ReliabilityContractSuite {
 			dev.gpucompute.CopyFaultInjection.pauseAt(context, "COPY", size.equals("small") ? 0 : 2, reached, release);
 			Future<CompletableFuture<Void>> upload = threads.submit(() -> {
 				try (StreamLease lease = context.streams().acquire()) {
-					return buffer.upload(data, lease.stream());
+					return buffer.upload(HostArray.of(data), lease.stream());
 				}
 			});
 			assertThat(reached.await(10, TimeUnit.SECONDS)).as("the copy reached its pause").isTrue();
@@ -274,19 +275,19 @@ public abstract class ReliabilityContractSuite {
 					}
 					try (StreamLease lease = context.streams().acquire();
 							StreamScope scope = launcher.useStream(lease.stream())) {
-						DeviceBuffer cells = launcher.allocate(64);
-						DeviceBuffer x = launcher.upload(new float[] { 1, 2, 3, 4 });
+						DeviceBuffer cells = launcher.allocate(64, ElementType.BYTE);
+						DeviceBuffer x = launcher.upload(HostArray.of(new float[] { 1, 2, 3, 4 }));
 						cells.fill((byte) 0, lease.stream());
 						// Slow work queued behind itself, so that some is still pending at close.
 						for (int i = 0; i < 4; i++) {
 							launcher.launch(slow, ONE, cells, i, id + i, 20);
 						}
 						launcher.launch(saxpy, ONE, 4, 2f, x, x);
-						futures.add(cells.download(new int[16], lease.stream()));
-						futures.add(x.download(new float[4], lease.stream()));
+						futures.add(cells.download(HostArray.of(new int[16]), lease.stream()));
+						futures.add(x.download(HostArray.of(new float[4]), lease.stream()));
 						// Copies in chunks (4 of 4 KiB), and a host buffer closed while its upload is pending.
-						DeviceBuffer big = launcher.upload(new float[4096]);
-						futures.add(big.download(new float[4096], lease.stream()));
+						DeviceBuffer big = launcher.upload(HostArray.of(new float[4096]));
+						futures.add(big.download(HostArray.of(new float[4096]), lease.stream()));
 						HostBuffer pinned = launcher.allocateHost(4 * 4096);
 						futures.add(big.upload(pinned, lease.stream()));
 						pinned.close();

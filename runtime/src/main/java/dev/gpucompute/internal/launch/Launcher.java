@@ -594,13 +594,6 @@ public final class Launcher implements GpuLauncher {
 	}
 
 	@Override
-	@Deprecated
-	public DeviceBuffer allocate(long bytes) {
-		this.lifecycle.ensureOpen();
-		return this.memory.allocate(bytes, currentStream());
-	}
-
-	@Override
 	public DeviceBuffer allocate(long count, ElementType type) {
 		Objects.requireNonNull(type, "type");
 		this.lifecycle.ensureOpen();

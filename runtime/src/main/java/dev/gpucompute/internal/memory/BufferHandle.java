@@ -1,7 +1,7 @@
 package dev.gpucompute.internal.memory;
 
 import java.lang.ref.Cleaner;
-import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -10,6 +10,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.internal.core.ContextState;
@@ -64,120 +65,31 @@ public final class BufferHandle implements DeviceBuffer {
 	// ---- host → device ------------------------------------------------------------------------
 
 	@Override
-	public CompletableFuture<Void> upload(float[] src) {
-		return upload(src, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(int[] src) {
-		return upload(src, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(long[] src) {
-		return upload(src, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(double[] src) {
-		return upload(src, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(byte[] src) {
-		return upload(src, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(ByteBuffer src) {
+	public CompletableFuture<Void> upload(HostArray src) {
 		return upload(src, 0, current());
 	}
 
 	@Override
-	public CompletableFuture<Void> upload(byte[] src, GpuStream stream) {
+	public CompletableFuture<Void> upload(HostArray src, GpuStream stream) {
 		return upload(src, 0, stream);
 	}
 
 	@Override
-	public CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream) {
+	public CompletableFuture<Void> upload(HostArray src, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.INT, src.length, elementOffset, stream, CopyPipeline.source(src));
+		long offset = byteOffset(src, elementOffset, "upload");
+		return toDevice(offset, src.byteSize(), stream, CopyPipeline.source(src));
 	}
 
-	@Override
-	public CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, CopyPipeline.source(src));
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.DOUBLE, src.length, elementOffset, stream,
-				CopyPipeline.source(src));
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.BYTE, src.length, elementOffset, stream, CopyPipeline.source(src));
-	}
-
-	private CompletableFuture<Void> uploadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			CopyPipeline.Source fill) {
-		return toDevice(byteOffset(type, length, elementOffset, "upload"), (long) type.bytes() * length, stream, fill);
-	}
-
-	/** The byte offset of element {@code elementOffset}, refused when it does not fit a long. */
-	private long byteOffset(ElementType type, int length, long elementOffset, String what) {
+	/** The byte offset of element {@code elementOffset} of {@code host}'s type, refused when it does not fit a long. */
+	private long byteOffset(HostArray host, long elementOffset, String what) {
+		ElementType type = host.type();
 		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / type.bytes()) {
-			throw new InvalidBufferRangeException("The " + what + " of " + length + " " + type + " elements at element "
-					+ elementOffset + " does not fit a device buffer of " + byteSize() + " bytes");
-		}
-		return elementOffset * type.bytes();
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(float[] src, GpuStream stream) {
-		return upload(src, 0, stream);
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / Float.BYTES) {
-			throw new InvalidBufferRangeException("The upload of " + src.length + " floats at element " + elementOffset
+			throw new InvalidBufferRangeException("The " + what + " of " + host.length() + " "
+					+ type.name().toLowerCase(Locale.ROOT) + "s at element " + elementOffset
 					+ " does not fit a device buffer of " + byteSize() + " bytes");
 		}
-		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(int[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Integer.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(long[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Long.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	@Override
-	public CompletableFuture<Void> upload(double[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Double.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	/**
-	 * Copies the remaining bytes of {@code src} (its byte order is kept as is) into this buffer at
-	 * {@code byteOffset}. {@code src}'s position is not changed.
-	 */
-	@Override
-	public CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(byteOffset, src.remaining(), stream, CopyPipeline.source(src));
+		return elementOffset * type.bytes();
 	}
 
 	/**
@@ -228,118 +140,22 @@ public final class BufferHandle implements DeviceBuffer {
 
 	// ---- device → host ------------------------------------------------------------------------
 
-	/**
-	 * Copies the start of this buffer into {@code dst} on the current stream (see the class comment);
-	 * {@code dst} is written when the future completes.
-	 */
 	@Override
-	public CompletableFuture<Void> download(float[] dst) {
-		return download(dst, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> download(int[] dst) {
-		return download(dst, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> download(long[] dst) {
-		return download(dst, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> download(double[] dst) {
-		return download(dst, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> download(byte[] dst) {
-		return download(dst, current());
-	}
-
-	@Override
-	public CompletableFuture<Void> download(ByteBuffer dst) {
+	public CompletableFuture<Void> download(HostArray dst) {
 		return download(dst, 0, current());
 	}
 
 	@Override
-	public CompletableFuture<Void> download(byte[] dst, GpuStream stream) {
+	public CompletableFuture<Void> download(HostArray dst, GpuStream stream) {
 		return download(dst, 0, stream);
 	}
 
 	@Override
-	public CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream) {
+	public CompletableFuture<Void> download(HostArray dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.FLOAT, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.LONG, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.DOUBLE, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.BYTE, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
-	}
-
-	private CompletableFuture<Void> downloadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			CopyPipeline.Sink drain) {
-		return toHost(byteOffset(type, length, elementOffset, "download"), (long) type.bytes() * length, stream, drain);
-	}
-
-	@Override
-	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Float.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(int[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Integer.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(long[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Long.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	@Override
-	public CompletableFuture<Void> download(double[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Double.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	/**
-	 * Copies {@code dst.remaining()} bytes from this buffer at {@code byteOffset} into {@code dst}
-	 * (from its position; the position is not changed).
-	 */
-	@Override
-	public CompletableFuture<Void> download(ByteBuffer dst, long byteOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		if (dst.isReadOnly()) {
-			throw new IllegalArgumentException("The download destination is a read-only buffer");
-		}
-		return toHost(byteOffset, dst.remaining(), stream, CopyPipeline.sink(dst));
+		CopyPipeline.checkWritable(dst, "download destination");
+		long offset = byteOffset(dst, elementOffset, "download");
+		return toHost(offset, dst.byteSize(), stream, CopyPipeline.sink(dst));
 	}
 
 	/**

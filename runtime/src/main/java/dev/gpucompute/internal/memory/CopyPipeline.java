@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.spi.DeviceBackend;
@@ -295,55 +296,94 @@ final class CopyPipeline {
 
 	// ---- sources and sinks ----------------------------------------------------------------------------
 
-	static Source source(float[] src) {
-		return (from, into) -> into.asFloatBuffer().put(src, (int) (from / Float.BYTES), into.remaining() / Float.BYTES);
+	/**
+	 * Packs {@code src}'s bytes. The element type is looked at once here, per copy; the function it
+	 * returns, called per chunk, is a plain bulk copy of one array type.
+	 */
+	static Source source(HostArray src) {
+		int at = src.offset();
+		Object array = src.array();
+		return switch (src.type()) {
+			case FLOAT -> source((float[]) array, at);
+			case INT -> source((int[]) array, at);
+			case LONG -> source((long[]) array, at);
+			case DOUBLE -> source((double[]) array, at);
+			case BYTE -> (array instanceof ByteBuffer buffer) ? source(buffer, at) : source((byte[]) array, at);
+		};
 	}
 
-	static Source source(int[] src) {
-		return (from, into) -> into.asIntBuffer().put(src, (int) (from / Integer.BYTES), into.remaining() / Integer.BYTES);
+	/** Unpacks into {@code dst}, like {@link #source(HostArray)}. */
+	static Sink sink(HostArray dst) {
+		int at = dst.offset();
+		Object array = dst.array();
+		return switch (dst.type()) {
+			case FLOAT -> sink((float[]) array, at);
+			case INT -> sink((int[]) array, at);
+			case LONG -> sink((long[]) array, at);
+			case DOUBLE -> sink((double[]) array, at);
+			case BYTE -> (array instanceof ByteBuffer buffer) ? sink(buffer, at) : sink((byte[]) array, at);
+		};
 	}
 
-	static Source source(long[] src) {
-		return (from, into) -> into.asLongBuffer().put(src, (int) (from / Long.BYTES), into.remaining() / Long.BYTES);
+	/**
+	 * Refuses a read-only {@code ByteBuffer} as the destination of a copy ({@code what}), before
+	 * anything is enqueued.
+	 */
+	static void checkWritable(HostArray dst, String what) {
+		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
+			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
+		}
 	}
 
-	static Source source(double[] src) {
-		return (from, into) -> into.asDoubleBuffer().put(src, (int) (from / Double.BYTES), into.remaining() / Double.BYTES);
+	private static Source source(float[] src, int start) {
+		return (from, into) -> into.asFloatBuffer().put(src, start + (int) (from / Float.BYTES), into.remaining() / Float.BYTES);
 	}
 
-	static Source source(byte[] src) {
-		return (from, into) -> into.put(0, src, (int) from, into.remaining());
+	private static Source source(int[] src, int start) {
+		return (from, into) -> into.asIntBuffer().put(src, start + (int) (from / Integer.BYTES),
+				into.remaining() / Integer.BYTES);
 	}
 
-	/** The remaining bytes of {@code src}; neither its position nor its limit is touched, so threads may share it. */
-	static Source source(ByteBuffer src) {
-		int start = src.position();
+	private static Source source(long[] src, int start) {
+		return (from, into) -> into.asLongBuffer().put(src, start + (int) (from / Long.BYTES), into.remaining() / Long.BYTES);
+	}
+
+	private static Source source(double[] src, int start) {
+		return (from, into) -> into.asDoubleBuffer().put(src, start + (int) (from / Double.BYTES),
+				into.remaining() / Double.BYTES);
+	}
+
+	private static Source source(byte[] src, int start) {
 		return (from, into) -> into.put(0, src, start + (int) from, into.remaining());
 	}
 
-	static Sink sink(float[] dst) {
-		return (at, from) -> from.asFloatBuffer().get(dst, (int) (at / Float.BYTES), from.remaining() / Float.BYTES);
+	/** Bytes of {@code src} from {@code start} on; neither its position nor its limit is touched, so threads may share it. */
+	private static Source source(ByteBuffer src, int start) {
+		return (from, into) -> into.put(0, src, start + (int) from, into.remaining());
 	}
 
-	static Sink sink(int[] dst) {
-		return (at, from) -> from.asIntBuffer().get(dst, (int) (at / Integer.BYTES), from.remaining() / Integer.BYTES);
+	private static Sink sink(float[] dst, int start) {
+		return (at, from) -> from.asFloatBuffer().get(dst, start + (int) (at / Float.BYTES), from.remaining() / Float.BYTES);
 	}
 
-	static Sink sink(long[] dst) {
-		return (at, from) -> from.asLongBuffer().get(dst, (int) (at / Long.BYTES), from.remaining() / Long.BYTES);
+	private static Sink sink(int[] dst, int start) {
+		return (at, from) -> from.asIntBuffer().get(dst, start + (int) (at / Integer.BYTES), from.remaining() / Integer.BYTES);
 	}
 
-	static Sink sink(double[] dst) {
-		return (at, from) -> from.asDoubleBuffer().get(dst, (int) (at / Double.BYTES), from.remaining() / Double.BYTES);
+	private static Sink sink(long[] dst, int start) {
+		return (at, from) -> from.asLongBuffer().get(dst, start + (int) (at / Long.BYTES), from.remaining() / Long.BYTES);
 	}
 
-	static Sink sink(byte[] dst) {
-		return (at, from) -> from.get(0, dst, (int) at, from.remaining());
+	private static Sink sink(double[] dst, int start) {
+		return (at, from) -> from.asDoubleBuffer().get(dst, start + (int) (at / Double.BYTES), from.remaining() / Double.BYTES);
 	}
 
-	/** Into {@code dst}'s remaining bytes; its position and limit are not touched. */
-	static Sink sink(ByteBuffer dst) {
-		int start = dst.position();
+	private static Sink sink(byte[] dst, int start) {
+		return (at, from) -> from.get(0, dst, start + (int) at, from.remaining());
+	}
+
+	/** Into {@code dst} from {@code start} on; its position and limit are not touched. */
+	private static Sink sink(ByteBuffer dst, int start) {
 		return (at, from) -> dst.put(start + (int) at, from, 0, from.remaining());
 	}
 

@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gpucompute.GpuException;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.internal.core.ContextState;
@@ -71,172 +72,20 @@ public final class HostBufferHandle implements HostBuffer {
 		return this.state.view().asDoubleBuffer();
 	}
 
-	// ---- bulk puts: checked against pending copies -------------------------------------------------
+	// ---- bulk puts and gets: checked against pending copies -----------------------------------------
 
 	@Override
-	public HostBuffer put(long byteOffset, byte[] src) {
+	public HostBuffer put(long byteOffset, HostArray src) {
 		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, byte[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, length, true).put(src, offset, length);
+		CopyPipeline.source(src).pack(0, this.state.range(byteOffset, src.byteSize(), true));
 		return this;
 	}
 
 	@Override
-	public HostBuffer put(long byteOffset, float[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, float[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Float.BYTES * length, true).asFloatBuffer().put(src, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, int[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, int[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Integer.BYTES * length, true).asIntBuffer().put(src, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, long[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, long[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Long.BYTES * length, true).asLongBuffer().put(src, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, double[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	@Override
-	public HostBuffer put(long byteOffset, double[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Double.BYTES * length, true).asDoubleBuffer().put(src, offset, length);
-		return this;
-	}
-
-	/**
-	 * Writes the remaining bytes of {@code src} (its byte order is kept as is) at byte
-	 * {@code byteOffset}; {@code src}'s position is not changed.
-	 */
-	@Override
-	public HostBuffer put(long byteOffset, ByteBuffer src) {
-		Objects.requireNonNull(src, "src");
-		this.state.range(byteOffset, src.remaining(), true).put(src.duplicate());
-		return this;
-	}
-
-	// ---- bulk gets ----------------------------------------------------------------------------------
-
-	@Override
-	public HostBuffer get(long byteOffset, byte[] dst) {
+	public HostBuffer get(long byteOffset, HostArray dst) {
 		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, byte[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, length, false).get(dst, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, float[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, float[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Float.BYTES * length, false).asFloatBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, int[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, int[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Integer.BYTES * length, false).asIntBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, long[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, long[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Long.BYTES * length, false).asLongBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, double[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	@Override
-	public HostBuffer get(long byteOffset, double[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Double.BYTES * length, false).asDoubleBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	/**
-	 * Reads {@code dst.remaining()} bytes from byte {@code byteOffset} into {@code dst} (from its
-	 * position; the position is not changed).
-	 */
-	@Override
-	public HostBuffer get(long byteOffset, ByteBuffer dst) {
-		Objects.requireNonNull(dst, "dst");
-		if (dst.isReadOnly()) {
-			throw new IllegalArgumentException("The destination is a read-only buffer");
-		}
-		dst.duplicate().put(this.state.range(byteOffset, dst.remaining(), false));
+		CopyPipeline.checkWritable(dst, "destination");
+		CopyPipeline.sink(dst).unpack(0, this.state.range(byteOffset, dst.byteSize(), false));
 		return this;
 	}
 

@@ -27,9 +27,11 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.KernelSource;
@@ -121,7 +123,7 @@ class StagingBudgetTest {
 	private DeviceBuffer[] gated(GpuStream stream, int buffers, long bytes) {
 		DeviceBuffer[] allocated = new DeviceBuffer[buffers];
 		for (int i = 0; i < buffers; i++) {
-			allocated[i] = this.context.launcher().callWithStream(stream, () -> this.context.launcher().allocate(bytes));
+			allocated[i] = this.context.launcher().callWithStream(stream, () -> this.context.launcher().allocate(bytes, ElementType.BYTE));
 		}
 		this.context.launcher().launch(stream, this.context.launcher().load(this.gate), LaunchConfig.linear(1, 1), 0);
 		return allocated;
@@ -149,9 +151,9 @@ class StagingBudgetTest {
 							byte[] data = random(random, size);
 							byte[] back = new byte[size];
 							try (DeviceBuffer buffer = this.context.launcher().callWithStream(stream,
-									() -> this.context.launcher().allocate(size))) {
-								buffer.upload(data, stream);
-								buffer.download(back, stream).join();
+									() -> this.context.launcher().allocate(size, ElementType.BYTE))) {
+								buffer.upload(HostArray.of(data), stream);
+								buffer.download(HostArray.of(back), stream).join();
 							}
 							assertThat(back).as("thread %d round %d", seed, round).isEqualTo(data);
 						}
@@ -187,11 +189,11 @@ class StagingBudgetTest {
 		byte[] back = new byte[size];
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer buffer = this.context.launcher().callWithStream(lease.stream(),
-						() -> this.context.launcher().allocate(size))) {
-			buffer.upload(data, lease.stream());
-			buffer.download(back, lease.stream()).join();
+						() -> this.context.launcher().allocate(size, ElementType.BYTE))) {
+			buffer.upload(HostArray.of(data), lease.stream());
+			buffer.download(HostArray.of(back), lease.stream()).join();
 			ByteBuffer direct = ByteBuffer.allocateDirect(size);
-			buffer.download(direct, 0, lease.stream()).join();
+			buffer.download(HostArray.of(direct), 0, lease.stream()).join();
 			byte[] fromDirect = new byte[size];
 			direct.get(0, fromDirect);
 			assertThat(fromDirect).isEqualTo(data);
@@ -208,9 +210,9 @@ class StagingBudgetTest {
 		int size = 40 * CHUNK;
 		byte[] data = random(new SplittableRandom(7), size);
 		byte[] back = new byte[size];
-		try (DeviceBuffer buffer = this.context.launcher().allocate(size)) {
-			buffer.upload(data, buffer.stream()).join(); // one copy at a time
-			buffer.download(back, buffer.stream()).join();
+		try (DeviceBuffer buffer = this.context.launcher().allocate(size, ElementType.BYTE)) {
+			buffer.upload(HostArray.of(data), buffer.stream()).join(); // one copy at a time
+			buffer.download(HostArray.of(back), buffer.stream()).join();
 		}
 		assertThat(back).isEqualTo(data);
 		// 8 chunks per copy (copyThreads 2: two per packing thread is 6, at least 8), where the copy used to hold all 40.
@@ -223,22 +225,22 @@ class StagingBudgetTest {
 		try (StreamLease held = this.context.streams().acquire(); StreamLease other = this.context.streams().acquire()) {
 			DeviceBuffer[] blockers = gated(held.stream(), 2, CHUNK);
 			// Two uploads of one chunk each behind the gate: the whole budget, until the gate opens.
-			blockers[0].upload(new byte[CHUNK], held.stream());
-			blockers[1].upload(new byte[CHUNK], held.stream());
+			blockers[0].upload(HostArray.of(new byte[CHUNK]), held.stream());
+			blockers[1].upload(HostArray.of(new byte[CHUNK]), held.stream());
 			assertThat(this.context.hostMemory().stagingBytes()).isEqualTo(2L * CHUNK);
 
 			GpuStream stream = other.stream();
 			try (DeviceBuffer target = this.context.launcher().callWithStream(stream,
-					() -> this.context.launcher().allocate(10L * CHUNK))) {
+					() -> this.context.launcher().allocate(10L * CHUNK, ElementType.BYTE))) {
 				target.fill(SENTINEL, stream);
-				assertThatThrownBy(() -> target.upload(new byte[100], stream)).isInstanceOf(StagingExhaustedException.class)
+				assertThatThrownBy(() -> target.upload(HostArray.of(new byte[100]), stream)).isInstanceOf(StagingExhaustedException.class)
 					.hasMessageContaining("no room for 4096 bytes after 200 ms")
 					.hasMessageContaining("in use 131072 of a budget of 131072 bytes")
 					.hasMessageContaining("gpu.copies.staging-budget");
-				assertThatThrownBy(() -> target.upload(new byte[10 * CHUNK], stream))
+				assertThatThrownBy(() -> target.upload(HostArray.of(new byte[10 * CHUNK]), stream))
 					.isInstanceOf(StagingExhaustedException.class)
 					.satisfies((ex) -> assertThat(((StagingExhaustedException) ex).requestedBytes()).isEqualTo(2L * CHUNK));
-				assertThatThrownBy(() -> target.download(new byte[10 * CHUNK], stream))
+				assertThatThrownBy(() -> target.download(HostArray.of(new byte[10 * CHUNK]), stream))
 					.isInstanceOf(StagingExhaustedException.class);
 				HostMemoryInfo waiting = this.context.hostMemory();
 				assertThat(waiting.stagingTimeouts()).isEqualTo(3);
@@ -248,12 +250,12 @@ class StagingBudgetTest {
 				this.release.countDown();
 				held.stream().synchronize();
 				byte[] after = new byte[10 * CHUNK];
-				target.download(after, stream).join();
+				target.download(HostArray.of(after), stream).join();
 				assertThat(after).as("nothing of the failed copies was enqueued").containsOnly(SENTINEL);
 				// And the budget works again once the blockers are done.
 				byte[] data = random(new SplittableRandom(3), 10 * CHUNK);
-				target.upload(data, stream);
-				target.download(after, stream).join();
+				target.upload(HostArray.of(data), stream);
+				target.download(HostArray.of(after), stream).join();
 				assertThat(after).isEqualTo(data);
 			}
 			for (DeviceBuffer blocker : blockers) {
@@ -273,15 +275,15 @@ class StagingBudgetTest {
 		StreamLease other = this.context.streams().acquire();
 		DeviceBuffer[] gatedBuffers = gated(held.stream(), 1, 20L * CHUNK);
 		DeviceBuffer waiterTarget = this.context.launcher().callWithStream(other.stream(),
-				() -> this.context.launcher().allocate(CHUNK));
+				() -> this.context.launcher().allocate(CHUNK, ElementType.BYTE));
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try {
 			// A large upload behind the gate: it takes the whole budget (4 chunks) and waits for its own
 			// chunks to come back from the held stream.
-			Future<?> recycling = threads.submit(() -> gatedBuffers[0].upload(new byte[20 * CHUNK], held.stream()));
+			Future<?> recycling = threads.submit(() -> gatedBuffers[0].upload(HostArray.of(new byte[20 * CHUNK]), held.stream()));
 			await(() -> this.context.hostMemory().stagingBytes() == 4L * CHUNK);
 			// A small upload on another stream: it waits for room in the budget.
-			Future<?> waiting = threads.submit(() -> waiterTarget.upload(new byte[CHUNK], other.stream()));
+			Future<?> waiting = threads.submit(() -> waiterTarget.upload(HostArray.of(new byte[CHUNK]), other.stream()));
 			await(() -> this.context.hostMemory().stagingWaiting() == 1);
 			assertThat(this.context.hostMemory().stagingWaiting()).as("a copy waits for staging").isEqualTo(1);
 			assertThat(recycling).isNotDone();
@@ -308,14 +310,14 @@ class StagingBudgetTest {
 		byte[] data = random(new SplittableRandom(1), 17 * CHUNK);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer buffer = this.context.launcher().callWithStream(lease.stream(),
-						() -> this.context.launcher().allocate(data.length))) {
+						() -> this.context.launcher().allocate(data.length, ElementType.BYTE))) {
 			CopyFaultInjection.failAt(this.context, step, chunk);
-			assertThatThrownBy(() -> buffer.upload(data, lease.stream())).isInstanceOf(GpuException.class)
+			assertThatThrownBy(() -> buffer.upload(HostArray.of(data), lease.stream())).isInstanceOf(GpuException.class)
 				.hasMessageContaining(CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk);
 			CopyFaultInjection.clear(this.context);
-			buffer.upload(data, lease.stream());
+			buffer.upload(HostArray.of(data), lease.stream());
 			byte[] back = new byte[data.length];
-			buffer.download(back, lease.stream()).join();
+			buffer.download(HostArray.of(back), lease.stream()).join();
 			assertThat(back).isEqualTo(data);
 		}
 		HostMemoryInfo host = awaitNoStaging();
@@ -330,17 +332,17 @@ class StagingBudgetTest {
 		byte[] data = random(new SplittableRandom(2), 17 * CHUNK);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer buffer = this.context.launcher().callWithStream(lease.stream(),
-						() -> this.context.launcher().allocate(data.length))) {
-			buffer.upload(data, lease.stream());
+						() -> this.context.launcher().allocate(data.length, ElementType.BYTE))) {
+			buffer.upload(HostArray.of(data), lease.stream());
 			CopyFaultInjection.failAt(this.context, step, chunk);
 			byte[] back = new byte[data.length];
 			String expected = CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk;
 			if (step.equals("COPY")) {
-				assertThatThrownBy(() -> buffer.download(back, lease.stream())).isInstanceOf(GpuException.class)
+				assertThatThrownBy(() -> buffer.download(HostArray.of(back), lease.stream())).isInstanceOf(GpuException.class)
 					.hasMessageContaining(expected);
 			}
 			else {
-				CompletableFuture<Void> download = buffer.download(back, lease.stream());
+				CompletableFuture<Void> download = buffer.download(HostArray.of(back), lease.stream());
 				assertThatThrownBy(download::join).isInstanceOf(CompletionException.class)
 					.hasMessageContaining("Copying chunk " + chunk + " of a download")
 					.hasRootCauseMessage(expected);
@@ -348,7 +350,7 @@ class StagingBudgetTest {
 					.as("staging held once the failed download's future completed").isZero();
 			}
 			CopyFaultInjection.clear(this.context);
-			buffer.download(back, lease.stream()).join();
+			buffer.download(HostArray.of(back), lease.stream()).join();
 			assertThat(back).isEqualTo(data);
 		}
 		HostMemoryInfo host = awaitNoStaging();
@@ -369,22 +371,22 @@ class StagingBudgetTest {
 		byte[] data = random(new SplittableRandom(3), CHUNK);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer buffer = this.context.launcher().callWithStream(lease.stream(),
-						() -> this.context.launcher().allocate(data.length))) {
+						() -> this.context.launcher().allocate(data.length, ElementType.BYTE))) {
 			byte[] small = new byte[100];
 			CopyFaultInjection.failAt(this.context, "WATCH", 0);
 			assertThatThrownBy(() -> {
 				if (direction.equals("upload")) {
-					buffer.upload(small, lease.stream());
+					buffer.upload(HostArray.of(small), lease.stream());
 				}
 				else {
-					buffer.download(small, lease.stream());
+					buffer.download(HostArray.of(small), lease.stream());
 				}
 			}).isInstanceOf(GpuException.class).hasMessageContaining(CopyFaultInjection.MESSAGE + ": WATCH of chunk 0");
 			CopyFaultInjection.clear(this.context);
 			this.context.synchronize();
-			buffer.upload(data, lease.stream()).join(); // its staging is back when its future completes
+			buffer.upload(HostArray.of(data), lease.stream()).join(); // its staging is back when its future completes
 			byte[] back = new byte[data.length];
-			buffer.download(back, lease.stream()).join();
+			buffer.download(HostArray.of(back), lease.stream()).join();
 			assertThat(back).isEqualTo(data);
 		}
 		assertThat(awaitNoStaging().stagingBytes()).isZero();
@@ -394,12 +396,12 @@ class StagingBudgetTest {
 	void hostBuffersDoNotCountAgainstTheBudget() {
 		open(2L * CHUNK, Duration.ofMillis(200));
 		try (HostBuffer pinned = this.context.allocateHost(16L * CHUNK); DeviceBuffer buffer = this.context.launcher()
-			.allocate(16L * CHUNK)) {
+			.allocate(16L * CHUNK, ElementType.BYTE)) {
 			byte[] data = random(new SplittableRandom(5), 16 * CHUNK);
-			pinned.put(0, data);
+			pinned.put(0, HostArray.of(data));
 			buffer.upload(pinned, buffer.stream()).join();
 			byte[] back = new byte[data.length];
-			buffer.download(back, buffer.stream()).join(); // through staging: the host buffer takes none of it
+			buffer.download(HostArray.of(back), buffer.stream()).join(); // through staging: the host buffer takes none of it
 			assertThat(back).isEqualTo(data);
 			HostMemoryInfo host = awaitNoStaging();
 			assertThat(host.hostBufferBytes()).isEqualTo(16L * CHUNK);

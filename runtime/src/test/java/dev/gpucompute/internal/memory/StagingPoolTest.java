@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.Backend;
 import dev.gpucompute.ContextInternals;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.spi.DeviceBackend;
 
 class StagingPoolTest {
@@ -43,15 +45,15 @@ class StagingPoolTest {
 	@Test
 	void copiesReuseStagingAndStillCopyTheRightBytes() {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).open();
-				DeviceBuffer buffer = context.launcher().allocate(4 * 1000)) {
+				DeviceBuffer buffer = context.launcher().allocate(4 * 1000, ElementType.BYTE)) {
 			for (int round = 0; round < 5; round++) {
 				float[] data = new float[1000];
 				for (int i = 0; i < data.length; i++) {
 					data[i] = round * 1000 + i;
 				}
-				buffer.upload(data, buffer.stream()).join();
+				buffer.upload(HostArray.of(data), buffer.stream()).join();
 				float[] back = new float[1000];
-				buffer.download(back, buffer.stream()).join();
+				buffer.download(HostArray.of(back), buffer.stream()).join();
 				assertThat(back).containsExactly(data);
 			}
 			assertThat(ContextInternals.memory(context).host.pool.cachedBytes()).isPositive();
