@@ -6,8 +6,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -63,8 +61,6 @@ public final class Launcher implements GpuLauncher {
 
 	private final GpuListener listener;
 
-	private final KernelTiming timing;
-
 	private final ConcurrentHashMap<String, KernelHandle> kernels = new ConcurrentHashMap<>();
 
 	/** Loads in progress by kernel name, so that a name is loaded once while other names load in parallel. */
@@ -74,10 +70,7 @@ public final class Launcher implements GpuLauncher {
 
 	private final Events events;
 
-	private final ConcurrentLinkedQueue<PendingTiming> pendingTimings = new ConcurrentLinkedQueue<>();
-
-	/** Size of {@link #pendingTimings}, which a queue does not know cheaply. */
-	private final AtomicInteger pendingCount = new AtomicInteger();
+	private final LaunchTimings timings;
 
 	private final KernelLoads loads;
 
@@ -100,7 +93,7 @@ public final class Launcher implements GpuLauncher {
 		this.backend = backend;
 		this.device = backend.info();
 		this.listener = listener;
-		this.timing = timing;
+		this.timings = new LaunchTimings(timing, events, listener);
 		this.streams = streams;
 		this.events = events;
 		this.memory = memory;
@@ -262,28 +255,19 @@ public final class Launcher implements GpuLauncher {
 				}
 			}
 		}
-		boolean timed = this.timing == KernelTiming.ALL
-				|| (this.timing == KernelTiming.SAMPLED && (loaded.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
-						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
-		NativeEvent start = null;
-		if (timed) {
-			// After the waits for the buffers' other streams, so that the device time is the kernel's alone.
-			start = this.events.acquireNative(true);
-			start.record(target);
-		}
+		// After the waits for the buffers' other streams, so that the device time is the kernel's alone.
+		NativeEvent start = this.timings.start(loaded, target);
 		try {
 			this.backend.launch(loaded.handle(), config, view, target);
 		}
 		catch (RuntimeException ex) {
-			if (start != null) {
-				this.events.releaseNative(start);
-			}
+			this.timings.abandon(start);
 			counted(loaded, false);
 			throw ex;
 		}
 		counted(loaded, true);
 		if (start != null) {
-			timeLaunch(loaded, target, start);
+			this.timings.end(loaded, target, start);
 		}
 	}
 
@@ -293,56 +277,14 @@ public final class Launcher implements GpuLauncher {
 		this.listener.kernelLaunched(kernel.name(), launched);
 	}
 
-	private void timeLaunch(KernelHandle kernel, NativeStream target, NativeEvent start) {
-		NativeEvent end = this.events.acquireNative(true);
-		end.record(target);
-		// Read later by the housekeeping thread: no callback and no thread hop per timed launch.
-		this.pendingCount.incrementAndGet();
-		this.pendingTimings.add(new PendingTiming(kernel, start, end));
-	}
-
 	/**
 	 * Reports the device time of timed launches whose end event has completed and returns their
-	 * events. Called periodically by the context's housekeeping thread, and once at close after the
-	 * device has drained ({@code all}: also gives back the events of launches that did not finish).
+	 * events (see {@link LaunchTimings#drain(boolean)}).
 	 */
 	public void drainTimings(boolean all) {
-		Events events = this.events;
-		for (var iterator = this.pendingTimings.iterator(); iterator.hasNext();) {
-			PendingTiming timing = iterator.next();
-			boolean done;
-			try {
-				done = timing.end.query();
-			}
-			catch (RuntimeException ex) {
-				done = false; // a device failure; the launch reports it at its stream's synchronisation
-			}
-			if (!done && !all) {
-				continue;
-			}
-			iterator.remove();
-			this.pendingCount.decrementAndGet();
-			try {
-				if (done) {
-					long nanos = Math.round(timing.end.elapsedMillisSince(timing.start) * 1_000_000d);
-					timing.kernel.timedLaunches.increment();
-					timing.kernel.timedNanos.add(nanos);
-					this.listener.kernelTimed(timing.kernel.name(), nanos);
-				}
-			}
-			catch (RuntimeException ex) {
-				// Timing is best effort: a failed kernel has no meaningful device time.
-			}
-			finally {
-				events.releaseNative(timing.start);
-				events.releaseNative(timing.end);
-			}
-		}
+		this.timings.drain(all);
 	}
 
-	/** A timed launch whose device time has not been read yet. */
-	private record PendingTiming(KernelHandle kernel, NativeEvent start, NativeEvent end) {
-	}
 
 	private Args checkArguments(KernelSource source, Object[] args) {
 		if (args == null) {
