@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,16 +19,12 @@ import dev.gpucompute.GpuListener;
 import dev.gpucompute.LeaseInfo;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
-import dev.gpucompute.PoolTooSmallException;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamLeases;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
-import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.DeviceBackend;
 
@@ -107,6 +102,8 @@ public final class Pool implements StreamPool {
 
 	private final AtomicInteger names = new AtomicInteger();
 
+	private final LeaseChecks checks;
+
 	private final LeaseReports reports;
 
 	private final PoolUtilization utilization;
@@ -164,6 +161,7 @@ public final class Pool implements StreamPool {
 			this.waiters[i] = new ArrayDeque<>();
 			this.limits[i] = Math.min(maxSize, priorityLimits[i]);
 		}
+		this.checks = new LeaseChecks(lifecycle, streams, maxSize, this.limits);
 	}
 
 	ContextState lifecycle() {
@@ -212,8 +210,8 @@ public final class Pool implements StreamPool {
 	 */
 	@Override
 	public StreamLease acquire(StreamPriority priority, Duration timeout) {
-		checkArguments(priority, timeout);
-		checkNested(priority, 1);
+		LeaseChecks.checkArguments(priority, timeout);
+		this.checks.checkNested(priority, 1);
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
@@ -400,43 +398,7 @@ public final class Pool implements StreamPool {
 	 * once; {@link dev.gpucompute.GpuLauncher#parallel(java.util.List)} checks its group with it before forking.
 	 */
 	public void checkGroupSize(StreamPriority priority, int count) {
-		if (count < 1) {
-			throw new IllegalArgumentException("Can lease 1 to " + this.limits[priority.ordinal()]
-					+ " streams at once, asked for " + count);
-		}
-		int limit = this.limits[priority.ordinal()];
-		if (count > limit) {
-			throw new PoolTooSmallException(count, limit, priority, limit < this.maxSize);
-		}
-	}
-
-	/**
-	 * Refuses a request that the pool could grant only by taking back streams the calling thread
-	 * works on: inside a scope of one of this pool's streams (a batch handler runs in its batch's, a
-	 * branch of a group in its branch's, with the rest of its group held too), {@code count} more
-	 * streams than the pool leases beside them would wait for those very streams until the acquire
-	 * timeout. A lease merely held, without a scope,
-	 * does not count: another thread may close it (a lease handed to a worker).
-	 */
-	private void checkNested(StreamPriority priority, int count) {
-		StreamHandle scoped = this.streams.currentQuietly();
-		if (scoped.kind() != StreamKind.POOLED || scoped.lifecycle() != this.lifecycle) {
-			return;
-		}
-		// In a branch of a group the thread holds every stream of the group, not only its branch's.
-		int held = Math.max(1, this.streams.groupLeasesHeld());
-		if (count + held > this.maxSize) {
-			throw new PoolTooSmallException(count, this.maxSize, priority, false, held);
-		}
-		int p = priority.ordinal();
-		if (scoped.priority() == priority && count + held > this.limits[p]) {
-			throw new PoolTooSmallException(count, this.limits[p], priority, true, held);
-		}
-	}
-
-	private static void checkArguments(StreamPriority priority, Duration timeout) {
-		Objects.requireNonNull(priority, "priority");
-		Arguments.nanos(timeout, "Acquire timeout");
+		this.checks.checkGroupSize(priority, count);
 	}
 
 	private Lease lease(PoolSlot slot, long start) {
@@ -483,9 +445,9 @@ public final class Pool implements StreamPool {
 	 */
 	@Override
 	public StreamLeases acquireAll(StreamPriority priority, int count, Duration timeout) {
-		checkArguments(priority, timeout);
-		checkGroupSize(priority, count);
-		checkNested(priority, count);
+		LeaseChecks.checkArguments(priority, timeout);
+		this.checks.checkGroupSize(priority, count);
+		this.checks.checkNested(priority, count);
 		int p = priority.ordinal();
 		long start = System.nanoTime();
 		Waiter waiter = null;
