@@ -4,9 +4,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -67,8 +65,6 @@ public final class Pool implements StreamPool {
 
 	private final ContextState lifecycle;
 
-	private final DeviceBackend backend;
-
 	private final Streams streams;
 
 	private final GpuListener listener;
@@ -98,9 +94,7 @@ public final class Pool implements StreamPool {
 	/** Streams leased now per priority; guarded by lock. */
 	private final int[] leasedBy = new int[PRIORITIES];
 
-	private final List<PoolSlot> all = new CopyOnWriteArrayList<>();
-
-	private final AtomicInteger names = new AtomicInteger();
+	private final PoolStreams slots;
 
 	private final LeaseChecks checks;
 
@@ -116,10 +110,6 @@ public final class Pool implements StreamPool {
 	private int pending;
 
 	private int highWaterMark;
-
-	private long created;
-
-	private long destroyed;
 
 	private long acquisitions;
 
@@ -146,7 +136,6 @@ public final class Pool implements StreamPool {
 			ScheduledExecutorService housekeeping, int minSize, int maxSize, Duration acquireTimeout,
 			Duration leakThreshold, int[] priorityLimits) {
 		this.lifecycle = lifecycle;
-		this.backend = backend;
 		this.streams = streams;
 		this.listener = listener;
 		this.housekeeping = housekeeping;
@@ -154,8 +143,9 @@ public final class Pool implements StreamPool {
 		this.maxSize = maxSize;
 		this.acquireTimeout = acquireTimeout;
 		this.leakThresholdNanos = leakThreshold.toNanos();
-		this.reports = new LeaseReports(this.all, this.leakThresholdNanos);
-		this.utilization = new PoolUtilization(lifecycle, this.all);
+		this.slots = new PoolStreams(backend, this.lock);
+		this.reports = new LeaseReports(this.slots.all(), this.leakThresholdNanos);
+		this.utilization = new PoolUtilization(lifecycle, this.slots.all());
 		for (int i = 0; i < PRIORITIES; i++) {
 			this.idle[i] = new ArrayDeque<>(maxSize);
 			this.waiters[i] = new ArrayDeque<>();
@@ -175,7 +165,7 @@ public final class Pool implements StreamPool {
 	/** Creates the up-front streams. */
 	public void fill() {
 		for (int i = 0; i < this.minSize; i++) {
-			PoolSlot slot = newSlot(StreamPriority.NORMAL, false);
+			PoolSlot slot = this.slots.create(StreamPriority.NORMAL, false);
 			this.lock.lock();
 			try {
 				this.total++;
@@ -476,12 +466,12 @@ public final class Pool implements StreamPool {
 		}
 		List<PoolSlot> taken = waiter.slots;
 		for (PoolSlot slot : waiter.evicted) {
-			destroy(slot);
+			this.slots.destroy(slot);
 		}
 		int created = 0;
 		try {
 			for (; created < waiter.creates; created++) {
-				taken.add(newSlot(priority, true));
+				taken.add(this.slots.create(priority, true));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -525,10 +515,10 @@ public final class Pool implements StreamPool {
 
 	private PoolSlot createOrGiveBack(StreamPriority priority, PoolSlot evicted) {
 		if (evicted != null) {
-			destroy(evicted);
+			this.slots.destroy(evicted);
 		}
 		try {
-			return newSlot(priority, true);
+			return this.slots.create(priority, true);
 		}
 		catch (RuntimeException ex) {
 			this.lock.lock();
@@ -542,39 +532,6 @@ public final class Pool implements StreamPool {
 				this.lock.unlock();
 			}
 			throw ex;
-		}
-	}
-
-	private PoolSlot newSlot(StreamPriority priority, boolean leased) {
-		String name = "pool-" + this.names.incrementAndGet() + ((priority == StreamPriority.HIGH) ? "-high" : "");
-		PoolSlot slot = new PoolSlot(this.backend.createStream(priority, name), priority);
-		this.all.add(slot);
-		this.lock.lock();
-		try {
-			slot.leased = leased;
-			this.created++;
-		}
-		finally {
-			this.lock.unlock();
-		}
-		return slot;
-	}
-
-	private void destroy(PoolSlot slot) {
-		slot.destroyed = true;
-		this.all.remove(slot);
-		try {
-			slot.stream.destroy();
-		}
-		catch (RuntimeException ex) {
-			log.warn("Destroying pooled stream {} failed", slot.stream.name(), ex);
-		}
-		this.lock.lock();
-		try {
-			this.destroyed++;
-		}
-		finally {
-			this.lock.unlock();
 		}
 	}
 
@@ -634,12 +591,12 @@ public final class Pool implements StreamPool {
 
 	/** Destroys every pooled stream, leased or not. Called once by the context after draining. */
 	public void destroyAll() {
-		List<PoolSlot> slots;
+		List<PoolSlot> all;
 		int leased = 0;
 		this.lock.lock();
 		try {
-			slots = new ArrayList<>(this.all);
-			for (PoolSlot slot : slots) {
+			all = new ArrayList<>(this.slots.all());
+			for (PoolSlot slot : all) {
 				if (slot.leased) {
 					leased++;
 				}
@@ -652,8 +609,8 @@ public final class Pool implements StreamPool {
 		finally {
 			this.lock.unlock();
 		}
-		for (PoolSlot slot : slots) {
-			destroy(slot);
+		for (PoolSlot slot : all) {
+			this.slots.destroy(slot);
 		}
 		if (leased > 0) {
 			log.warn("{} pooled streams were still leased at context close; their leases are now stale", leased);
@@ -696,7 +653,7 @@ public final class Pool implements StreamPool {
 			return null;
 		}
 		long now = System.nanoTime();
-		long youngest = Long.MAX_VALUE;
+		long youngest;
 		int pendingNow;
 		long timeoutsNow;
 		long sinceTimeout;
@@ -705,13 +662,7 @@ public final class Pool implements StreamPool {
 			if (this.closed || this.active < this.maxSize) {
 				return null;
 			}
-			for (PoolSlot slot : this.all) {
-				if (slot.leased) {
-					Lease.Release lease = slot.current();
-					// A lease being handed out has no release yet: it is the youngest of all.
-					youngest = Math.min(youngest, (lease != null) ? now - lease.acquiredAt() : 0);
-				}
-			}
+			youngest = this.reports.youngestLease(now);
 			pendingNow = this.pending;
 			timeoutsNow = this.timeouts;
 			sinceTimeout = (this.timeouts > 0) ? now - this.lastTimeoutAt : Long.MAX_VALUE;
@@ -733,7 +684,7 @@ public final class Pool implements StreamPool {
 		double utilization = 0;
 		this.lock.lock();
 		try {
-			for (PoolSlot slot : this.all) {
+			for (PoolSlot slot : this.slots.all()) {
 				streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
 						slot.heldNanos, slot.busyShare));
 				utilization += slot.busyShare;
@@ -743,8 +694,8 @@ public final class Pool implements StreamPool {
 			for (ArrayDeque<PoolSlot> queue : this.idle) {
 				idleNow += queue.size();
 			}
-			return new PoolStats(this.total, this.active, idleNow, this.pending, this.minSize, this.maxSize, this.created,
-					this.destroyed, this.acquisitions, this.timeouts, this.highWaterMark, this.reports.leaksDetected(),
+			return new PoolStats(this.total, this.active, idleNow, this.pending, this.minSize, this.maxSize, this.slots.created(),
+					this.slots.destroyed(), this.acquisitions, this.timeouts, this.highWaterMark, this.reports.leaksDetected(),
 					utilization, List.copyOf(streams));
 		}
 		finally {
