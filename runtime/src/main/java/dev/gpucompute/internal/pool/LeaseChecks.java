@@ -25,22 +25,18 @@ final class LeaseChecks {
 
 	private final Streams streams;
 
-	private final int maxSize;
-
-	/** Most streams leased at once per priority, by ordinal. */
-	private final int[] limits;
+	/** Read for its maximum and limits only, which are fixed: no lock needed. */
+	private final PoolLedger ledger;
 
 	/**
 	 * @param lifecycle the pool's context, whose streams a scope must belong to for the nesting check
 	 * @param streams knows the stream scope and the group of the calling thread
-	 * @param maxSize most streams the pool holds
-	 * @param limits most streams leased at once per priority, by ordinal (at most {@code maxSize})
+	 * @param ledger the pool's books, for its maximum and its priorities' limits
 	 */
-	LeaseChecks(ContextState lifecycle, Streams streams, int maxSize, int[] limits) {
+	LeaseChecks(ContextState lifecycle, Streams streams, PoolLedger ledger) {
 		this.lifecycle = lifecycle;
 		this.streams = streams;
-		this.maxSize = maxSize;
-		this.limits = limits.clone();
+		this.ledger = ledger;
 	}
 
 	/**
@@ -60,12 +56,12 @@ final class LeaseChecks {
 	 */
 	void checkGroupSize(StreamPriority priority, int count) {
 		if (count < 1) {
-			throw new IllegalArgumentException("Can lease 1 to " + this.limits[priority.ordinal()]
+			throw new IllegalArgumentException("Can lease 1 to " + this.ledger.limit(priority.ordinal())
 					+ " streams at once, asked for " + count);
 		}
-		int limit = this.limits[priority.ordinal()];
+		int limit = this.ledger.limit(priority.ordinal());
 		if (count > limit) {
-			throw new PoolTooSmallException(count, limit, priority, limit < this.maxSize);
+			throw new PoolTooSmallException(count, limit, priority, limit < this.ledger.maxSize());
 		}
 	}
 
@@ -86,10 +82,11 @@ final class LeaseChecks {
 		}
 		// In a branch of a group the thread holds every stream of the group, not only its branch's.
 		int held = Math.max(1, this.streams.groupLeasesHeld());
-		if (count + held > this.maxSize) {
-			throw new PoolTooSmallException(count, this.maxSize, priority, false, held);
+		int maxSize = this.ledger.maxSize();
+		if (count + held > maxSize) {
+			throw new PoolTooSmallException(count, maxSize, priority, false, held);
 		}
-		int limit = this.limits[priority.ordinal()];
+		int limit = this.ledger.limit(priority.ordinal());
 		if (scoped.priority() == priority && count + held > limit) {
 			throw new PoolTooSmallException(count, limit, priority, true, held);
 		}

@@ -38,7 +38,7 @@ class LeaseChecksTest {
 		this.context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1).maxSize(4)
 			.acquireTimeout(Duration.ofSeconds(30)).open();
 		Pool pool = (Pool) this.context.streams();
-		this.checks = new LeaseChecks(pool.lifecycle(), pool.streams(), 4, new int[] { 4, 2 });
+		this.checks = new LeaseChecks(pool.lifecycle(), pool.streams(), new PoolLedger(4, new int[] { 4, 2 }));
 	}
 
 	@AfterEach
@@ -126,8 +126,8 @@ class LeaseChecksTest {
 			}
 			// Checks of the other context's pool, asked in a scope of this context's stream.
 			Pool pool = (Pool) this.context.streams();
-			LeaseChecks othersChecks = new LeaseChecks(((Pool) other.streams()).lifecycle(), pool.streams(), 4,
-					new int[] { 4, 2 });
+			LeaseChecks othersChecks = new LeaseChecks(((Pool) other.streams()).lifecycle(), pool.streams(),
+					new PoolLedger(4, new int[] { 4, 2 }));
 			try (StreamLease lease = this.context.streams().acquire();
 					StreamScope scope = this.context.launcher().useStream(lease.stream())) {
 				assertThatCode(() -> othersChecks.checkNested(StreamPriority.NORMAL, 4)).doesNotThrowAnyException();
