@@ -87,6 +87,22 @@ final class LeaseReports {
 	}
 
 	/**
+	 * Nanoseconds from the grant of the most recent lease held now to {@code now}, {@link Long#MAX_VALUE}
+	 * when none is held; called with the pool's lock held, which guards the slots' leased flags.
+	 */
+	long youngestLease(long now) {
+		long youngest = Long.MAX_VALUE;
+		for (PoolSlot slot : this.all) {
+			if (slot.leased) {
+				Lease.Release lease = slot.current();
+				// A lease being handed out has no release yet: it is the youngest of all.
+				youngest = Math.min(youngest, (lease != null) ? now - lease.acquiredAt() : 0);
+			}
+		}
+		return youngest;
+	}
+
+	/**
 	 * Why a pool whose every stream is leased is stalled, or {@code null} when it is not (see
 	 * {@link StreamPool#stallReason()}), from the pool's figures taken under its lock; leak detection
 	 * is on.

@@ -1,78 +1,45 @@
 package dev.gpucompute.internal.pool;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.LeaseInfo;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
-import dev.gpucompute.PoolTooSmallException;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamLeases;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
-import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.spi.DeviceBackend;
 
-/** The implementation of {@link StreamPool}. */
+/**
+ * The implementation of {@link StreamPool}: the lease and return paths, with the pool's lock. The
+ * parts it delegates to own one job each: the {@link PoolLedger} (idle and leased streams, limits,
+ * whether the pool stopped), the {@link WaitQueue} (waiting callers and the hand-off that serves
+ * them), {@link PoolStreams} (creating and destroying the streams), {@link LeaseChecks} (requests
+ * refused before the lock), {@link LeaseReports} (leaks, leases held, stalls) and
+ * {@link PoolUtilization} (how busy the streams are).
+ * <p>
+ * Threading: thread-safe. One lock guards the ledger, the wait queue and the slots' plain fields;
+ * whatever decides who gets a stream is decided under it in one go, and the backend (creating,
+ * destroying a stream) and the listener are called outside it.
+ */
 public final class Pool implements StreamPool {
 
 	private static final Logger log = LoggerFactory.getLogger(StreamPool.class);
 
-	private static final int PRIORITIES = StreamPriority.values().length;
-
-	/**
-	 * A caller waiting for {@code count} streams of one priority. The thread that makes streams
-	 * available grants them under the lock (idle streams, or the right to create or to replace one)
-	 * and wakes this waiter alone; the waiter then creates what it was granted outside the lock.
-	 */
-	private static final class Waiter {
-
-		final int priority;
-
-		final int count;
-
-		final Condition granted;
-
-		// Guarded by the pool lock.
-		boolean served;
-
-		final List<PoolSlot> slots = new ArrayList<>(1);
-
-		final List<PoolSlot> evicted = new ArrayList<>(0);
-
-		int creates;
-
-		Waiter(int priority, int count, Condition granted) {
-			this.priority = priority;
-			this.count = count;
-			this.granted = granted;
-		}
-
-	}
-
 	private final ContextState lifecycle;
-
-	private final DeviceBackend backend;
 
 	private final Streams streams;
 
@@ -82,56 +49,24 @@ public final class Pool implements StreamPool {
 
 	private final int minSize;
 
-	private final int maxSize;
-
 	private final Duration acquireTimeout;
 
 	private final long leakThresholdNanos;
 
+	/** Guards the ledger, the queue, the slots' plain fields and the created and destroyed counts. */
 	private final ReentrantLock lock = new ReentrantLock();
 
-	@SuppressWarnings("unchecked")
-	private final ArrayDeque<PoolSlot>[] idle = new ArrayDeque[PRIORITIES];
+	private final PoolLedger ledger;
 
-	/** Waiting callers by priority, first come first; guarded by lock. */
-	@SuppressWarnings("unchecked")
-	private final ArrayDeque<Waiter>[] waiters = new ArrayDeque[PRIORITIES];
+	private final WaitQueue queue;
 
-	/** Most streams leased at once per priority (the pool's maximum when unlimited). */
-	private final int[] limits = new int[PRIORITIES];
+	private final PoolStreams slots;
 
-	/** Streams leased now per priority; guarded by lock. */
-	private final int[] leasedBy = new int[PRIORITIES];
-
-	private final List<PoolSlot> all = new CopyOnWriteArrayList<>();
-
-	private final AtomicInteger names = new AtomicInteger();
+	private final LeaseChecks checks;
 
 	private final LeaseReports reports;
 
 	private final PoolUtilization utilization;
-
-	// Guarded by lock.
-	private int total;
-
-	private int active;
-
-	private int pending;
-
-	private int highWaterMark;
-
-	private long created;
-
-	private long destroyed;
-
-	private long acquisitions;
-
-	private long timeouts;
-
-	/** {@link System#nanoTime()} of the last acquisition that timed out; meaningful once {@code timeouts > 0}. */
-	private long lastTimeoutAt;
-
-	private boolean closed;
 
 	/**
 	 * @param lifecycle the context's, checked by every acquisition
@@ -149,21 +84,18 @@ public final class Pool implements StreamPool {
 			ScheduledExecutorService housekeeping, int minSize, int maxSize, Duration acquireTimeout,
 			Duration leakThreshold, int[] priorityLimits) {
 		this.lifecycle = lifecycle;
-		this.backend = backend;
 		this.streams = streams;
 		this.listener = listener;
 		this.housekeeping = housekeeping;
 		this.minSize = minSize;
-		this.maxSize = maxSize;
 		this.acquireTimeout = acquireTimeout;
 		this.leakThresholdNanos = leakThreshold.toNanos();
-		this.reports = new LeaseReports(this.all, this.leakThresholdNanos);
-		this.utilization = new PoolUtilization(lifecycle, this.all);
-		for (int i = 0; i < PRIORITIES; i++) {
-			this.idle[i] = new ArrayDeque<>(maxSize);
-			this.waiters[i] = new ArrayDeque<>();
-			this.limits[i] = Math.min(maxSize, priorityLimits[i]);
-		}
+		this.ledger = new PoolLedger(maxSize, priorityLimits);
+		this.queue = new WaitQueue(this.lock, this.ledger);
+		this.slots = new PoolStreams(backend, this.lock);
+		this.checks = new LeaseChecks(lifecycle, streams, this.ledger);
+		this.reports = new LeaseReports(this.slots.all(), this.leakThresholdNanos);
+		this.utilization = new PoolUtilization(lifecycle, this.slots.all());
 	}
 
 	ContextState lifecycle() {
@@ -177,11 +109,10 @@ public final class Pool implements StreamPool {
 	/** Creates the up-front streams. */
 	public void fill() {
 		for (int i = 0; i < this.minSize; i++) {
-			PoolSlot slot = newSlot(StreamPriority.NORMAL, false);
+			PoolSlot slot = this.slots.create(StreamPriority.NORMAL, false);
 			this.lock.lock();
 			try {
-				this.total++;
-				this.idle[StreamPriority.NORMAL.ordinal()].addLast(slot);
+				this.ledger.addIdle(slot);
 			}
 			finally {
 				this.lock.unlock();
@@ -204,16 +135,10 @@ public final class Pool implements StreamPool {
 		return acquire(priority, this.acquireTimeout);
 	}
 
-	/**
-	 * Leases a stream of the given priority.
-	 * @param timeout longest wait for a free stream; zero means do not wait
-	 * @throws PoolExhaustedException when none became free in time
-	 * @throws ContextClosedException when the context is closing or closed
-	 */
 	@Override
 	public StreamLease acquire(StreamPriority priority, Duration timeout) {
-		checkArguments(priority, timeout);
-		checkNested(priority, 1);
+		LeaseChecks.checkArguments(priority, timeout);
+		this.checks.checkNested(priority, 1);
 		// Clock reads cost tens of nanoseconds on some VMs: the wait is timed only when there is one.
 		long start = 0;
 		int p = priority.ordinal();
@@ -223,28 +148,22 @@ public final class Pool implements StreamPool {
 		PoolExhaustedException timedOut = null;
 		this.lock.lock();
 		try {
-			if (this.closed) {
-				throw closedError();
-			}
-			if (!mustQueue(p, 1)) {
-				slot = this.idle[p].pollLast();
-				if (slot != null) {
-					slot.leased = true;
-				}
-				else if (this.total < this.maxSize) {
-					this.total++;
+			this.ledger.checkOpen();
+			if (!this.queue.mustQueue(p, 1)) {
+				// The grant of WaitQueue for one stream, without a waiter to allocate.
+				slot = this.ledger.takeIdle(p);
+				if (slot == null) {
 					create = true;
+					if (!this.ledger.reserveNew()) {
+						// At the maximum with only other-priority streams idle: replace one.
+						evicted = this.ledger.evictFor(p);
+					}
 				}
-				else {
-					// At the maximum with only other-priority streams idle: replace one.
-					evicted = this.idle[PRIORITIES - 1 - p].pollFirst();
-					create = true;
-				}
-				countLeased(p, 1);
+				this.ledger.book(p, 1);
 			}
 			else {
 				start = System.nanoTime();
-				Waiter waiter = await(p, 1, timeout, start);
+				WaitQueue.Waiter waiter = this.queue.await(p, 1, timeout);
 				if (waiter.slots.isEmpty()) {
 					create = true;
 					evicted = waiter.evicted.isEmpty() ? null : waiter.evicted.get(0);
@@ -267,128 +186,6 @@ public final class Pool implements StreamPool {
 		return lease(leased, start);
 	}
 
-	/**
-	 * Whether a caller asking for {@code count} streams of priority {@code p} must wait, with the
-	 * lock held: when a caller of its priority waits already, when a higher-priority caller waits
-	 * for streams, or when what it asks for is not there.
-	 */
-	private boolean mustQueue(int p, int count) {
-		if (this.pending > 0) {
-			if (!this.waiters[p].isEmpty()) {
-				return true;
-			}
-			for (int q = PRIORITIES - 1; q > p; q--) {
-				Waiter head = this.waiters[q].peekFirst();
-				// Waiters are served whenever they can be, so one whose own limit has room waits for streams.
-				if (head != null && classRoom(q) >= head.count) {
-					return true;
-				}
-			}
-		}
-		return classRoom(p) < count || obtainable(p) < count;
-	}
-
-	private int classRoom(int p) {
-		return this.limits[p] - this.leasedBy[p];
-	}
-
-	/** Streams of priority {@code p} that could be leased now: idle ones, new ones, replaced ones. */
-	private int obtainable(int p) {
-		return this.idle[p].size() + (this.maxSize - this.total) + this.idle[PRIORITIES - 1 - p].size();
-	}
-
-	/**
-	 * Queues the caller and waits, with the lock held, until its streams are granted.
-	 * @return the waiter with its grant
-	 * @throws PoolExhaustedException at the timeout (the caller tells the listener, outside the lock)
-	 * @throws ContextClosedException when the pool stops
-	 */
-	private Waiter await(int p, int count, Duration timeout, long start) {
-		Waiter waiter = new Waiter(p, count, this.lock.newCondition());
-		this.waiters[p].addLast(waiter);
-		this.pending++;
-		long remaining = timeout.toNanos();
-		try {
-			while (!waiter.served) {
-				if (this.closed) {
-					throw closedError();
-				}
-				if (remaining <= 0) {
-					this.timeouts++;
-					this.lastTimeoutAt = System.nanoTime();
-					// Told to the listener by the caller, outside the lock.
-					throw new PoolExhaustedException(timeout, this.active, this.maxSize, this.pending);
-				}
-				try {
-					remaining = waiter.granted.awaitNanos(remaining);
-				}
-				catch (InterruptedException ex) {
-					if (waiter.served) {
-						// Granted meanwhile: the caller gets its streams and its interrupt.
-						Thread.currentThread().interrupt();
-						break;
-					}
-					Thread.currentThread().interrupt();
-					throw new GpuException("Interrupted while waiting for a pooled stream", ex);
-				}
-			}
-			return waiter;
-		}
-		finally {
-			this.pending--;
-			if (!waiter.served) {
-				this.waiters[p].remove(waiter);
-				// A waiter that leaves may have held back the ones behind it.
-				serveWaiters();
-			}
-		}
-	}
-
-	/**
-	 * Grants streams to waiters in order, with the lock held: higher priorities first, first come
-	 * first within a priority. A head held back by its priority's limit lets the other priority go;
-	 * a head held back for want of streams stops everyone behind it.
-	 */
-	private void serveWaiters() {
-		for (int p = PRIORITIES - 1; p >= 0; p--) {
-			ArrayDeque<Waiter> queue = this.waiters[p];
-			Waiter head;
-			while ((head = queue.peekFirst()) != null) {
-				if (classRoom(p) < head.count) {
-					break;
-				}
-				if (obtainable(p) < head.count) {
-					return;
-				}
-				queue.pollFirst();
-				grant(head);
-				head.granted.signal();
-			}
-		}
-	}
-
-	/** Books streams for a waiter, with the lock held; what must be created is created by the waiter. */
-	private void grant(Waiter waiter) {
-		int p = waiter.priority;
-		for (int i = 0; i < waiter.count; i++) {
-			PoolSlot slot = this.idle[p].pollLast();
-			if (slot != null) {
-				slot.leased = true;
-				waiter.slots.add(slot);
-			}
-			else if (this.total < this.maxSize) {
-				this.total++;
-				waiter.creates++;
-			}
-			else {
-				waiter.evicted.add(this.idle[PRIORITIES - 1 - p].pollFirst());
-				waiter.creates++;
-			}
-		}
-		waiter.served = true;
-		countLeased(p, waiter.count);
-	}
-
 	/** Tells the listener of a timed-out acquisition (outside the lock) and returns the exception to throw. */
 	private PoolExhaustedException timedOut(PoolExhaustedException ex, long start) {
 		this.listener.leaseTimedOut(System.nanoTime() - start);
@@ -400,43 +197,7 @@ public final class Pool implements StreamPool {
 	 * once; {@link dev.gpucompute.GpuLauncher#parallel(java.util.List)} checks its group with it before forking.
 	 */
 	public void checkGroupSize(StreamPriority priority, int count) {
-		if (count < 1) {
-			throw new IllegalArgumentException("Can lease 1 to " + this.limits[priority.ordinal()]
-					+ " streams at once, asked for " + count);
-		}
-		int limit = this.limits[priority.ordinal()];
-		if (count > limit) {
-			throw new PoolTooSmallException(count, limit, priority, limit < this.maxSize);
-		}
-	}
-
-	/**
-	 * Refuses a request that the pool could grant only by taking back streams the calling thread
-	 * works on: inside a scope of one of this pool's streams (a batch handler runs in its batch's, a
-	 * branch of a group in its branch's, with the rest of its group held too), {@code count} more
-	 * streams than the pool leases beside them would wait for those very streams until the acquire
-	 * timeout. A lease merely held, without a scope,
-	 * does not count: another thread may close it (a lease handed to a worker).
-	 */
-	private void checkNested(StreamPriority priority, int count) {
-		StreamHandle scoped = this.streams.currentQuietly();
-		if (scoped.kind() != StreamKind.POOLED || scoped.lifecycle() != this.lifecycle) {
-			return;
-		}
-		// In a branch of a group the thread holds every stream of the group, not only its branch's.
-		int held = Math.max(1, this.streams.groupLeasesHeld());
-		if (count + held > this.maxSize) {
-			throw new PoolTooSmallException(count, this.maxSize, priority, false, held);
-		}
-		int p = priority.ordinal();
-		if (scoped.priority() == priority && count + held > this.limits[p]) {
-			throw new PoolTooSmallException(count, this.limits[p], priority, true, held);
-		}
-	}
-
-	private static void checkArguments(StreamPriority priority, Duration timeout) {
-		Objects.requireNonNull(priority, "priority");
-		Arguments.nanos(timeout, "Acquire timeout");
+		this.checks.checkGroupSize(priority, count);
 	}
 
 	private Lease lease(PoolSlot slot, long start) {
@@ -450,11 +211,6 @@ public final class Pool implements StreamPool {
 		return lease;
 	}
 
-	/**
-	 * Leases {@code count} normal-priority streams as one unit, waiting up to the pool's acquire
-	 * timeout; close the group to return them all (try-with-resources). See
-	 * {@link #acquireAll(StreamPriority, int, Duration)}.
-	 */
 	@Override
 	public StreamLeases acquireAll(int count) {
 		return acquireAll(StreamPriority.NORMAL, count, this.acquireTimeout);
@@ -470,38 +226,19 @@ public final class Pool implements StreamPool {
 		return acquireAll(priority, count, this.acquireTimeout);
 	}
 
-	/**
-	 * Leases {@code count} streams of the given priority as one unit: either all of them or, after
-	 * {@code timeout}, none. Callers that need several streams at once (stream-parallel groups) use
-	 * this instead of acquiring one by one, which could leave two callers each holding part of the
-	 * pool and waiting for the other's part until both time out. The group is a {@code List} of the
-	 * leases that closes them all ({@link StreamLeases#close()}).
-	 * @throws IllegalArgumentException when {@code count} is below 1
-	 * @throws PoolTooSmallException at once, leasing nothing, when {@code count} exceeds what the pool
-	 * may ever lease at once at {@code priority}: its maximum size or the priority's limit
-	 * @throws PoolExhaustedException when the streams did not become free in time
-	 */
 	@Override
 	public StreamLeases acquireAll(StreamPriority priority, int count, Duration timeout) {
-		checkArguments(priority, timeout);
-		checkGroupSize(priority, count);
-		checkNested(priority, count);
+		LeaseChecks.checkArguments(priority, timeout);
+		this.checks.checkGroupSize(priority, count);
+		this.checks.checkNested(priority, count);
 		int p = priority.ordinal();
 		long start = System.nanoTime();
-		Waiter waiter = null;
+		WaitQueue.Waiter waiter = null;
 		PoolExhaustedException timedOut = null;
 		this.lock.lock();
 		try {
-			if (this.closed) {
-				throw closedError();
-			}
-			if (!mustQueue(p, count)) {
-				waiter = new Waiter(p, count, null);
-				grant(waiter);
-			}
-			else {
-				waiter = await(p, count, timeout, start);
-			}
+			this.ledger.checkOpen();
+			waiter = this.queue.mustQueue(p, count) ? this.queue.await(p, count, timeout) : this.queue.grantNow(p, count);
 		}
 		catch (PoolExhaustedException ex) {
 			timedOut = ex;
@@ -514,16 +251,16 @@ public final class Pool implements StreamPool {
 		}
 		List<PoolSlot> taken = waiter.slots;
 		for (PoolSlot slot : waiter.evicted) {
-			destroy(slot);
+			this.slots.destroy(slot);
 		}
 		int created = 0;
 		try {
 			for (; created < waiter.creates; created++) {
-				taken.add(newSlot(priority, true));
+				taken.add(this.slots.create(priority, true));
 			}
 		}
 		catch (RuntimeException ex) {
-			giveBack(taken, waiter.creates - created, p, count);
+			cancel(p, count, taken, waiter.creates - created);
 			throw ex;
 		}
 		List<StreamLease> leases = new ArrayList<>(count);
@@ -533,83 +270,26 @@ public final class Pool implements StreamPool {
 		return new Leases(leases);
 	}
 
-	/** Undoes a group acquisition whose stream creation failed. */
-	private void giveBack(List<PoolSlot> taken, int notCreated, int p, int count) {
-		this.lock.lock();
-		try {
-			for (PoolSlot slot : taken) {
-				slot.leased = false;
-				this.idle[slot.priority.ordinal()].addLast(slot);
-			}
-			this.total -= notCreated;
-			this.active -= count;
-			this.leasedBy[p] -= count;
-			serveWaiters();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/** Books {@code count} granted leases of priority {@code p}, with the lock held. */
-	private void countLeased(int p, int count) {
-		this.leasedBy[p] += count;
-		this.active += count;
-		this.acquisitions += count;
-		if (this.active > this.highWaterMark) {
-			this.highWaterMark = this.active;
-		}
-	}
-
+	/** Creates the stream an acquisition was granted, replacing {@code evicted}; undoes the grant when that fails. */
 	private PoolSlot createOrGiveBack(StreamPriority priority, PoolSlot evicted) {
 		if (evicted != null) {
-			destroy(evicted);
+			this.slots.destroy(evicted);
 		}
 		try {
-			return newSlot(priority, true);
+			return this.slots.create(priority, true);
 		}
 		catch (RuntimeException ex) {
-			this.lock.lock();
-			try {
-				this.total--;
-				this.active--;
-				this.leasedBy[priority.ordinal()]--;
-				serveWaiters();
-			}
-			finally {
-				this.lock.unlock();
-			}
+			cancel(priority.ordinal(), 1, List.of(), 1);
 			throw ex;
 		}
 	}
 
-	private PoolSlot newSlot(StreamPriority priority, boolean leased) {
-		String name = "pool-" + this.names.incrementAndGet() + ((priority == StreamPriority.HIGH) ? "-high" : "");
-		PoolSlot slot = new PoolSlot(this.backend.createStream(priority, name), priority);
-		this.all.add(slot);
+	/** Undoes an acquisition whose stream creation failed, and serves the waiters it held back. */
+	private void cancel(int p, int count, List<PoolSlot> taken, int notCreated) {
 		this.lock.lock();
 		try {
-			slot.leased = leased;
-			this.created++;
-		}
-		finally {
-			this.lock.unlock();
-		}
-		return slot;
-	}
-
-	private void destroy(PoolSlot slot) {
-		slot.destroyed = true;
-		this.all.remove(slot);
-		try {
-			slot.stream.destroy();
-		}
-		catch (RuntimeException ex) {
-			log.warn("Destroying pooled stream {} failed", slot.stream.name(), ex);
-		}
-		this.lock.lock();
-		try {
-			this.destroyed++;
+			this.ledger.cancel(p, count, taken, notCreated);
+			this.queue.serve();
 		}
 		finally {
 			this.lock.unlock();
@@ -633,14 +313,10 @@ public final class Pool implements StreamPool {
 			slot.leased = false;
 			slot.leases++;
 			slot.heldNanos += heldNanos;
-			this.active--;
-			this.leasedBy[slot.priority.ordinal()]--;
 			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
-			if (!this.closed) {
-				this.idle[slot.priority.ordinal()].addLast(slot);
-				if (this.pending > 0) {
-					serveWaiters();
-				}
+			this.ledger.returned(slot);
+			if (!this.ledger.isClosed() && this.queue.pending() > 0) {
+				this.queue.serve();
 			}
 		}
 		finally {
@@ -650,20 +326,12 @@ public final class Pool implements StreamPool {
 		return true;
 	}
 
-	private ContextClosedException closedError() {
-		return new ContextClosedException("The stream pool is shut down: its GPU context is closing or closed");
-	}
-
 	/** Refuses new leases and wakes every waiter (they get a {@link ContextClosedException}). */
 	public void stopAccepting() {
 		this.lock.lock();
 		try {
-			this.closed = true;
-			for (ArrayDeque<Waiter> queue : this.waiters) {
-				for (Waiter waiter : queue) {
-					waiter.granted.signal();
-				}
-			}
+			this.ledger.close();
+			this.queue.wakeAll();
 		}
 		finally {
 			this.lock.unlock();
@@ -672,26 +340,23 @@ public final class Pool implements StreamPool {
 
 	/** Destroys every pooled stream, leased or not. Called once by the context after draining. */
 	public void destroyAll() {
-		List<PoolSlot> slots;
+		List<PoolSlot> all;
 		int leased = 0;
 		this.lock.lock();
 		try {
-			slots = new ArrayList<>(this.all);
-			for (PoolSlot slot : slots) {
+			all = new ArrayList<>(this.slots.all());
+			for (PoolSlot slot : all) {
 				if (slot.leased) {
 					leased++;
 				}
 			}
-			for (ArrayDeque<PoolSlot> queue : this.idle) {
-				queue.clear();
-			}
-			this.total = 0;
+			this.ledger.clear();
 		}
 		finally {
 			this.lock.unlock();
 		}
-		for (PoolSlot slot : slots) {
-			destroy(slot);
+		for (PoolSlot slot : all) {
+			this.slots.destroy(slot);
 		}
 		if (leased > 0) {
 			log.warn("{} pooled streams were still leased at context close; their leases are now stale", leased);
@@ -711,53 +376,35 @@ public final class Pool implements StreamPool {
 		return this.utilization.anyBusy();
 	}
 
-	/**
-	 * The leases held now, the oldest first: stream, time held, the thread that acquired it and,
-	 * with leak detection on, where. What to look at when the pool runs dry.
-	 */
 	@Override
 	public List<LeaseInfo> leases() {
 		return this.reports.leases();
 	}
 
-	/**
-	 * Why the pool is stalled, or {@code null} when it is not. Stalled means that leases are not
-	 * coming back: every stream the pool may hold ({@code maxSize}) is leased, the most recent lease
-	 * is older than the leak-detection threshold, and callers are waiting for a stream or one timed
-	 * out within that threshold. A busy pool, whose leases come and go however many callers wait, is
-	 * never stalled. Without leak detection (threshold zero) there is no threshold to judge by, and
-	 * this answers {@code null}.
-	 */
 	@Override
 	public String stallReason() {
 		if (this.leakThresholdNanos <= 0) {
 			return null;
 		}
 		long now = System.nanoTime();
-		long youngest = Long.MAX_VALUE;
+		long youngest;
 		int pendingNow;
 		long timeoutsNow;
 		long sinceTimeout;
 		this.lock.lock();
 		try {
-			if (this.closed || this.active < this.maxSize) {
+			if (this.ledger.isClosed() || this.ledger.active() < this.ledger.maxSize()) {
 				return null;
 			}
-			for (PoolSlot slot : this.all) {
-				if (slot.leased) {
-					Lease.Release lease = slot.current();
-					// A lease being handed out has no release yet: it is the youngest of all.
-					youngest = Math.min(youngest, (lease != null) ? now - lease.acquiredAt() : 0);
-				}
-			}
-			pendingNow = this.pending;
-			timeoutsNow = this.timeouts;
-			sinceTimeout = (this.timeouts > 0) ? now - this.lastTimeoutAt : Long.MAX_VALUE;
+			youngest = this.reports.youngestLease(now);
+			pendingNow = this.queue.pending();
+			timeoutsNow = this.queue.timeouts();
+			sinceTimeout = (timeoutsNow > 0) ? now - this.queue.lastTimeoutAt() : Long.MAX_VALUE;
 		}
 		finally {
 			this.lock.unlock();
 		}
-		return this.reports.stallReason(this.maxSize, youngest, pendingNow, timeoutsNow, sinceTimeout);
+		return this.reports.stallReason(this.ledger.maxSize(), youngest, pendingNow, timeoutsNow, sinceTimeout);
 	}
 
 	@Override
@@ -771,19 +418,16 @@ public final class Pool implements StreamPool {
 		double utilization = 0;
 		this.lock.lock();
 		try {
-			for (PoolSlot slot : this.all) {
+			for (PoolSlot slot : this.slots.all()) {
 				streams.add(new PoolStats.StreamStats(slot.stream.name(), slot.priority, slot.leased, slot.leases,
 						slot.heldNanos, slot.busyShare));
 				utilization += slot.busyShare;
 			}
 			utilization = streams.isEmpty() ? 0 : utilization / streams.size();
-			int idleNow = 0;
-			for (ArrayDeque<PoolSlot> queue : this.idle) {
-				idleNow += queue.size();
-			}
-			return new PoolStats(this.total, this.active, idleNow, this.pending, this.minSize, this.maxSize, this.created,
-					this.destroyed, this.acquisitions, this.timeouts, this.highWaterMark, this.reports.leaksDetected(),
-					utilization, List.copyOf(streams));
+			return new PoolStats(this.ledger.total(), this.ledger.active(), this.ledger.idleCount(), this.queue.pending(),
+					this.minSize, this.ledger.maxSize(), this.slots.created(), this.slots.destroyed(),
+					this.ledger.acquisitions(), this.queue.timeouts(), this.ledger.highWaterMark(),
+					this.reports.leaksDetected(), utilization, List.copyOf(streams));
 		}
 		finally {
 			this.lock.unlock();
@@ -794,7 +438,7 @@ public final class Pool implements StreamPool {
 	public int active() {
 		this.lock.lock();
 		try {
-			return this.active;
+			return this.ledger.active();
 		}
 		finally {
 			this.lock.unlock();
@@ -803,16 +447,12 @@ public final class Pool implements StreamPool {
 
 	@Override
 	public int maxSize() {
-		return this.maxSize;
+		return this.ledger.maxSize();
 	}
 
-	/**
-	 * Most streams leased at once at {@code priority}: its limit ({@code priorityLimit} of the
-	 * builder, {@code gpu.streams.priority-limits}), or the pool's maximum when it has none.
-	 */
 	@Override
 	public int priorityLimit(StreamPriority priority) {
-		return this.limits[priority.ordinal()];
+		return this.ledger.limit(priority.ordinal());
 	}
 
 	@Override

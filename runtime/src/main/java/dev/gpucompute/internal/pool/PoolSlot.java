@@ -7,7 +7,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.NativeStream;
 
 /**
- * One stream of a {@link StreamPool} and its bookkeeping: whether it is leased and by which lease,
+ * One stream of a {@link Pool} and its bookkeeping: whether it is leased and by which lease,
  * its lease count and time held, its busy share and whether it was destroyed. The pool's lock guards
  * the plain fields; the others say how they are read.
  */
@@ -43,7 +43,7 @@ final class PoolSlot {
 	/** Set when the stream is destroyed (evicted or at close); handles still pointing at it must not enqueue. */
 	volatile boolean destroyed;
 
-	/** The lease holding the stream now, for {@link StreamPool#leases()}; accessed through {@link #CURRENT}. */
+	/** The lease holding the stream now, for {@link Pool#leases()}; accessed through {@link #CURRENT}. */
 	@SuppressWarnings("unused")
 	private Lease.Release current;
 

@@ -5,7 +5,7 @@ import java.util.List;
 import dev.gpucompute.internal.core.ContextState;
 
 /**
- * How busy the streams of a {@link StreamPool} are: the utilisation sample that the context's
+ * How busy the streams of a {@link Pool} are: the utilisation sample that the context's
  * housekeeping thread takes (an exponential average per stream, in {@link PoolSlot#busyShare}), and
  * whether any stream has work in flight now. Each query asks every stream, so none of this belongs
  * on the launch or lease path.
@@ -38,7 +38,7 @@ final class PoolUtilization {
 		}
 	}
 
-	/** See {@link StreamPool#anyBusy()}. */
+	/** See {@link Pool#anyBusy()}. */
 	boolean anyBusy() {
 		for (PoolSlot slot : this.all) {
 			try {
