@@ -345,7 +345,7 @@ public final class GpuContextBuilder {
 	}
 
 	/**
-	 * How long a thread waiting for a copy's future spins for its completion ({@link CompletionFuture});
+	 * How long a thread waiting for a copy's future spins for its completion;
 	 * -1 (the default): 100 µs on CUDA, none on the CPU backend. Tests set it to run the waiter's
 	 * path on the CPU backend.
 	 */

@@ -50,7 +50,7 @@ public final class DevicesImpl implements GpuDevices {
 		}
 	}
 
-	/** Opens one context per ordinal (see {@link GpuRuntime#openDevices}); those opened are closed when one fails. */
+	/** Opens one context per ordinal (see {@link dev.gpucompute.GpuRuntime#openDevices}); those opened are closed when one fails. */
 	static GpuDevices openEach(IntFunction<ContextSettings> settingsFor, Collection<Integer> ordinals) {
 		List<Integer> checked = checkOrdinals(ordinals);
 		List<GpuContext> opened = new ArrayList<>(checked.size());

@@ -64,7 +64,7 @@ final class KernelLoads {
 
 	/**
 	 * Loads {@code source} through the backend and reports the load.
-	 * @throws KernelCompilationException when it does not load (not reported as a load)
+	 * @throws dev.gpucompute.KernelCompilationException when it does not load (not reported as a load)
 	 */
 	NativeKernel load(KernelSource source, KernelLoad.Trigger trigger) {
 		boolean workInFlight = workInFlight();

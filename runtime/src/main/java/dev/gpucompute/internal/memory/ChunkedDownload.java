@@ -63,7 +63,7 @@ final class ChunkedDownload {
 	/**
 	 * Takes the staging, enqueues every chunk's copy on {@code stream} with a completion each (waiting
 	 * for blocks to come back where the window holds fewer than all), and returns the future of the
-	 * whole download. Throws when the staging cannot be had ({@link StagingExhaustedException},
+	 * whole download. Throws when the staging cannot be had ({@link dev.gpucompute.StagingExhaustedException},
 	 * holding nothing) or a copy cannot be enqueued; the chunks enqueued before end through their
 	 * completions. When a chunk fails meanwhile, enqueueing stops and the future fails.
 	 */

@@ -105,7 +105,7 @@ final class ChunkedUpload {
 	/**
 	 * Packs and enqueues every chunk; returns the future of the whole upload, which completes once
 	 * the stream has passed every chunk and their staging is back. Throws when the staging cannot be
-	 * had ({@link StagingExhaustedException}, holding nothing) or a chunk cannot be packed or
+	 * had ({@link dev.gpucompute.StagingExhaustedException}, holding nothing) or a chunk cannot be packed or
 	 * enqueued (see {@link #abort}).
 	 */
 	CompletableFuture<Void> run() {

@@ -12,7 +12,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.internal.core.LeakRegistry;
 
 /**
- * The open {@link DeviceBuffer}s of a {@link GpuContext}, so that its close can release those the
+ * The open {@link dev.gpucompute.DeviceBuffer}s of a {@link dev.gpucompute.GpuContext}, so that its close can release those the
  * application left open. Thread-safe.
  */
 final class ContextBuffers {

@@ -20,13 +20,13 @@ import dev.gpucompute.spi.NativeStream;
  * the context has copy threads, by those too; all of them are enqueued by the calling thread, which
  * may be the only one allowed to use its stream. Downloads enqueue every chunk's copy before they
  * return, since later work on the stream may overwrite the source, and unpack each chunk as soon
- * as it has arrived. {@link HostBuffer} copies go straight between its memory and the device.
+ * as it has arrived. {@link dev.gpucompute.HostBuffer} copies go straight between its memory and the device.
  *
  * <p>Staging is bounded by the context's staging budget ({@link StagingBudget}): a copy of one
  * chunk or less takes one block, waiting for room; a larger copy takes a few chunk-sized blocks
  * ({@link StagingWindow}) and reuses each once the stream has passed its chunk, so the calling
  * thread of a copy larger than its blocks returns only when the last of its chunks are enqueued.
- * A copy that finds no room within the staging timeout fails with {@link StagingExhaustedException}
+ * A copy that finds no room within the staging timeout fails with {@link dev.gpucompute.StagingExhaustedException}
  * before anything is enqueued.
  *
  * <p>Semantics, the same on every backend: an upload has packed all of its data when it returns

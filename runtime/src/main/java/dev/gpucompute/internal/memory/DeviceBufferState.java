@@ -17,7 +17,7 @@ import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 
 /**
- * The state of a {@link DeviceBuffer} that its free needs: the memory, the owning stream, the other
+ * The state of a {@link dev.gpucompute.DeviceBuffer} that its free needs: the memory, the owning stream, the other
  * streams it was used on, whether it is closed and freed. Shared with the leak cleaner (it is the
  * cleaning action) and the context (which tracks open buffers and releases them at close), so it must
  * not refer to the buffer. Thread-safe.

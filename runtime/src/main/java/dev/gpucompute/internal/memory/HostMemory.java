@@ -128,8 +128,8 @@ final class HostMemory {
 
 	/**
 	 * One block for a copy of {@code bytes} in one step, waiting for room in the staging budget.
-	 * @throws StagingExhaustedException when there is none within the staging timeout
-	 * @throws ContextClosedException when the context closes meanwhile
+	 * @throws dev.gpucompute.StagingExhaustedException when there is none within the staging timeout
+	 * @throws dev.gpucompute.ContextClosedException when the context closes meanwhile
 	 */
 	ByteBuffer takeStaging(long bytes) {
 		long size = StagingPool.classSize(bytes);
@@ -149,8 +149,8 @@ final class HostMemory {
 	 * Blocks of {@code bytes} for the chunks of one copy: waits for {@link #firstBlocks} of them at
 	 * once (so that a copy never waits while it holds staging), then takes more, up to {@code most}
 	 * in all, while the budget has room and no other copy waits.
-	 * @throws StagingExhaustedException when the first do not fit within the staging timeout
-	 * @throws ContextClosedException when the context closes meanwhile
+	 * @throws dev.gpucompute.StagingExhaustedException when the first do not fit within the staging timeout
+	 * @throws dev.gpucompute.ContextClosedException when the context closes meanwhile
 	 */
 	ByteBuffer[] takeStaging(long bytes, int first, int most) {
 		long size = StagingPool.classSize(bytes);

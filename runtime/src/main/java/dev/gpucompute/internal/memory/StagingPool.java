@@ -9,7 +9,7 @@ import dev.gpucompute.spi.DeviceBackend;
 
 /**
  * Reuses host memory that copies go through: the staging chunks of array and buffer copies and the
- * memory of {@link HostBuffer}s. It is page-locked on CUDA, where allocating it costs far more than
+ * memory of {@link dev.gpucompute.HostBuffer}s. It is page-locked on CUDA, where allocating it costs far more than
  * a copy, and zero-filled direct memory on the CPU backend; so blocks are kept by size class up to a
  * cap, and a request takes a block of its class. Classes are powers of two from 4 KiB to 1 MiB, then
  * eight per power of two (at most 12.5% over the request, which matters for page-locked memory).
