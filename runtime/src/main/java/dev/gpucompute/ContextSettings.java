@@ -5,9 +5,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The configuration of a {@link GpuContext}, as {@link GpuContextBuilder#settings()} collected and
- * checked it: what the runtime opens a context with. Immutable; the setters of the builder say what
- * each value means and its limits.
+ * The configuration of a {@link GpuContext}, as {@link GpuContextBuilder#settings()} collects it:
+ * what the runtime opens a context with. Immutable; the setters of the builder say what each value
+ * means and its limits, and the constructor refuses what the runtime cannot open with.
  *
  * @param backend the backend asked for, or {@code null} to choose automatically
  * @param device the device ordinal
@@ -46,10 +46,55 @@ public record ContextSettings(Backend backend, int device, int poolSize, int max
 		long waitSpinNanos, int cpuDevices, List<KernelSource> kernels, Duration kernelLoadWaitThreshold,
 		List<Integer> priorityLimits) {
 
+	/**
+	 * Checks what the runtime relies on, so that settings made without the builder fail here, naming
+	 * the value, rather than later inside the runtime: nothing required is {@code null}, durations are
+	 * not negative, sizes and counts are in the builder's ranges, and there is a lease limit per
+	 * priority.
+	 * @throws NullPointerException when a required value is {@code null}
+	 * @throws IllegalArgumentException when a value is out of range
+	 */
 	public ContextSettings {
+		if (device < 0) {
+			throw new IllegalArgumentException("Device ordinal must not be negative, got " + device);
+		}
+		Checks.within(poolSize, 0, GpuContext.MAX_STREAMS, "poolSize");
+		Checks.within(maxSize, 1, GpuContext.MAX_STREAMS, "maxSize");
+		Checks.nanos(acquireTimeout, "acquireTimeout");
+		java.util.Objects.requireNonNull(defaultStream, "defaultStream");
+		Checks.nanos(leakDetectionThreshold, "leakDetectionThreshold");
+		Checks.nanos(drainTimeout, "drainTimeout");
+		Checks.within(cpuThreads, 1, Integer.MAX_VALUE, "cpuThreads");
+		atLeast(cpuMemoryBudget, 0, "cpuMemoryBudget");
+		atLeast(memoryPoolReleaseThreshold, 0, "memoryPoolReleaseThreshold");
 		compileOptions = List.copyOf(compileOptions);
+		java.util.Objects.requireNonNull(kernelTiming, "kernelTiming");
+		java.util.Objects.requireNonNull(listener, "listener");
+		Checks.nanos(utilizationSamplePeriod, "utilizationSamplePeriod");
+		Checks.nanos(utilizationWindow, "utilizationWindow");
+		atLeast(stagingCacheBytes, 0, "stagingCacheBytes");
+		atLeast(copyChunkBytes, GpuContext.MIN_COPY_CHUNK, "copyChunkBytes");
+		atLeast(stagingBudgetBytes, GpuContext.MIN_COPY_CHUNK, "stagingBudgetBytes");
+		Checks.nanos(stagingTimeout, "stagingTimeout");
+		Checks.within(copyThreads, 0, GpuContext.MAX_COPY_THREADS, "copyThreads");
+		atLeast(waitSpinNanos, -1, "waitSpinNanos");
+		Checks.within(cpuDevices, 1, GpuContext.MAX_CPU_DEVICES, "cpuDevices");
 		kernels = List.copyOf(kernels);
+		Checks.nanos(kernelLoadWaitThreshold, "kernelLoadWaitThreshold");
 		priorityLimits = List.copyOf(priorityLimits);
+		if (priorityLimits.size() != StreamPriority.values().length) {
+			throw new IllegalArgumentException("priorityLimits must have one limit per StreamPriority ("
+					+ StreamPriority.values().length + "), got " + priorityLimits.size());
+		}
+		for (int limit : priorityLimits) {
+			Checks.within(limit, 1, GpuContext.MAX_STREAMS, "priorityLimits");
+		}
+	}
+
+	private static void atLeast(long value, long min, String name) {
+		if (value < min) {
+			throw new IllegalArgumentException(name + " must be at least " + min + ", got " + value);
+		}
 	}
 
 	/** The most streams leased at once at {@code priority}. */

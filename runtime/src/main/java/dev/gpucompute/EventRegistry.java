@@ -32,6 +32,7 @@ public interface EventRegistry {
 	/** Events not yet destroyed: in use plus cached for reuse. Zero after the context closed. */
 	int live();
 
+	/** Its events now (live, in use, the runtime's own, cached for reuse) and created and destroyed so far: a snapshot. */
 	EventStats stats();
 
 	/**

@@ -61,8 +61,10 @@ import org.slf4j.LoggerFactory;
  */
 public interface GpuBatcher<I, O> extends AutoCloseable {
 
+	/** Most items per batch ({@code maxBatchSize}). */
 	int MAX_BATCH_SIZE = 1 << 16;
 
+	/** Most items a queue may hold ({@code maxQueued}). */
 	int MAX_QUEUED = 1 << 24;
 
 	/**
@@ -187,6 +189,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 	/** The deadline of an item in the queue; {@link Duration#ZERO} for none. */
 	Duration timeout();
 
+	/** The most batches it runs at once, each on a stream of its own. */
 	int maxConcurrentBatches();
 
 	/** Items waiting now; cheaper than {@link #stats()} for a gauge. */

@@ -16,16 +16,22 @@ import java.util.List;
  */
 public interface GpuContext extends AutoCloseable {
 
+	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
 	int MAX_STREAMS = 1024;
 
+	/** Most worker threads of the CPU backend. */
 	int MAX_CPU_THREADS = 4096;
 
+	/** Most devices the CPU backend stands in for. */
 	int MAX_CPU_DEVICES = 64;
 
+	/** Most threads that pack and unpack large copies besides the calling thread. */
 	int MAX_COPY_THREADS = 64;
 
+	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
 	long MIN_COPY_CHUNK = 4096;
 
+	/** Largest chunk of a pipelined copy. */
 	long MAX_COPY_CHUNK = 1L << 30;
 
 	/**
@@ -37,9 +43,13 @@ public interface GpuContext extends AutoCloseable {
 	 */
 	long DEFAULT_STAGING_BUDGET = 1L << 30;
 
+	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
 	Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
-	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
+	/**
+	 * A builder with the defaults: auto backend, device 0, a pool of 8 to 32 streams, 30 s acquire and
+	 * drain timeouts (all of them in docs/runtime.md and on the builder's setters).
+	 */
 	static GpuContextBuilder builder() {
 		return new GpuContextBuilder();
 	}
@@ -110,7 +120,11 @@ public interface GpuContext extends AutoCloseable {
 	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
 	String healthProblem();
 
-	/** Whether {@link #close()} has begun; a closed context refuses every use. */
+	/**
+	 * Whether the context has stopped accepting work: from the moment {@link #close()}, having closed
+	 * the batchers (which still lease streams meanwhile), starts its drain; a closed context refuses
+	 * every use.
+	 */
 	boolean isClosed();
 
 	/** Blocks until all work on every stream of this context's device is done. */

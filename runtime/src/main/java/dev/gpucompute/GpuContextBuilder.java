@@ -378,23 +378,41 @@ public final class GpuContextBuilder {
 	}
 
 	/**
-	 * The implementation of the API ({@link GpuRuntime}), found once with {@link java.util.ServiceLoader}.
-	 * @throws IllegalStateException when none is on the class path (the gpu-compute-runtime jar is missing
-	 * or its service file was stripped)
+	 * The implementation of the API ({@link GpuRuntime}), found once with {@link java.util.ServiceLoader}
+	 * through the class loader of the API itself (the runtime's jar holds both, also inside a Spring
+	 * Boot fat jar). Thread-safe.
+	 * @throws IllegalStateException on every call when there is none (the gpu-compute-runtime jar is
+	 * incomplete or its service file was stripped) or it cannot be created, saying which
 	 */
 	static GpuRuntime runtime() {
-		return Implementation.INSTANCE;
+		return Implementation.LOOKUP.get();
 	}
 
-	/** The one implementation, looked up when first needed. */
-	private static final class Implementation {
+	/** The outcome of the one lookup: the implementation, or why there is none (kept for every caller). */
+	private record Implementation(GpuRuntime runtime, String problem, Throwable cause) {
 
-		static final GpuRuntime INSTANCE = java.util.ServiceLoader.load(GpuRuntime.class, GpuRuntime.class.getClassLoader())
-			.findFirst()
-			.orElseThrow(() -> new IllegalStateException("No implementation of dev.gpucompute.GpuRuntime on the class "
-					+ "path: gpu-compute-runtime's META-INF/services/dev.gpucompute.GpuRuntime is missing"));
+		static final Implementation LOOKUP = find();
 
-		private Implementation() {
+		private static Implementation find() {
+			try {
+				return java.util.ServiceLoader.load(GpuRuntime.class, GpuRuntime.class.getClassLoader())
+					.findFirst()
+					.map((runtime) -> new Implementation(runtime, null, null))
+					.orElseGet(() -> new Implementation(null, "No implementation of dev.gpucompute.GpuRuntime on the "
+							+ "class path: gpu-compute-runtime's META-INF/services/dev.gpucompute.GpuRuntime is missing "
+							+ "(a jar repackaged without its service files?)", null));
+			}
+			catch (java.util.ServiceConfigurationError ex) {
+				return new Implementation(null, "The implementation of dev.gpucompute.GpuRuntime could not be created: "
+						+ ex.getMessage(), ex);
+			}
+		}
+
+		GpuRuntime get() {
+			if (this.runtime == null) {
+				throw new IllegalStateException(this.problem, this.cause);
+			}
+			return this.runtime;
 		}
 
 	}

@@ -63,20 +63,6 @@ public final class ContextImpl implements GpuContext {
 	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
 	private static final long TIMING_READ_MILLIS = 20;
 
-	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
-
-	/** Most worker threads of the CPU backend. */
-
-	/** Most devices the CPU backend stands in for. */
-
-	/** Most threads that pack and unpack large copies besides the calling thread. */
-
-	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
-
-	/** Largest chunk of a pipelined copy. */
-
-	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
-
 	private final DeviceBackend backend;
 
 	private final DeviceInfo info;

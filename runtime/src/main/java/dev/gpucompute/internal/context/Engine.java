@@ -10,6 +10,7 @@ import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuRuntime;
 import dev.gpucompute.LeakTracker;
 import dev.gpucompute.internal.core.LeakRegistry;
@@ -46,7 +47,14 @@ public final class Engine implements GpuRuntime {
 	@Override
 	public <I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler,
 			GpuBatcher.Settings<I> settings) {
-		if (context instanceof ContextImpl impl) {
+		GpuContext owner = context;
+		if (!(owner instanceof ContextImpl)) {
+			// A proxy that forwards to a context of this runtime (Spring's @Lazy injection point, say)
+			// reaches that context through its launcher.
+			GpuLauncher launcher = context.launcher();
+			owner = (launcher != null) ? launcher.context() : null;
+		}
+		if (owner instanceof ContextImpl impl) {
 			return impl.openBatcher(handler, settings);
 		}
 		throw new GpuException("Context " + context + " was not opened by the gpu-compute runtime");

@@ -3,7 +3,12 @@ package dev.gpucompute.internal.core;
 import java.time.Duration;
 import java.util.Objects;
 
-/** Argument checks of the runtime's implementation: the same rules and messages as the API's builders give for the same bad input. */
+/**
+ * Argument checks of the runtime's implementation: the same rules and messages as the API's
+ * package-private {@code Checks} gives for the same bad input. Two copies because the API depends on
+ * no implementation and the rooms cannot reach package-private API; {@code ArgumentChecksTest} keeps
+ * them alike.
+ */
 public final class Arguments {
 
 	/** The longest duration the runtime accepts: what fits in a {@code long} of nanoseconds (about 292 years). */

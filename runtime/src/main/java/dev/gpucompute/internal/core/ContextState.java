@@ -145,7 +145,7 @@ public final class ContextState {
 	 */
 	public void ensureSame(ContextState other, String what, String name) {
 		if (other != this) {
-			if (other.isClosed()) {
+			if (!other.isOpen()) {
 				throw new ContextClosedException(what + name + " belongs to GPU context #" + other.id + ", which is closed");
 			}
 			throw new ContextMismatchException(what + name + " belongs to another GPU context (#" + other.id + ", "

@@ -47,6 +47,9 @@ class EngineTest {
 					if (method.getName().equals("toString")) {
 						return "a test double";
 					}
+					if (method.getName().equals("launcher")) {
+						return null;
+					}
 					throw new UnsupportedOperationException(method.getName());
 				});
 		BatchHandler<String, String> handler = (batch) -> batch.items();
@@ -55,6 +58,21 @@ class EngineTest {
 			assertThatThrownBy(() -> new Engine().openBatcher(foreign, handler, settings))
 				.isInstanceOf(GpuException.class)
 				.hasMessageContaining("a test double was not opened by the gpu-compute runtime");
+		}
+	}
+
+	@Test
+	void buildsABatcherThroughAProxyOfItsOwnContext() throws Exception {
+		try (GpuContext real = GpuContext.builder().backend(Backend.CPU).open()) {
+			// What Spring hands a @Lazy injection point: an interface proxy forwarding to the bean.
+			GpuContext lazy = (GpuContext) Proxy.newProxyInstance(getClass().getClassLoader(),
+					new Class<?>[] { GpuContext.class }, (proxy, method, args) -> method.invoke(real, args));
+			try (GpuBatcher<String, String> batcher = GpuBatcher.<String, String>builder(lazy, (batch) -> batch.items())
+				.name("through-a-proxy")
+				.build()) {
+				assertThat(batcher.context()).isSameAs(real);
+				assertThat(batcher.submit("x").get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("x");
+			}
 		}
 	}
 

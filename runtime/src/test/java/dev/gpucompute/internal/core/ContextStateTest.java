@@ -61,7 +61,10 @@ class ContextStateTest {
 		assertThatThrownBy(() -> mine.ensureSame(theirs, "Stream ", "s1")).isInstanceOf(ContextMismatchException.class)
 			.hasMessageContaining("Stream s1 belongs to another GPU context (#2, CPU device 1)")
 			.hasMessageContaining("context #1 (CPU device 0)");
+		// From the moment it starts closing (its drain may take the whole drain timeout), not only once closed.
 		theirs.closing();
+		assertThatThrownBy(() -> mine.ensureSame(theirs, "Stream ", "s1")).isInstanceOf(ContextClosedException.class)
+			.hasMessageContaining("#2, which is closed");
 		theirs.closed();
 		assertThatThrownBy(() -> mine.ensureSame(theirs, "Stream ", "s1")).isInstanceOf(ContextClosedException.class)
 			.hasMessageContaining("#2, which is closed");
