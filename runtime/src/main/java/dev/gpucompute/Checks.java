@@ -3,7 +3,11 @@ package dev.gpucompute;
 import java.time.Duration;
 import java.util.Objects;
 
-/** Argument checks shared by the public API, so that the same bad input gets the same message everywhere. */
+/**
+ * Argument checks shared by the public API, so that the same bad input gets the same message
+ * everywhere; the implementation's copy is {@code dev.gpucompute.internal.core.Arguments}
+ * ({@code ArgumentChecksTest} keeps the two alike).
+ */
 final class Checks {
 
 	/** The longest duration the runtime accepts: what fits in a {@code long} of nanoseconds (about 292 years). */

@@ -1,13 +1,7 @@
 package dev.gpucompute;
 
-import java.lang.ref.Cleaner;
-import java.nio.ByteBuffer;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-
-import dev.gpucompute.spi.NativeMemory;
-import dev.gpucompute.spi.NativeStream;
 
 /**
  * Device memory. Allocated on a stream (stream-ordered on CUDA), which becomes its owning stream;
@@ -17,10 +11,12 @@ import dev.gpucompute.spi.NativeStream;
  * for them before the memory is freed on it, so neither a first use nor a free can overtake the
  * other side. Ordering between later uses on different streams is the caller's, as in CUDA.
  *
- * <p>Copies are asynchronous and return a {@link CompletableFuture}. An upload from an array or a
- * {@link ByteBuffer} takes a copy of the host data before it returns, so the caller may reuse its
- * array at once; a download writes the host array when the copy has run, so read it only after the
- * future completed. Such host data goes through staging memory (page-locked on CUDA), large copies
+ * <p>Copies are asynchronous and return a {@link CompletableFuture}. Java arrays and
+ * {@link java.nio.ByteBuffer}s are copied as a {@link HostArray} (a typed region of one:
+ * {@code upload(HostArray.of(floats), stream)}). An upload takes a copy of the host data before it
+ * returns, so the caller may reuse its array at once; a download writes the host array when the copy
+ * has run, so read it only after the future completed. Such host data goes through staging memory
+ * (page-locked on CUDA), large copies
  * in chunks so that packing on the host overlaps the transfer. A {@link HostBuffer} is copied
  * straight from or into its memory, with no extra pass: the fastest copy, which reads or writes the
  * host buffer when it runs (its future says when). A failed copy leaves the destination range with
@@ -28,8 +24,9 @@ import dev.gpucompute.spi.NativeStream;
  *
  * <p>Every copy has a form without a stream, which uses the calling thread's current stream of the
  * buffer's context ({@link GpuLauncher#currentStream()}): the stream of an open {@link StreamScope},
- * else the thread's default stream, as for launches. Array copies may start at an element offset
- * ({@code upload(src, elementOffset, stream)}); byte buffers at a byte offset. A buffer may have 0
+ * else the thread's default stream, as for launches. Array copies may start at an element offset of
+ * the device buffer ({@code upload(src, elementOffset, stream)}), counted in elements of the host
+ * array's type (bytes for a {@code byte[]} or {@code ByteBuffer}). A buffer may have 0
  * bytes; copies of 0 bytes complete at once, and launches accept it.
  *
  * <p>{@link #nativeHandle(Class, GpuStream)} hands the memory to another library (JCuda's
@@ -38,181 +35,48 @@ import dev.gpucompute.spi.NativeStream;
  * <p>The code that allocated the buffer owns it and closes it (try-with-resources). Thread-safe.
  * After its context closed, every use raises {@link ContextClosedException} and close is a no-op.
  */
-public final class DeviceBuffer implements AutoCloseable {
-
-	private final DeviceBufferState state;
-
-	private final Cleaner.Cleanable cleanable;
-
-	private DeviceBuffer(DeviceBufferState state) {
-		this.state = state;
-		this.cleanable = Leaks.CLEANER.register(this, state);
-	}
-
-	static DeviceBuffer allocate(GpuContext context, long bytes, GpuStream stream) {
-		if (bytes < 0) {
-			throw new InvalidBufferRangeException("A device buffer's size must not be negative, got " + bytes + " bytes");
-		}
-		NativeStream target = stream.use();
-		context.ensureSame(stream.context(), "Stream ", stream.name());
-		NativeMemory memory = context.backendHandle().allocate(bytes, target);
-		DeviceBufferState state = new DeviceBufferState(context, memory, stream,
-				Leaks.site(context.recordsLeakSites(), "Device buffer"));
-		context.track(state);
-		return new DeviceBuffer(state);
-	}
+public interface DeviceBuffer extends AutoCloseable {
 
 	/** Size in bytes. */
-	public long byteSize() {
-		return this.state.memory.byteSize();
-	}
+	long byteSize();
 
 	/** The stream it was allocated on and will be freed on. */
-	public GpuStream stream() {
-		return this.state.owner;
-	}
+	GpuStream stream();
 
-	public boolean isClosed() {
-		return this.state.isClosed();
-	}
-
-	/** The calling thread's current stream of this buffer's context, for the copies that name none. */
-	private GpuStream current() {
-		return this.state.context.launcherImpl().currentStream();
-	}
-
-	// ---- host → device ------------------------------------------------------------------------
-
-	/** Copies {@code src} to the start of this buffer on the current stream (see the class comment). */
-	public CompletableFuture<Void> upload(float[] src) {
-		return upload(src, current());
-	}
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	public CompletableFuture<Void> upload(int[] src) {
-		return upload(src, current());
-	}
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	public CompletableFuture<Void> upload(long[] src) {
-		return upload(src, current());
-	}
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	public CompletableFuture<Void> upload(double[] src) {
-		return upload(src, current());
-	}
-
-	/** Copies {@code src} to the start of this buffer on the current stream. */
-	public CompletableFuture<Void> upload(byte[] src) {
-		return upload(src, current());
-	}
-
-	/** Copies the remaining bytes of {@code src} to the start of this buffer on the current stream. */
-	public CompletableFuture<Void> upload(ByteBuffer src) {
-		return upload(src, 0, current());
-	}
-
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
-	public CompletableFuture<Void> upload(byte[] src, GpuStream stream) {
-		return upload(src, 0, stream);
-	}
-
-	/** Copies {@code src} into this buffer starting at int element {@code elementOffset}. */
-	public CompletableFuture<Void> upload(int[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.INT, src.length, elementOffset, stream, CopyPipeline.source(src));
-	}
-
-	/** Copies {@code src} into this buffer starting at long element {@code elementOffset}. */
-	public CompletableFuture<Void> upload(long[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.LONG, src.length, elementOffset, stream, CopyPipeline.source(src));
-	}
-
-	/** Copies {@code src} into this buffer starting at double element {@code elementOffset}. */
-	public CompletableFuture<Void> upload(double[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.DOUBLE, src.length, elementOffset, stream,
-				CopyPipeline.source(src));
-	}
-
-	/** Copies {@code src} into this buffer starting at byte {@code elementOffset}. */
-	public CompletableFuture<Void> upload(byte[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return uploadElements(ElementType.BYTE, src.length, elementOffset, stream, CopyPipeline.source(src));
-	}
-
-	private CompletableFuture<Void> uploadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			CopyPipeline.Source fill) {
-		return toDevice(byteOffset(type, length, elementOffset, "upload"), (long) type.bytes() * length, stream, fill);
-	}
-
-	/** The byte offset of element {@code elementOffset}, refused when it does not fit a long. */
-	private long byteOffset(ElementType type, int length, long elementOffset, String what) {
-		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / type.bytes()) {
-			throw new InvalidBufferRangeException("The " + what + " of " + length + " " + type + " elements at element "
-					+ elementOffset + " does not fit a device buffer of " + byteSize() + " bytes");
-		}
-		return elementOffset * type.bytes();
-	}
-
-	/** Copies {@code src} to the start of this buffer on {@code stream}. */
-	public CompletableFuture<Void> upload(float[] src, GpuStream stream) {
-		return upload(src, 0, stream);
-	}
-
-	/** Copies {@code src} into this buffer starting at float element {@code elementOffset}. */
-	public CompletableFuture<Void> upload(float[] src, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		if (elementOffset < 0 || elementOffset > Long.MAX_VALUE / Float.BYTES) {
-			throw new InvalidBufferRangeException("The upload of " + src.length + " floats at element " + elementOffset
-					+ " does not fit a device buffer of " + byteSize() + " bytes");
-		}
-		return toDevice(Float.BYTES * elementOffset, (long) Float.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	public CompletableFuture<Void> upload(int[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Integer.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	public CompletableFuture<Void> upload(long[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Long.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
-
-	public CompletableFuture<Void> upload(double[] src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(0, (long) Double.BYTES * src.length, stream, CopyPipeline.source(src));
-	}
+	/** Whether it was closed (or its context was). */
+	boolean isClosed();
 
 	/**
-	 * Copies the remaining bytes of {@code src} (its byte order is kept as is) into this buffer at
-	 * {@code byteOffset}. {@code src}'s position is not changed.
+	 * Copies {@code src} to the start of this buffer on the current stream; like
+	 * {@link #upload(HostArray, long, GpuStream)} at element 0.
 	 */
-	public CompletableFuture<Void> upload(ByteBuffer src, long byteOffset, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return toDevice(byteOffset, src.remaining(), stream, CopyPipeline.source(src));
-	}
+	CompletableFuture<Void> upload(HostArray src);
+
+	/** Copies {@code src} to the start of this buffer on {@code stream}; like {@link #upload(HostArray, long, GpuStream)} at element 0. */
+	CompletableFuture<Void> upload(HostArray src, GpuStream stream);
+
+	/**
+	 * Copies {@code src} into this buffer from element {@code elementOffset} on (in elements of
+	 * {@code src}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
+	 * {@code ByteBuffer}), on {@code stream}. The data is copied before this returns (through staging
+	 * memory, see the class comment): the array may be reused at once.
+	 * @throws InvalidBufferRangeException when the elements do not fit this buffer at that offset
+	 * @throws NullPointerException when {@code src} or {@code stream} is null
+	 */
+	CompletableFuture<Void> upload(HostArray src, long elementOffset, GpuStream stream);
 
 	/**
 	 * Copies all of {@code src} to the start of this buffer on the current stream, straight from its
 	 * memory, like {@link #upload(HostBuffer, GpuStream)}.
 	 */
-	public CompletableFuture<Void> upload(HostBuffer src) {
-		return upload(src, current());
-	}
+	CompletableFuture<Void> upload(HostBuffer src);
 
 	/**
 	 * Copies all of {@code src} to the start of this buffer on {@code stream}, straight from its memory
 	 * (no staging copy; a DMA transfer on CUDA). The copy reads {@code src} when it runs: leave those
 	 * bytes unchanged until the returned future completes (see {@link HostBuffer}).
 	 */
-	public CompletableFuture<Void> upload(HostBuffer src, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		return upload(src, 0, 0, src.byteSize(), stream);
-	}
+	CompletableFuture<Void> upload(HostBuffer src, GpuStream stream);
 
 	/**
 	 * Copies {@code bytes} bytes of {@code src} from its byte {@code srcOffset} into this buffer at
@@ -220,153 +84,40 @@ public final class DeviceBuffer implements AutoCloseable {
 	 * @throws InvalidBufferRangeException when the range does not fit either buffer
 	 * @throws ContextMismatchException when {@code src} belongs to another context
 	 */
-	public CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		NativeStream target = checkCopy(dstOffset, bytes, stream, "upload");
-		HostBuffer.State host = src.stateFor(this.state.context);
-		host.checkRange(srcOffset, bytes, "upload");
-		if (bytes == 0) {
-			return CompletableFuture.completedFuture(null);
-		}
-		return this.state.context.copies().upload(host, srcOffset, this, dstOffset, bytes, stream, target);
-	}
-
-	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, CopyPipeline.Source source) {
-		NativeStream target = checkCopy(offset, bytes, stream, "upload");
-		if (bytes == 0) {
-			return CompletableFuture.completedFuture(null);
-		}
-		return this.state.context.copies().upload(this, offset, bytes, stream, target, source);
-	}
-
-	// ---- device → host ------------------------------------------------------------------------
+	CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream);
 
 	/**
-	 * Copies the start of this buffer into {@code dst} on the current stream (see the class comment);
-	 * {@code dst} is written when the future completes.
+	 * Copies the start of this buffer into {@code dst} on the current stream; like
+	 * {@link #download(HostArray, long, GpuStream)} from element 0.
 	 */
-	public CompletableFuture<Void> download(float[] dst) {
-		return download(dst, current());
-	}
+	CompletableFuture<Void> download(HostArray dst);
 
-	/** Like {@link #download(float[])} for {@code int}s. */
-	public CompletableFuture<Void> download(int[] dst) {
-		return download(dst, current());
-	}
-
-	/** Like {@link #download(float[])} for {@code long}s. */
-	public CompletableFuture<Void> download(long[] dst) {
-		return download(dst, current());
-	}
-
-	/** Like {@link #download(float[])} for {@code double}s. */
-	public CompletableFuture<Void> download(double[] dst) {
-		return download(dst, current());
-	}
-
-	/** Like {@link #download(float[])} for bytes. */
-	public CompletableFuture<Void> download(byte[] dst) {
-		return download(dst, current());
-	}
-
-	/** Copies {@code dst.remaining()} bytes from the start of this buffer into {@code dst}, on the current stream. */
-	public CompletableFuture<Void> download(ByteBuffer dst) {
-		return download(dst, 0, current());
-	}
-
-	/** Copies the start of this buffer into {@code dst} on {@code stream}. */
-	public CompletableFuture<Void> download(byte[] dst, GpuStream stream) {
-		return download(dst, 0, stream);
-	}
-
-	/** Copies {@code dst.length} floats from float element {@code elementOffset} of this buffer into {@code dst}. */
-	public CompletableFuture<Void> download(float[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.FLOAT, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	/** Copies {@code dst.length} ints from int element {@code elementOffset} of this buffer into {@code dst}. */
-	public CompletableFuture<Void> download(int[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.INT, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
-	}
-
-	/** Copies {@code dst.length} longs from long element {@code elementOffset} of this buffer into {@code dst}. */
-	public CompletableFuture<Void> download(long[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.LONG, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	/** Copies {@code dst.length} doubles from double element {@code elementOffset} of this buffer into {@code dst}. */
-	public CompletableFuture<Void> download(double[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.DOUBLE, dst.length, elementOffset, stream,
-				CopyPipeline.sink(dst));
-	}
-
-	/** Copies {@code dst.length} bytes from byte {@code elementOffset} of this buffer into {@code dst}. */
-	public CompletableFuture<Void> download(byte[] dst, long elementOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return downloadElements(ElementType.BYTE, dst.length, elementOffset, stream, CopyPipeline.sink(dst));
-	}
-
-	private CompletableFuture<Void> downloadElements(ElementType type, int length, long elementOffset, GpuStream stream,
-			CopyPipeline.Sink drain) {
-		return toHost(byteOffset(type, length, elementOffset, "download"), (long) type.bytes() * length, stream, drain);
-	}
-
-	/** Copies the start of this buffer into {@code dst}; {@code dst} is written when the future completes. */
-	public CompletableFuture<Void> download(float[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Float.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	public CompletableFuture<Void> download(int[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Integer.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	public CompletableFuture<Void> download(long[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Long.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
-
-	public CompletableFuture<Void> download(double[] dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return toHost(0, (long) Double.BYTES * dst.length, stream, CopyPipeline.sink(dst));
-	}
+	/** Copies the start of this buffer into {@code dst} on {@code stream}; like {@link #download(HostArray, long, GpuStream)} from element 0. */
+	CompletableFuture<Void> download(HostArray dst, GpuStream stream);
 
 	/**
-	 * Copies {@code dst.remaining()} bytes from this buffer at {@code byteOffset} into {@code dst}
-	 * (from its position; the position is not changed).
+	 * Copies {@code dst.length()} elements of this buffer from element {@code elementOffset} (in
+	 * elements of {@code dst}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
+	 * {@code ByteBuffer}) into {@code dst}, on {@code stream}. {@code dst} is written when the copy has
+	 * run: read it only after the returned future completed.
+	 * @throws InvalidBufferRangeException when the elements do not lie within this buffer
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}
+	 * @throws NullPointerException when {@code dst} or {@code stream} is null
 	 */
-	public CompletableFuture<Void> download(ByteBuffer dst, long byteOffset, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		if (dst.isReadOnly()) {
-			throw new IllegalArgumentException("The download destination is a read-only buffer");
-		}
-		return toHost(byteOffset, dst.remaining(), stream, CopyPipeline.sink(dst));
-	}
+	CompletableFuture<Void> download(HostArray dst, long elementOffset, GpuStream stream);
 
 	/**
 	 * Copies the start of this buffer into all of {@code dst} on the current stream, straight into its
 	 * memory, like {@link #download(HostBuffer, GpuStream)}.
 	 */
-	public CompletableFuture<Void> download(HostBuffer dst) {
-		return download(dst, current());
-	}
+	CompletableFuture<Void> download(HostBuffer dst);
 
 	/**
 	 * Copies the start of this buffer into all of {@code dst}, straight into its memory (no staging
 	 * copy; a DMA transfer on CUDA). Read those bytes of {@code dst} only after the returned future
 	 * completed (see {@link HostBuffer}).
 	 */
-	public CompletableFuture<Void> download(HostBuffer dst, GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		return download(dst, 0, 0, dst.byteSize(), stream);
-	}
+	CompletableFuture<Void> download(HostBuffer dst, GpuStream stream);
 
 	/**
 	 * Copies {@code bytes} bytes of this buffer from {@code srcOffset} into {@code dst} from its byte
@@ -374,44 +125,17 @@ public final class DeviceBuffer implements AutoCloseable {
 	 * @throws InvalidBufferRangeException when the range does not fit either buffer
 	 * @throws ContextMismatchException when {@code dst} belongs to another context
 	 */
-	public CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
-			GpuStream stream) {
-		Objects.requireNonNull(dst, "dst");
-		NativeStream target = checkCopy(srcOffset, bytes, stream, "download");
-		HostBuffer.State host = dst.stateFor(this.state.context);
-		host.checkRange(dstOffset, bytes, "download");
-		if (bytes == 0) {
-			return CompletableFuture.completedFuture(null);
-		}
-		return this.state.context.copies().download(this, srcOffset, host, dstOffset, bytes, stream, target);
-	}
-
-	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, CopyPipeline.Sink sink) {
-		NativeStream target = checkCopy(offset, bytes, stream, "download");
-		if (bytes == 0) {
-			return CompletableFuture.completedFuture(null);
-		}
-		return this.state.context.copies().download(this, offset, bytes, stream, target, sink);
-	}
-
-	// ---- device → device ----------------------------------------------------------------------
+	CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
+			GpuStream stream);
 
 	/** Sets every byte to {@code value} on the current stream (see the class comment). */
-	public void fill(byte value) {
-		fill(value, current());
-	}
+	void fill(byte value);
 
 	/** {@link #copyFrom(DeviceBuffer, long, long, long, GpuStream)} on the current stream. */
-	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes) {
-		copyFrom(src, srcOffset, dstOffset, bytes, current());
-	}
+	void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes);
 
 	/** Sets every byte to {@code value} on {@code stream}. */
-	public void fill(byte value, GpuStream stream) {
-		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
-		this.state.usedOn(stream);
-		this.state.context.backendHandle().fill(this.state.memory, 0, byteSize(), value, target);
-	}
+	void fill(byte value, GpuStream stream);
 
 	/**
 	 * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at
@@ -421,45 +145,10 @@ public final class DeviceBuffer implements AutoCloseable {
 	 * hardware allows, staged through the host by the driver where not), and {@code src}'s free
 	 * waits for it.
 	 */
-	public void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
-		Objects.requireNonNull(src, "src");
-		NativeStream target = checkCopy(dstOffset, bytes, stream, "copy");
-		if (src.state.context != this.state.context) {
-			copyFromPeer(src, srcOffset, dstOffset, bytes, stream, target);
-			return;
-		}
-		NativeMemory from = src.memoryFor(this.state.context);
-		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
-		if (src == this && bytes > 0 && srcOffset < dstOffset + bytes && dstOffset < srcOffset + bytes) {
-			throw new InvalidBufferRangeException("The copy of " + bytes + " bytes from offset " + srcOffset + " to offset "
-					+ dstOffset + " within one buffer overlaps itself, which devices do not copy reliably; copy through "
-					+ "a second buffer");
-		}
-		this.state.usedOn(stream);
-		src.state.usedOn(stream);
-		this.state.context.backendHandle().copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
-				target);
-	}
-
-	private void copyFromPeer(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream,
-			NativeStream target) {
-		this.state.context.ensureSameOrPeer(src.state.context, "Device buffer");
-		if (src.isClosed()) {
-			throw new GpuException("Device buffer of " + src.byteSize() + " bytes used after it was closed");
-		}
-		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
-		this.state.usedOn(stream);
-		src.state.usedOn(stream);
-		this.state.context.backendHandle().copyFromPeer(src.state.context.backendHandle(), src.state.memory, srcOffset,
-				this.state.memory, dstOffset, bytes, target);
-	}
-
-	// ---- interop ------------------------------------------------------------------------------
+	void copyFrom(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream);
 
 	/** {@link #nativeHandle(Class, GpuStream)} for work enqueued on the current stream. */
-	public <T> Optional<T> nativeHandle(Class<T> type) {
-		return nativeHandle(type, current());
-	}
+	<T> Optional<T> nativeHandle(Class<T> type);
 
 	/**
 	 * This buffer's memory as a handle of the backend's own API, for work that code outside the
@@ -482,65 +171,13 @@ public final class DeviceBuffer implements AutoCloseable {
 	 * @return the handle, or empty when the backend has none of that type
 	 * @throws GpuException when the buffer or its context is closed, or {@code stream} cannot be used
 	 */
-	public <T> Optional<T> nativeHandle(Class<T> type, GpuStream stream) {
-		Objects.requireNonNull(type, "type");
-		checkCopy(0, 0, stream, "native use");
-		this.state.usedOn(stream);
-		return Optional.ofNullable(this.state.memory.nativeHandle(type));
-	}
-
-	private NativeStream checkCopy(long offset, long bytes, GpuStream stream, String what) {
-		Objects.requireNonNull(stream, "stream");
-		memoryFor(stream.context());
-		NativeStream target = stream.use();
-		checkRange(offset, bytes, byteSize(), what);
-		return target;
-	}
-
-	private static void checkRange(long offset, long bytes, long size, String what) {
-		if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
-			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
-					+ " does not fit a device buffer of " + size + " bytes");
-		}
-	}
-
-	/** The backend memory without checks, for a launch whose arguments were just checked. */
-	NativeMemory nativeMemory() {
-		return this.state.memory;
-	}
-
-	/** The backend memory, after checking this buffer may be used with {@code context}. */
-	NativeMemory memoryFor(GpuContext context) {
-		context.ensureSame(this.state.context, "Device buffer");
-		this.state.context.ensureOpen();
-		if (this.state.isClosed()) {
-			throw new GpuException("Device buffer of " + byteSize() + " bytes used after it was closed");
-		}
-		return this.state.memory;
-	}
-
-	/**
-	 * Remembers a use on {@code stream} before it is enqueued: orders it after the allocation and
-	 * makes the free wait for it. Cheap when it is the owner or a stream seen before.
-	 */
-	void usedOn(GpuStream stream) {
-		this.state.usedOn(stream);
-	}
+	<T> Optional<T> nativeHandle(Class<T> type, GpuStream stream);
 
 	/**
 	 * Frees the memory, stream-ordered after all its uses. Idempotent; a no-op once the context has
 	 * closed (the context freed it).
 	 */
-	@Override
-	public void close() {
-		this.state.markExplicit();
-		this.cleanable.clean();
-	}
+	void close();
 
-	@Override
-	public String toString() {
-		return "DeviceBuffer[" + byteSize() + " bytes on " + this.state.owner.name() + (isClosed() ? ", closed" : "")
-				+ "]";
-	}
 
 }

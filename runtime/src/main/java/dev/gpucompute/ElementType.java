@@ -2,7 +2,8 @@ package dev.gpucompute;
 
 /**
  * The type of the elements of a {@link DeviceBuffer}, for allocating by element count
- * ({@link GpuLauncher#allocate(long, ElementType)}) instead of by bytes.
+ * ({@link GpuLauncher#allocate(long, ElementType)}) instead of by bytes; also the type of a
+ * {@link HostArray}'s elements, in which a typed copy's element offset is counted.
  */
 public enum ElementType {
 

@@ -1,21 +1,12 @@
 package dev.gpucompute;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import dev.gpucompute.BatchQueue.Item;
 
 /**
  * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
@@ -68,115 +59,13 @@ import dev.gpucompute.BatchQueue.Item;
  * @param <I> item type
  * @param <O> result type
  */
-public final class GpuBatcher<I, O> implements AutoCloseable {
-
-	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
-
-	/** No deadline. */
-	private static final long NONE = BatchQueue.NONE;
+public interface GpuBatcher<I, O> extends AutoCloseable {
 
 	/** Most items per batch ({@code maxBatchSize}). */
-	public static final int MAX_BATCH_SIZE = 1 << 16;
+	int MAX_BATCH_SIZE = 1 << 16;
 
 	/** Most items a queue may hold ({@code maxQueued}). */
-	public static final int MAX_QUEUED = 1 << 24;
-
-	private enum State {
-
-		OPEN, SHUTDOWN
-
-	}
-
-	private final GpuContext context;
-
-	private final String name;
-
-	private final Function<? super I, ?> keyOf;
-
-	private final int maxBatchSize;
-
-	private final long maxDelayNanos;
-
-	private final int maxQueued;
-
-	private final StreamPriority priority;
-
-	private final long timeoutNanos;
-
-	private final int concurrency;
-
-	private final Duration acquireTimeout;
-
-	private final Duration drainTimeout;
-
-	private final BatchRunner<I, O> runner;
-
-	private final ReentrantLock lock = new ReentrantLock();
-
-	/** Idle dispatchers wait here for a batch to become ready. */
-	private final Condition work = this.lock.newCondition();
-
-	/** {@link #awaitTermination} waits here. */
-	private final Condition finished = this.lock.newCondition();
-
-	// Everything below is guarded by lock.
-
-	private final BatchQueue<I, O> queue = new BatchQueue<>();
-
-	/** Items of the batches being run, to abandon at close. */
-	private final Set<List<Item<I, O>>> running = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-
-	private State state = State.OPEN;
-
-	/** Dispatchers that reserved a batch: leasing its stream, running it or completing its futures. */
-	private int inFlight;
-
-	/** Batches reserved whose results are not out yet: what holding for a fuller batch looks at. */
-	private int busy;
-
-	private int idleDispatchers;
-
-	/** Runs {@link #sweep()} by the earliest deadline of the queued items. */
-	private final SweepTimer sweeps;
-
-	private long submitted;
-
-	private long rejected;
-
-	private long expired;
-
-	private long cancelled;
-
-	private long abandoned;
-
-	private long batches;
-
-	private long dispatched;
-
-	private long succeeded;
-
-	private long failed;
-
-	/** Holding for fuller batches and the retry-after hint, from the recent batches. */
-	private final BatchPacing pacing;
-
-	private GpuBatcher(Builder<I, O> builder) {
-		this.context = builder.context;
-		this.name = builder.name;
-		this.keyOf = builder.keyOf;
-		this.maxBatchSize = builder.maxBatchSize;
-		this.maxDelayNanos = builder.maxQueueDelay.toNanos();
-		this.maxQueued = builder.maxQueued;
-		this.priority = builder.priority;
-		this.timeoutNanos = builder.timeout.isZero() ? NONE : builder.timeout.toNanos();
-		this.concurrency = builder.maxConcurrentBatches;
-		this.acquireTimeout = (builder.acquireTimeout != null) ? builder.acquireTimeout
-				: this.context.streams().acquireTimeout();
-		this.drainTimeout = (builder.drainTimeout != null) ? builder.drainTimeout : this.context.drainTimeout();
-		this.pacing = new BatchPacing(this.maxBatchSize, this.maxDelayNanos);
-		this.sweeps = new SweepTimer(this.context, this::sweep);
-		this.runner = new BatchRunner<>(this.name, builder.handler, this.context);
-	}
+	int MAX_QUEUED = 1 << 24;
 
 	/**
 	 * A builder of a batcher on {@code context}'s stream pool, running batches with {@code handler}.
@@ -184,11 +73,9 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * when it closes
 	 * @param handler runs one batch; called on the batcher's threads
 	 */
-	public static <I, O> Builder<I, O> builder(GpuContext context, BatchHandler<I, O> handler) {
+	static <I, O> Builder<I, O> builder(GpuContext context, BatchHandler<I, O> handler) {
 		return new Builder<>(context, handler);
 	}
-
-	// ---- submitting ---------------------------------------------------------------------------
 
 	/**
 	 * Queues an item for the next batch of its key.
@@ -199,9 +86,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * @throws ContextClosedException when the batcher is closed or closing
 	 * @throws NullPointerException when {@code item} is null
 	 */
-	public CompletableFuture<O> submit(I item) {
-		return enqueue(item, this.timeoutNanos);
-	}
+	CompletableFuture<O> submit(I item);
 
 	/**
 	 * Queues an item with a deadline of its own: it times out after {@code timeout} in the queue, or
@@ -210,56 +95,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * @throws IllegalArgumentException when {@code timeout} is zero, negative or beyond 292 years
 	 * @see #submit(Object)
 	 */
-	public CompletableFuture<O> submit(I item, Duration timeout) {
-		long nanos = Checks.nanos(timeout, "timeout");
-		if (nanos == 0) {
-			throw new IllegalArgumentException("timeout must be positive, got " + timeout);
-		}
-		return enqueue(item, Math.min(nanos, this.timeoutNanos));
-	}
-
-	private CompletableFuture<O> enqueue(I value, long timeout) {
-		Item<I, O> item = newItem(value, timeout);
-		this.lock.lock();
-		try {
-			add(item);
-		}
-		finally {
-			this.lock.unlock();
-		}
-		return item.future;
-	}
-
-	private Item<I, O> newItem(I value, long timeout) {
-		Objects.requireNonNull(value, "item");
-		Object key = this.keyOf.apply(value);
-		long now = System.nanoTime();
-		long deadline = (timeout == NONE || now + timeout < now) ? NONE : now + timeout;
-		return new Item<>(value, key, now, deadline, this::cancelled);
-	}
-
-	/** Queues an item, with the lock held. */
-	private void add(Item<I, O> item) {
-		if (this.state != State.OPEN) {
-			throw closedError();
-		}
-		if (this.queue.size() >= this.maxQueued) {
-			this.rejected++;
-			throw new BatchQueueFullException(this.name, this.maxQueued,
-					this.pacing.retryAfter(this.queue.size(), this.concurrency));
-		}
-		boolean wasEmpty = this.queue.size() == 0;
-		int ofKey = this.queue.add(item);
-		this.submitted++;
-		// Waiting dispatchers hold for the oldest item's delay; a new item changes that only when the
-		// queue was empty, nothing runs, or its key now fills a batch.
-		if (this.idleDispatchers > 0 && (wasEmpty || this.busy == 0 || ofKey >= this.maxBatchSize)) {
-			this.work.signal();
-		}
-		if (item.deadline != NONE) {
-			this.sweeps.scheduleBy(item.deadline);
-		}
-	}
+	CompletableFuture<O> submit(I item, Duration timeout);
 
 	/**
 	 * Submits an item and waits for its result, for callers that would block on the future anyway
@@ -274,351 +110,20 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * @throws ContextClosedException when the batcher is closed or closing
 	 * @throws GpuException when interrupted while waiting (the item is cancelled, the interrupt kept)
 	 */
-	public O call(I item) {
-		Item<I, O> own = newItem(item, this.timeoutNanos);
-		List<Item<I, O>> inline = null;
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN && this.queue.size() == 0 && this.busy == 0 && this.inFlight < this.concurrency
-					&& !this.pacing.holdingAfterBatch(own.enqueuedAt)) {
-				own.queued = false;
-				inline = List.of(own);
-				this.submitted++;
-				this.inFlight++;
-				this.busy++;
-				this.running.add(inline);
-				this.batches++;
-				this.dispatched++;
-			}
-			else {
-				add(own);
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		if (inline != null) {
-			StreamLease lease = null;
-			RuntimeException noStream = null;
-			try {
-				lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-			}
-			catch (RuntimeException ex) {
-				noStream = ex;
-			}
-			execute(inline, lease, noStream, own.enqueuedAt);
-		}
-		try {
-			return own.future.get();
-		}
-		catch (java.util.concurrent.ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			if (cause instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new GpuException("The handler of batcher '" + this.name + "' failed", cause);
-		}
-		catch (InterruptedException ex) {
-			own.future.cancel(false);
-			Thread.currentThread().interrupt();
-			throw new GpuException("Interrupted while waiting for an item of batcher '" + this.name + "'", ex);
-		}
-	}
-
-	private ContextClosedException closedError() {
-		return new ContextClosedException("Batcher '" + this.name + "' is closed" + (this.context.isClosed()
-				? " (its GPU context is closing or closed)" : ""));
-	}
-
-	// ---- dispatching --------------------------------------------------------------------------
-
-	private void start() {
-		for (int i = 1; i <= this.concurrency; i++) {
-			Thread thread = new Thread(this::dispatchLoop,
-					"gpu-" + this.context.id() + "-batch-" + this.name + "-" + i);
-			thread.setDaemon(true);
-			thread.start();
-		}
-	}
-
-	private void dispatchLoop() {
-		while (reserve()) {
-			runOne();
-		}
-	}
-
-	/**
-	 * Waits until a batch is ready and reserves it for this dispatcher; false when the batcher is
-	 * shut down and its queue is empty.
-	 */
-	private boolean reserve() {
-		this.lock.lock();
-		try {
-			this.idleDispatchers++;
-			try {
-				while (true) {
-					if (this.queue.size() == 0) {
-						if (this.state != State.OPEN) {
-							return false;
-						}
-						this.work.awaitUninterruptibly();
-						continue;
-					}
-					if (this.inFlight >= this.concurrency) {
-						// A caller runs a batch inline (call): no slot is free until it ends.
-						this.work.await();
-						continue;
-					}
-					long wait = this.pacing.nanosUntilReady(System.nanoTime(), this.state == State.OPEN, this.busy,
-							this.queue);
-					if (wait <= 0) {
-						break;
-					}
-					this.work.awaitNanos(wait);
-				}
-			}
-			catch (InterruptedException ex) {
-				// Dispatchers are never interrupted by the batcher; someone else did: stop this one.
-				Thread.currentThread().interrupt();
-				return false;
-			}
-			finally {
-				this.idleDispatchers--;
-			}
-			this.inFlight++;
-			this.busy++;
-			return true;
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/** Leases a stream, takes a batch and runs it; the reservation ends here. */
-	private void runOne() {
-		StreamLease lease = null;
-		RuntimeException noStream = null;
-		try {
-			lease = this.context.streams().acquire(this.priority, this.acquireTimeout);
-		}
-		catch (RuntimeException ex) {
-			noStream = ex;
-		}
-		List<Item<I, O>> batch;
-		List<Item<I, O>> dropped = new ArrayList<>();
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long start = System.nanoTime();
-		this.lock.lock();
-		try {
-			batch = this.queue.take(start, this.maxBatchSize, dropped, expiredNow);
-			this.cancelled += dropped.size();
-			this.expired += expiredNow.size();
-			if (!batch.isEmpty()) {
-				this.running.add(batch);
-				this.batches++;
-				this.dispatched += batch.size();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		expire(expiredNow, start);
-		if (batch.isEmpty()) {
-			if (lease != null) {
-				lease.close();
-			}
-			this.lock.lock();
-			try {
-				this.busy--;
-			}
-			finally {
-				this.lock.unlock();
-			}
-			finish(batch, 0, 0);
-			return;
-		}
-		execute(batch, lease, noStream, start);
-	}
-
-	/**
-	 * Runs a taken batch (on a dispatch thread, or inline on a caller's thread), then releases its
-	 * results, completes its futures and ends its reservation.
-	 */
-	private void execute(List<Item<I, O>> batch, StreamLease lease, RuntimeException noStream, long start) {
-		GpuListener listener = this.context.listener();
-		listener.batchDispatched(this.name, batch.size());
-		for (Item<I, O> item : batch) {
-			listener.batchItemWaited(this.name, start - item.enqueuedAt);
-		}
-		Object[] results = new Object[batch.size()];
-		Throwable[] failures = new Throwable[batch.size()];
-		if (lease == null) {
-			java.util.Arrays.fill(failures, noStream);
-		}
-		else {
-			this.runner.run(batch, lease, results, failures);
-		}
-		long elapsed = System.nanoTime() - start;
-		released(batch.size(), elapsed);
-		int ok = 0;
-		int bad = 0;
-		for (int i = 0; i < batch.size(); i++) {
-			CompletableFuture<O> future = batch.get(i).future;
-			@SuppressWarnings("unchecked")
-			O result = (O) results[i];
-			if ((failures[i] != null) ? future.completeExceptionally(failures[i]) : future.complete(result)) {
-				if (failures[i] != null) {
-					bad++;
-				}
-				else {
-					ok++;
-				}
-			}
-		}
-		finish(batch, ok, bad);
-	}
-
-	/**
-	 * A batch's results are about to go out: it no longer counts as running for holding, and its end
-	 * and size are what the next batch may be held for.
-	 */
-	private void released(int size, long elapsed) {
-		this.lock.lock();
-		try {
-			this.busy--;
-			this.pacing.batchEnded(size, elapsed);
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/**
-	 * Ends a reservation, booking the items its batch completed ({@code ok}, {@code bad}): the batch
-	 * no longer runs, and a waiting dispatcher may now be ready.
-	 */
-	private void finish(List<Item<I, O>> batch, int ok, int bad) {
-		this.lock.lock();
-		try {
-			this.succeeded += ok;
-			this.failed += bad;
-			this.running.remove(batch);
-			this.inFlight--;
-			if (this.queue.size() > 0 && this.idleDispatchers > 0) {
-				this.work.signal();
-			}
-			this.finished.signalAll();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private void expire(List<Item<I, O>> items, long now) {
-		for (Item<I, O> item : items) {
-			item.future.completeExceptionally(new BatchTimeoutException(this.name, Duration.ofNanos(now - item.enqueuedAt)));
-		}
-	}
-
-	// ---- deadlines ----------------------------------------------------------------------------
-
-	/**
-	 * Times out the queued items whose deadline passed, so that their callers learn it when it
-	 * happens, not when a dispatcher is next free. Runs on the context's housekeeping thread; the
-	 * futures complete on its completion threads.
-	 */
-	private void sweep() {
-		List<Item<I, O>> expiredNow = new ArrayList<>();
-		long now = System.nanoTime();
-		this.lock.lock();
-		try {
-			this.sweeps.fired();
-			long next = this.queue.removeExpired(now, expiredNow);
-			this.expired += expiredNow.size();
-			if (next != NONE) {
-				this.sweeps.scheduleBy(next);
-			}
-			if (!expiredNow.isEmpty()) {
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-		if (!expiredNow.isEmpty()) {
-			this.context.execute(() -> expire(expiredNow, now));
-		}
-	}
-
-	/** Drops an item whose caller cancelled its future, if it is still queued. */
-	private void cancelled(Item<I, O> item) {
-		this.lock.lock();
-		try {
-			if (this.queue.remove(item)) {
-				this.cancelled++;
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	// ---- close ----------------------------------------------------------------------------------
+	O call(I item);
 
 	/**
 	 * Stops accepting items ({@code submit} then throws {@link ContextClosedException}); queued
 	 * items are still dispatched, without waiting for fuller batches. Returns at once. Idempotent.
 	 */
-	public void shutdown() {
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-				this.work.signalAll();
-				this.finished.signalAll();
-			}
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
+	void shutdown();
 
 	/**
 	 * Waits until, after {@link #shutdown()}, no item is queued and no batch runs any more.
 	 * @return whether that happened within {@code timeout}; false at once when not shut down
 	 * (interrupted: returns at once, with the interrupt status kept)
 	 */
-	public boolean awaitTermination(Duration timeout) {
-		long remaining = Checks.nanos(timeout, "timeout");
-		this.lock.lock();
-		try {
-			while (!isTerminatedLocked()) {
-				if (remaining <= 0 || this.state == State.OPEN) {
-					return false;
-				}
-				remaining = this.finished.awaitNanos(remaining);
-			}
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return isTerminatedLocked();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private boolean isTerminatedLocked() {
-		return this.state != State.OPEN && this.queue.size() == 0 && this.inFlight == 0;
-	}
+	boolean awaitTermination(Duration timeout);
 
 	/**
 	 * Stops accepting items and abandons those not finished: queued items and items of running
@@ -626,68 +131,21 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 	 * abandoned at close (a running handler goes on, but its results are dropped). Idempotent.
 	 * @return the items abandoned
 	 */
-	public int shutdownNow() {
-		List<Item<I, O>> queuedItems;
-		List<Item<I, O>> runningItems = new ArrayList<>();
-		this.lock.lock();
-		try {
-			if (this.state == State.OPEN) {
-				this.state = State.SHUTDOWN;
-			}
-			queuedItems = this.queue.removeAll();
-			for (List<Item<I, O>> batch : this.running) {
-				runningItems.addAll(batch);
-			}
-			this.sweeps.cancel();
-			this.work.signalAll();
-			this.finished.signalAll();
-		}
-		finally {
-			this.lock.unlock();
-		}
-		String what = "Batcher '" + this.name + "' of GPU context #" + this.context.id() + " closed before this item ";
-		int count = abandon(queuedItems, what + "ran: it was abandoned at close, still queued when the drain timeout of "
-				+ this.drainTimeout + " passed");
-		count += abandon(runningItems, what + "finished: it was abandoned at close, its batch still running when the "
-				+ "drain timeout of " + this.drainTimeout + " passed");
-		if (count > 0) {
-			this.lock.lock();
-			try {
-				this.abandoned += count;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-		return count;
-	}
-
-	private int abandon(List<Item<I, O>> items, String reason) {
-		int count = 0;
-		for (Item<I, O> item : items) {
-			if (item.future.completeExceptionally(new ContextClosedException(reason))) {
-				count++;
-			}
-		}
-		return count;
-	}
+	int shutdownNow();
 
 	/**
 	 * Closes the batcher: stops accepting items, waits up to the drain timeout (the context's, unless
 	 * set on the builder) for queued items to be dispatched and running batches to finish, then
 	 * abandons the rest ({@link #shutdownNow()}). Returns with every future complete. Idempotent.
 	 */
-	@Override
-	public void close() {
-		closeAll(List.of(this), this.drainTimeout);
-	}
+	void close();
 
 	/**
 	 * Closes several batchers within one timeout, so that they drain in parallel: all stop accepting
 	 * first, then each is waited for until the common deadline, then what is left is abandoned.
 	 * @return whether every batcher finished its items in time (nothing abandoned)
 	 */
-	public static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
+	static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
 		long deadline = System.nanoTime() + Checks.nanos(timeout, "timeout");
 		for (GpuBatcher<?, ?> batcher : batchers) {
 			batcher.shutdown();
@@ -696,93 +154,50 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 		for (GpuBatcher<?, ?> batcher : batchers) {
 			boolean done = batcher.awaitTermination(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 			int abandonedNow = batcher.shutdownNow();
-			batcher.context.unregister(batcher);
 			if (!done || abandonedNow > 0) {
 				clean = false;
-				log.warn("Batcher '{}' did not finish its items within {}: {} abandoned at close", batcher.name, timeout,
-						abandonedNow);
+				LoggerFactory.getLogger(GpuBatcher.class)
+					.warn("Batcher '{}' did not finish its items within {}: {} abandoned at close", batcher.name(), timeout,
+							abandonedNow);
 			}
 		}
 		return clean;
 	}
 
-	/** Whether {@link #shutdown()} (or close) was called. */
-	public boolean isShutdown() {
-		this.lock.lock();
-		try {
-			return this.state != State.OPEN;
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
 
-	// ---- accessors ------------------------------------------------------------------------------
+	/** Whether {@link #shutdown()} (or close) was called. */
+	boolean isShutdown();
 
 	/** The batcher's name, unique among the open batchers of its context (the {@code batcher} meter tag). */
-	public String name() {
-		return this.name;
-	}
+	String name();
 
-	public GpuContext context() {
-		return this.context;
-	}
+	/** The context whose streams its batches run on. */
+	GpuContext context();
 
-	public int maxBatchSize() {
-		return this.maxBatchSize;
-	}
+	/** The most items one batch takes. */
+	int maxBatchSize();
 
-	public Duration maxQueueDelay() {
-		return Duration.ofNanos(this.maxDelayNanos);
-	}
+	/** How long the first item of a batch may wait for more before the batch runs. */
+	Duration maxQueueDelay();
 
-	public int maxQueued() {
-		return this.maxQueued;
-	}
+	/** The most items waiting; a submission beyond it fails with {@link BatchQueueFullException}. */
+	int maxQueued();
 
-	public StreamPriority priority() {
-		return this.priority;
-	}
+	/** The priority of the streams its batches lease. */
+	StreamPriority priority();
 
 	/** The deadline of an item in the queue; {@link Duration#ZERO} for none. */
-	public Duration timeout() {
-		return (this.timeoutNanos == NONE) ? Duration.ZERO : Duration.ofNanos(this.timeoutNanos);
-	}
+	Duration timeout();
 
-	public int maxConcurrentBatches() {
-		return this.concurrency;
-	}
+	/** The most batches it runs at once, each on a stream of its own. */
+	int maxConcurrentBatches();
 
 	/** Items waiting now; cheaper than {@link #stats()} for a gauge. */
-	public int queued() {
-		this.lock.lock();
-		try {
-			return this.queue.size();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
+	int queued();
 
 	/** A consistent snapshot of the batcher's figures. */
-	public BatcherStats stats() {
-		this.lock.lock();
-		try {
-			return new BatcherStats(this.name, this.queue.size(), this.inFlight, this.submitted, this.rejected, this.expired,
-					this.cancelled, this.abandoned, this.batches, this.dispatched, this.succeeded, this.failed,
-					this.maxBatchSize, this.maxQueued);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
+	BatcherStats stats();
 
-	@Override
-	public String toString() {
-		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
-	}
-
-	// ---- builder --------------------------------------------------------------------------------
 
 	/**
 	 * Configures and builds a {@link GpuBatcher}. The settings follow Triton Inference Server's dynamic
@@ -819,7 +234,7 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 
 		private Duration drainTimeout;
 
-		private Builder(GpuContext context, BatchHandler<I, O> handler) {
+		Builder(GpuContext context, BatchHandler<I, O> handler) {
 			this.context = Objects.requireNonNull(context, "context");
 			this.handler = Objects.requireNonNull(handler, "handler");
 		}
@@ -924,13 +339,37 @@ public final class GpuBatcher<I, O> implements AutoCloseable {
 				throw new IllegalArgumentException("maxConcurrentBatches (" + this.maxConcurrentBatches + ") exceeds the "
 						+ leasable + " streams the pool can lease at priority " + this.priority);
 			}
-			GpuBatcher<I, O> batcher = new GpuBatcher<>(this);
-			this.context.register(batcher);
-			batcher.start();
-			this.context.listener().batcherOpened(batcher.name);
-			return batcher;
+			return GpuContextBuilder.runtime().openBatcher(this.context, this.handler, settings());
 		}
 
+		/** The configuration so far, as an immutable value. */
+		public Settings<I> settings() {
+			return new Settings<>(this.name, this.keyOf, this.maxBatchSize, this.maxQueueDelay, this.maxQueued,
+					this.priority, this.timeout, this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+
+	}
+
+	/**
+	 * The configuration of a batcher, as its {@link Builder} collected and checked it. Immutable; the
+	 * builder's setters say what each value means and its limits.
+	 *
+	 * @param name the batcher's name
+	 * @param keyOf the batch key of an item
+	 * @param maxBatchSize most items per batch
+	 * @param maxQueueDelay longest hold for a fuller batch
+	 * @param maxQueued most items waiting
+	 * @param priority the priority of the batches' stream leases
+	 * @param timeout longest wait of an item in the queue; zero for none
+	 * @param maxConcurrentBatches most batches at once
+	 * @param acquireTimeout longest wait for a batch's lease, or {@code null} for the pool's
+	 * @param drainTimeout longest wait at close, or {@code null} for the context's
+	 * @param <I> item type
+	 */
+	record Settings<I>(String name, Function<? super I, ?> keyOf, int maxBatchSize, Duration maxQueueDelay,
+			int maxQueued, StreamPriority priority, Duration timeout, int maxConcurrentBatches, Duration acquireTimeout,
+			Duration drainTimeout) {
 	}
 
 }

@@ -1,26 +1,7 @@
 package dev.gpucompute;
 
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import dev.gpucompute.cpu.CpuBackendProvider;
-import dev.gpucompute.spi.Availability;
-import dev.gpucompute.spi.BackendConfig;
-import dev.gpucompute.spi.BackendListener;
-import dev.gpucompute.spi.BackendProvider;
-import dev.gpucompute.spi.DeviceBackend;
-import dev.gpucompute.spi.NativeStream;
 
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
@@ -33,293 +14,87 @@ import dev.gpucompute.spi.NativeStream;
  * release the device. Every stream, event, buffer and kernel of a closed
  * context raises {@link ContextClosedException} on use, and its {@code close()} is a no-op.
  */
-public final class GpuContext implements AutoCloseable {
-
-	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
-
-	private static final AtomicInteger IDS = new AtomicInteger();
-
-	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
-	private static final long TIMING_READ_MILLIS = 20;
+public interface GpuContext extends AutoCloseable {
 
 	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
-	public static final int MAX_STREAMS = 1024;
+	int MAX_STREAMS = 1024;
 
 	/** Most worker threads of the CPU backend. */
-	public static final int MAX_CPU_THREADS = 4096;
+	int MAX_CPU_THREADS = 4096;
 
 	/** Most devices the CPU backend stands in for. */
-	public static final int MAX_CPU_DEVICES = 64;
+	int MAX_CPU_DEVICES = 64;
 
 	/** Most threads that pack and unpack large copies besides the calling thread. */
-	public static final int MAX_COPY_THREADS = 64;
+	int MAX_COPY_THREADS = 64;
 
 	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
-	public static final long MIN_COPY_CHUNK = 4096;
+	long MIN_COPY_CHUNK = 4096;
 
 	/** Largest chunk of a pipelined copy. */
-	public static final long MAX_COPY_CHUNK = 1L << 30;
+	long MAX_COPY_CHUNK = 1L << 30;
 
 	/**
-	 * Staging copies may hold at once unless {@link Builder#stagingBudget(long)} says otherwise: 1 GiB.
+	 * Staging copies may hold at once unless {@link GpuContextBuilder#stagingBudget(long)} says otherwise: 1 GiB.
 	 * A copy runs at full speed with a few chunks in flight (16 MiB at the default chunk size), so
 	 * this lets about 64 large copies run at full speed at once, twice the default stream pool's 32
 	 * streams, while keeping page-locked memory, which the operating system cannot page out, far
 	 * below a GPU server's memory. It is a ceiling, not a reservation.
 	 */
-	public static final long DEFAULT_STAGING_BUDGET = 1L << 30;
+	long DEFAULT_STAGING_BUDGET = 1L << 30;
 
 	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
-	public static final Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
-
-	private enum State {
-
-		OPEN, CLOSING, CLOSED
-
-	}
-
-	private final int id = IDS.incrementAndGet();
-
-	private final DeviceBackend backend;
-
-	private final DeviceInfo info;
-
-	private final String backendReason;
-
-	private final DefaultStreamMode defaultStreamMode;
-
-	private final Duration drainTimeout;
-
-	private final GpuListener listener;
-
-	private final KernelTiming kernelTiming;
-
-	private final ScheduledThreadPoolExecutor housekeeping;
-
-	private final ContextCompletions completions;
-
-	/** Copies and completion requests in progress, which close lets finish (within the drain timeout). */
-	private final WorkGate work = new WorkGate();
-
-	private final EventRegistry events;
-
-	private final StreamPool pool;
-
-	private final ContextLauncher launcher;
-
-	private final GpuStream legacyStream;
-
-	private final ThreadLocal<GpuStream> perThreadStream;
-
-	private final ContextBuffers buffers = new ContextBuffers();
-
-	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
-	private boolean closeStarted;
-
-	/** Open batchers, closed before the pool stops; guarded by this for registration. */
-	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
-
-	/** The devices this context was opened with, whose handles it may use (cross-device waits and copies). */
-	private volatile GpuDevices group;
-
-	private final StagingPool staging;
-
-	private final HostMemory host;
-
-	private final CopyPipeline copies;
-
-	private final boolean recordLeakSites;
+	Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
 
 	/**
-	 * How long a thread waiting for a copy's future spins for its completion before it blocks
-	 * ({@link CompletionFuture}): on CUDA the work runs on the device and a core is free to watch it;
-	 * on the CPU backend the work runs on the host's cores, which a spinning waiter would take.
+	 * A builder with the defaults: auto backend, device 0, a pool of 8 to 32 streams, 30 s acquire and
+	 * drain timeouts (all of them in docs/runtime.md and on the builder's setters).
 	 */
-	private final long waitSpinNanos;
-
-	/** Tells the backend when a thread waits for a completion (see {@link DeviceBackend#completionWaitStarted()}). */
-	private final CompletionFuture.Waits waits;
-
-	private volatile State state = State.OPEN;
-
-	private GpuContext(Builder builder, DeviceBackend backend, String backendReason, FailureRelay failures) {
-		this.backend = backend;
-		this.info = backend.info();
-		this.backendReason = backendReason;
-		this.defaultStreamMode = builder.defaultStream;
-		this.drainTimeout = builder.drainTimeout;
-		this.listener = builder.listener;
-		this.kernelTiming = builder.kernelTiming;
-		String prefix = "gpu-" + this.id + "-";
-		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
-		this.housekeeping.setRemoveOnCancelPolicy(true);
-		this.completions = new ContextCompletions(this.id, prefix + "completion");
-		this.staging = new StagingPool(backend, builder.stagingCacheBytes);
-		this.host = new HostMemory(this, this.staging, builder.copyChunkBytes, builder.copyThreads, prefix + "copy-",
-				builder.stagingBudgetBytes, builder.stagingTimeout);
-		this.copies = new CopyPipeline(this, this.host);
-		this.recordLeakSites = builder.leakDetectionThreshold.compareTo(Duration.ZERO) > 0;
-		this.waitSpinNanos = (builder.waitSpinNanos >= 0) ? builder.waitSpinNanos
-				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.waits = new CompletionFuture.Waits() {
-
-			@Override
-			public void started() {
-				backend.completionWaitStarted();
-			}
-
-			@Override
-			public void ended() {
-				backend.completionWaitEnded();
-			}
-
-		};
-		this.events = new EventRegistry(this, this.recordLeakSites);
-		this.pool = new StreamPool(this, builder.poolSize, builder.maxSize, builder.acquireTimeout,
-				builder.leakDetectionThreshold, builder.priorityLimits);
-		this.launcher = new ContextLauncher(this, builder.kernelLoadWaitThreshold);
-		failures.launcher = this.launcher;
-		this.legacyStream = (this.defaultStreamMode == DefaultStreamMode.LEGACY)
-				? new GpuStream(this, backend.defaultStream(DefaultStreamMode.LEGACY), StreamKind.DEFAULT_LEGACY,
-						StreamPriority.NORMAL, null, null)
-				: null;
-		this.perThreadStream = ThreadLocal.withInitial(() -> new GpuStream(this,
-				backend.defaultStream(DefaultStreamMode.PER_THREAD), StreamKind.DEFAULT_PER_THREAD,
-				StreamPriority.NORMAL, null, Thread.currentThread()));
-		if (this.kernelTiming != KernelTiming.OFF) {
-			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
-					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
-		}
-		long period = builder.utilizationSamplePeriod.toNanos();
-		if (period > 0) {
-			double alpha = 1 - Math.exp(-(double) period / builder.utilizationWindow.toNanos());
-			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
-					TimeUnit.NANOSECONDS);
-		}
+	static GpuContextBuilder builder() {
+		return new GpuContextBuilder();
 	}
 
-	/** A builder with the defaults of DESIGN.md: auto backend, device 0, pool 8..32, 30 s timeouts. */
-	public static Builder builder() {
-		return new Builder();
-	}
-
-	/**
-	 * Which backend {@code auto} would choose for this device ordinal, and why; touches no device
-	 * beyond a probe.
-	 */
-	public static Selection select(Backend requested, int ordinal) {
-		return select(requested, ordinal, 1);
-	}
-
-	/**
-	 * Like {@link #select(Backend, int)}, with the CPU backend standing in for {@code cpuDevices}
-	 * devices ({@code gpu.cpu.devices}), ordinals {@code 0..cpuDevices-1}.
-	 */
-	public static Selection select(Backend requested, int ordinal, int cpuDevices) {
-		return BackendSelection.select(requested, ordinal, cpuDevices);
-	}
-
-	/**
-	 * The outcome of backend selection.
-	 *
-	 * @param backend the backend chosen
-	 * @param provider its provider, or {@code null} when not on the class path
-	 * @param availability whether it can run, and why not
-	 * @param reason the one-line explanation that is logged
-	 * @param warning whether the choice deserves a warning: {@code auto} fell back to the CPU although
-	 * CUDA is installed here (a driver or device is present but unusable)
-	 */
-	public record Selection(Backend backend, BackendProvider provider, Availability availability, String reason,
-			boolean warning) {
-
-		/** A selection without a warning. */
-		public Selection(Backend backend, BackendProvider provider, Availability availability, String reason) {
-			this(backend, provider, availability, reason, false);
-		}
-
-	}
-
-	// ---- accessors ----------------------------------------------------------------------
-
-	public Backend backend() {
-		return this.info.backend();
-	}
+	/** The backend this context runs on (never {@code AUTO}: the one it chose). */
+	Backend backend();
 
 	/** Why this backend was chosen (one line, also logged at open). */
-	public String backendReason() {
-		return this.backendReason;
-	}
+	String backendReason();
 
-	public DeviceInfo device() {
-		return this.info;
-	}
+	/** The device's description: name, ordinal, memory and limits. */
+	DeviceInfo device();
 
-	public StreamPool streams() {
-		return this.pool;
-	}
+	/** The context's stream pool, where callers lease streams. */
+	StreamPool streams();
 
-	public EventRegistry events() {
-		return this.events;
-	}
+	/** The context's events, for ordering work across streams. */
+	EventRegistry events();
 
-	public GpuLauncher launcher() {
-		return this.launcher;
-	}
+	/** What launches kernels, allocates buffers and scopes streams on this context. */
+	GpuLauncher launcher();
 
-	public DefaultStreamMode defaultStreamMode() {
-		return this.defaultStreamMode;
-	}
+	/** What a thread's default stream is (see {@link DefaultStreamMode}). */
+	DefaultStreamMode defaultStreamMode();
 
-	public KernelTiming kernelTiming() {
-		return this.kernelTiming;
-	}
+	/** Which launches are timed on the device (see {@link KernelTiming}). */
+	KernelTiming kernelTiming();
 
-	/** Longest wait at close for queued batches and work in flight ({@link Builder#drainTimeout}). */
-	public Duration drainTimeout() {
-		return this.drainTimeout;
-	}
+	/** Longest wait at close for queued batches and work in flight ({@link dev.gpucompute.GpuContextBuilder#drainTimeout}). */
+	Duration drainTimeout();
 
 	/**
 	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
 	 * context closes them first when it drains or closes, while its pool still leases streams.
 	 */
-	public List<GpuBatcher<?, ?>> batchers() {
-		return List.copyOf(this.batchers);
-	}
-
-	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
-	synchronized void register(GpuBatcher<?, ?> batcher) {
-		ensureOpen();
-		if (this.closeStarted) {
-			throw new ContextClosedException("GPU context #" + this.id + " is closing: no batcher can be added");
-		}
-		for (GpuBatcher<?, ?> open : this.batchers) {
-			if (open.name().equals(batcher.name())) {
-				throw new IllegalStateException("GPU context #" + this.id + " has an open batcher named '"
-						+ batcher.name() + "' already; batcher names must be unique per context");
-			}
-		}
-		this.batchers.add(batcher);
-	}
-
-	void unregister(GpuBatcher<?, ?> batcher) {
-		this.batchers.remove(batcher);
-	}
+	List<GpuBatcher<?, ?>> batchers();
 
 	/**
 	 * The default stream of the calling thread: its own in {@link DefaultStreamMode#PER_THREAD} mode
 	 * (usable only from that thread), the shared legacy stream otherwise.
 	 */
-	public GpuStream defaultStream() {
-		ensureOpen();
-		return (this.legacyStream != null) ? this.legacyStream : this.perThreadStream.get();
-	}
+	GpuStream defaultStream();
 
 	/** A snapshot of device memory. */
-	public MemoryInfo memory() {
-		ensureOpen();
-		return this.backend.memoryInfo();
-	}
+	MemoryInfo memory();
 
 	/**
 	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
@@ -331,105 +106,35 @@ public final class GpuContext implements AutoCloseable {
 	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
 	 * the operating system)
 	 */
-	public HostBuffer allocateHost(long bytes) {
-		ensureOpen();
-		return this.host.allocate(bytes);
-	}
+	HostBuffer allocateHost(long bytes);
 
 	/**
 	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
 	 * (with its peak, the copies waiting for it and those that gave up), cached.
 	 */
-	public HostMemoryInfo hostMemory() {
-		ensureOpen();
-		return this.host.info();
-	}
+	HostMemoryInfo hostMemory();
 
 	/** Whether the context is open and the device has not hit a sticky error. */
-	public boolean isHealthy() {
-		return healthProblem() == null;
-	}
+	boolean isHealthy();
 
 	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
-	public String healthProblem() {
-		if (this.state != State.OPEN) {
-			return "GPU context is " + this.state.name().toLowerCase(java.util.Locale.ROOT);
-		}
-		return this.backend.healthProblem();
-	}
+	String healthProblem();
 
-	public boolean isClosed() {
-		return this.state != State.OPEN;
-	}
+	/**
+	 * Whether the context has stopped accepting work: from the moment {@link #close()}, having closed
+	 * the batchers (which still lease streams meanwhile), starts its drain; a closed context refuses
+	 * every use.
+	 */
+	boolean isClosed();
 
 	/** Blocks until all work on every stream of this context's device is done. */
-	public void synchronize() {
-		ensureOpen();
-		this.backend.synchronizeDevice();
-	}
-
-	// ---- internals shared with the handles ---------------------------------------------
-
-	void ensureOpen() {
-		if (this.state != State.OPEN) {
-			throw closedError();
-		}
-	}
-
-	private ContextClosedException closedError() {
-		return new ContextClosedException("GPU context #" + this.id + " (" + this.info.backend() + " device "
-				+ this.info.ordinal() + ") is closed");
-	}
-
-	/**
-	 * Begins an operation that enqueues work and registers its completion (a copy, a stream's
-	 * {@code completion()}): close waits for it to end (within the drain timeout) before it waits for
-	 * the device, so its future is not abandoned. Pair with {@link #endWork()} in {@code finally}.
-	 * @throws ContextClosedException once close has begun
-	 */
-	void beginWork() {
-		if (!this.work.enter()) {
-			throw closedError();
-		}
-	}
-
-	/** Ends an operation {@link #beginWork()} began. */
-	void endWork() {
-		this.work.exit();
-	}
-
-	void ensureSame(GpuContext other, String what) {
-		ensureSame(other, what, "");
-	}
-
-	/**
-	 * Accepts a handle of this context or of another device of the same {@link GpuDevices} (waits on
-	 * its events, copies from its buffers); rejects any other, like {@link #ensureSame}.
-	 */
-	void ensureSameOrPeer(GpuContext other, String what) {
-		if (other != this && (this.group == null || other.group != this.group)) {
-			ensureSame(other, what, "");
-		}
-		other.ensureOpen();
-	}
-
-	void joinGroup(GpuDevices devices) {
-		this.group = devices;
-	}
-
-	/** The devices this context belongs to, or {@code null} when it was opened on its own. */
-	GpuDevices group() {
-		return this.group;
-	}
+	void synchronize();
 
 	/**
 	 * How busy this device is right now, for placing work: streams leased, threads waiting for a lease
 	 * and completions (futures of copies and stream work) not done yet. Cheap; a snapshot.
 	 */
-	public DeviceLoad load() {
-		PoolStats stats = this.pool.stats();
-		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
-	}
+	DeviceLoad load();
 
 	/**
 	 * A snapshot of how busy a device is ({@link #load()}).
@@ -448,105 +153,6 @@ public final class GpuContext implements AutoCloseable {
 	}
 
 	/**
-	 * Rejects a handle of another context. The message is put together only on failure, since this
-	 * runs on every launch.
-	 */
-	void ensureSame(GpuContext other, String what, String name) {
-		if (other != this) {
-			if (other.isClosed()) {
-				throw new ContextClosedException(what + name + " belongs to GPU context #" + other.id
-						+ ", which is closed");
-			}
-			throw new ContextMismatchException(what + name + " belongs to another GPU context (#" + other.id + ", "
-					+ other.info.backend() + " device " + other.info.ordinal() + "); it cannot be used with context #"
-					+ this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-					+ "): handles are never shared between contexts");
-		}
-	}
-
-	DeviceBackend backendHandle() {
-		return this.backend;
-	}
-
-	ContextLauncher launcherImpl() {
-		return this.launcher;
-	}
-
-	GpuListener listener() {
-		return this.listener;
-	}
-
-	ScheduledThreadPoolExecutor housekeeping() {
-		return this.housekeeping;
-	}
-
-	/**
-	 * Runs {@code action} once {@code stream}'s work so far is done, or when close gives up on that
-	 * work: see {@link ContextCompletions#whenDone}.
-	 */
-	void whenDone(NativeStream stream, java.util.function.Consumer<GpuException> action) {
-		this.completions.whenDone(stream, action);
-	}
-
-	/**
-	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
-	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
-	 */
-	<T> CompletableFuture<T> whenDone(NativeStream stream,
-			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		CompletionFuture<T> future = new CompletionFuture<>(this.waitSpinNanos, this.waits);
-		this.completions.whenDone(stream, future, (failure) -> action.accept(future, failure));
-		return future;
-	}
-
-	/** Runs a task that completes futures on the completion threads (see {@link ContextCompletions#execute}). */
-	void execute(Runnable task) {
-		this.completions.execute(task);
-	}
-
-	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
-	private static final class FailureRelay implements BackendListener {
-
-		volatile ContextLauncher launcher;
-
-		@Override
-		public void kernelFailed(String kernel, GpuException failure) {
-			ContextLauncher target = this.launcher;
-			if (target != null) {
-				target.kernelFailed(kernel);
-			}
-		}
-
-	}
-
-	/** Whether acquisition sites are recorded for the leak report (leak detection is on). */
-	boolean recordsLeakSites() {
-		return this.recordLeakSites || LeakTracker.active();
-	}
-
-	StagingPool staging() {
-		return this.staging;
-	}
-
-	CopyPipeline copies() {
-		return this.copies;
-	}
-
-	void track(DeviceBufferState buffer) {
-		this.buffers.track(buffer);
-	}
-
-	void untrack(DeviceBufferState buffer) {
-		this.buffers.untrack(buffer);
-	}
-
-	int id() {
-		return this.id;
-	}
-
-	// ---- shutdown --------------------------------------------------------------------------
-
-	/**
 	 * Closes the context: stops accepting work, waits up to the drain timeout for work in flight,
 	 * then destroys events, pooled streams and buffers and releases the device. Work still pending
 	 * when the drain timeout passes is abandoned: its futures complete exceptionally with a
@@ -555,75 +161,7 @@ public final class GpuContext implements AutoCloseable {
 	 * what a kernel that cannot be stopped still uses: a CUDA kernel, or a CPU kernel that ignores
 	 * interrupts).
 	 */
-	@Override
-	public void close() {
-		synchronized (this) {
-			if (this.state != State.OPEN || this.closeStarted) {
-				return;
-			}
-			this.closeStarted = true;
-		}
-		LeakTracker.closing(this);
-		long started = System.nanoTime();
-		// Batchers first, while the context is open and its pool leases: their queued items run within
-		// the drain timeout. No batcher can be added meanwhile (closeStarted).
-		try {
-			GpuBatcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
-		}
-		catch (RuntimeException ex) {
-			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
-		}
-		synchronized (this) {
-			this.state = State.CLOSING;
-		}
-		this.work.refuse();
-		// No copy may start now: those waiting for staging give up rather than hold up the drain.
-		this.host.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-				+ ") closed while a copy waited for staging memory");
-		boolean drained = true;
-		int abandoned = 0;
-		try {
-			this.pool.stopAccepting();
-			// Copies already begun enqueue the rest of their work and register their futures first, so
-			// that the wait for the device covers them.
-			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
-			drained = this.work.awaitEmpty(deadline)
-					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
-			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-					+ ") closed before this work finished: it was abandoned at close, "
-					+ (drained ? "submitted while the context was closing"
-							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
-			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));
-			this.housekeeping.shutdownNow();
-			ContextThreads.awaitQuietly(this.housekeeping);
-			this.launcher.drainTimings(true);
-			abandoned = this.completions.abandonAll(reason);
-			this.completions.shutdown();
-			this.host.close(quiet);
-			this.events.destroyAll();
-			this.pool.destroyAll();
-			this.buffers.releaseAtClose();
-		}
-		finally {
-			this.state = State.CLOSED;
-			try {
-				this.backend.close();
-			}
-			catch (RuntimeException ex) {
-				log.warn("Releasing {} device {} failed", this.info.backend(), this.info.ordinal(), ex);
-			}
-			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-			if (drained) {
-				log.info("Closed GPU context #{} ({} device {}) in {} ms; its work had finished", this.id,
-						this.info.backend(), this.info.ordinal(), millis);
-			}
-			else {
-				log.warn("Closed GPU context #{} ({} device {}) in {} ms; work was still running after the drain timeout "
-						+ "of {}: {} waiting completions abandoned", this.id, this.info.backend(), this.info.ordinal(),
-						millis, this.drainTimeout, abandoned);
-			}
-		}
-	}
+	void close();
 
 	/**
 	 * Closes this context's {@link GpuBatcher}s (their queued items are dispatched within
@@ -640,477 +178,7 @@ public final class GpuContext implements AutoCloseable {
 	 * @return whether the device became idle within the timeout (also {@code true} when closed)
 	 * @throws IllegalArgumentException when the timeout is negative or longer than about 292 years
 	 */
-	public boolean drain(Duration timeout) {
-		long nanos = Checks.nanos(timeout, "timeout");
-		if (this.state == State.CLOSED) {
-			return true;
-		}
-		long started = System.nanoTime();
-		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
-		this.pool.stopAccepting();
-		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
-	}
+	boolean drain(Duration timeout);
 
-	@Override
-	public String toString() {
-		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", " + this.state + "]";
-	}
-
-	/**
-	 * Configures and opens a {@link GpuContext}. Not thread-safe; use once.
-	 */
-	public static final class Builder {
-
-		private Backend backend;
-
-		private int device;
-
-		private int poolSize = 8;
-
-		private int maxSize = 32;
-
-		private Duration acquireTimeout = Duration.ofSeconds(30);
-
-		private DefaultStreamMode defaultStream = DefaultStreamMode.PER_THREAD;
-
-		private Duration leakDetectionThreshold = Duration.ZERO;
-
-		private Duration drainTimeout = Duration.ofSeconds(30);
-
-		private int cpuThreads = Runtime.getRuntime().availableProcessors();
-
-		private long cpuMemoryBudget = CpuBackendProvider.defaultMemoryBudget();
-
-		private long memoryPoolReleaseThreshold = Long.MAX_VALUE;
-
-		private List<String> compileOptions = List.of();
-
-		private Path kernelCacheDir;
-
-		private KernelTiming kernelTiming = KernelTiming.SAMPLED;
-
-		private GpuListener listener = GpuListener.NONE;
-
-		private Duration utilizationSamplePeriod = Duration.ofMillis(100);
-
-		private long stagingCacheBytes = 256L << 20;
-
-		private long copyChunkBytes = 2L << 20;
-
-		private long stagingBudgetBytes = DEFAULT_STAGING_BUDGET;
-
-		private Duration stagingTimeout = Duration.ofSeconds(30);
-
-		private int copyThreads = defaultCopyThreads();
-
-		private long waitSpinNanos = -1;
-
-		private Duration utilizationWindow = Duration.ofSeconds(10);
-
-		private int cpuDevices = 1;
-
-		private boolean cpuMemoryBudgetSet;
-
-		private List<KernelSource> kernels = List.of();
-
-		private Duration kernelLoadWaitThreshold = Duration.ofMillis(5);
-
-		/** Per priority (by ordinal): most streams leased at once; unlimited (the pool's maximum) by default. */
-		private int[] priorityLimits = unlimited();
-
-		private Builder() {
-		}
-
-		private static int[] unlimited() {
-			int[] limits = new int[StreamPriority.values().length];
-			java.util.Arrays.fill(limits, MAX_STREAMS);
-			return limits;
-		}
-
-		/** A builder with the same settings, for opening one context per device. */
-		Builder copy() {
-			Builder copy = new Builder();
-			copy.backend = this.backend;
-			copy.device = this.device;
-			copy.poolSize = this.poolSize;
-			copy.maxSize = this.maxSize;
-			copy.acquireTimeout = this.acquireTimeout;
-			copy.defaultStream = this.defaultStream;
-			copy.leakDetectionThreshold = this.leakDetectionThreshold;
-			copy.drainTimeout = this.drainTimeout;
-			copy.cpuThreads = this.cpuThreads;
-			copy.cpuMemoryBudget = this.cpuMemoryBudget;
-			copy.cpuMemoryBudgetSet = this.cpuMemoryBudgetSet;
-			copy.memoryPoolReleaseThreshold = this.memoryPoolReleaseThreshold;
-			copy.compileOptions = this.compileOptions;
-			copy.kernelCacheDir = this.kernelCacheDir;
-			copy.kernelTiming = this.kernelTiming;
-			copy.listener = this.listener;
-			copy.utilizationSamplePeriod = this.utilizationSamplePeriod;
-			copy.stagingCacheBytes = this.stagingCacheBytes;
-			copy.copyChunkBytes = this.copyChunkBytes;
-			copy.stagingBudgetBytes = this.stagingBudgetBytes;
-			copy.stagingTimeout = this.stagingTimeout;
-			copy.copyThreads = this.copyThreads;
-			copy.waitSpinNanos = this.waitSpinNanos;
-			copy.utilizationWindow = this.utilizationWindow;
-			copy.cpuDevices = this.cpuDevices;
-			copy.kernels = this.kernels;
-			copy.kernelLoadWaitThreshold = this.kernelLoadWaitThreshold;
-			copy.priorityLimits = this.priorityLimits.clone();
-			return copy;
-		}
-
-		/**
-		 * How many devices the CPU backend stands in for ({@code gpu.cpu.devices}): 1 to
-		 * {@value GpuContext#MAX_CPU_DEVICES}, default 1. Each has its own workers and, unless
-		 * {@link #cpuMemoryBudget(long)} is set, an equal share of the default budget.
-		 */
-		public Builder cpuDevices(int devices) {
-			this.cpuDevices = Checks.within(devices, 1, MAX_CPU_DEVICES, "cpuDevices");
-			return this;
-		}
-
-		int cpuDevicesSetting() {
-			return this.cpuDevices;
-		}
-
-		Backend backendSetting() {
-			return this.backend;
-		}
-
-		GpuListener listenerSetting() {
-			return this.listener;
-		}
-
-		/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
-		public Builder backend(Backend backend) {
-			this.backend = backend;
-			return this;
-		}
-
-		public Builder device(int ordinal) {
-			if (ordinal < 0) {
-				throw new IllegalArgumentException("Device ordinal must not be negative, got " + ordinal);
-			}
-			this.device = ordinal;
-			return this;
-		}
-
-		/** Streams created up front: 0 to {@value GpuContext#MAX_STREAMS}, at most {@link #maxSize(int)}. */
-		public Builder poolSize(int poolSize) {
-			this.poolSize = Checks.within(poolSize, 0, MAX_STREAMS, "poolSize");
-			return this;
-		}
-
-		/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
-		public Builder maxSize(int maxSize) {
-			this.maxSize = Checks.within(maxSize, 1, MAX_STREAMS, "maxSize");
-			return this;
-		}
-
-		/**
-		 * Most pooled streams leased at once at {@code priority}, 1 to {@value GpuContext#MAX_STREAMS}
-		 * (default: no limit but the pool's maximum): a limit on {@link StreamPriority#NORMAL} keeps
-		 * streams free for {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool.
-		 * Callers beyond the limit wait like callers of a full pool (see {@link StreamPool}).
-		 */
-		public Builder priorityLimit(StreamPriority priority, int limit) {
-			Objects.requireNonNull(priority, "priority");
-			this.priorityLimits[priority.ordinal()] = Checks.within(limit, 1, MAX_STREAMS,
-					"priorityLimit(" + priority + ")");
-			return this;
-		}
-
-		/** Longest wait for a lease (zero: do not wait). */
-		public Builder acquireTimeout(Duration timeout) {
-			Checks.nanos(timeout, "acquireTimeout");
-			this.acquireTimeout = timeout;
-			return this;
-		}
-
-		public Builder defaultStream(DefaultStreamMode mode) {
-			this.defaultStream = Objects.requireNonNull(mode, "mode");
-			return this;
-		}
-
-		/** A lease held longer than this logs its acquisition stack; zero turns it off. */
-		public Builder leakDetectionThreshold(Duration threshold) {
-			Checks.nanos(threshold, "leakDetectionThreshold");
-			this.leakDetectionThreshold = threshold;
-			return this;
-		}
-
-		/** Longest wait at close for work in flight; work still pending then is abandoned. */
-		public Builder drainTimeout(Duration timeout) {
-			Checks.nanos(timeout, "drainTimeout");
-			this.drainTimeout = timeout;
-			return this;
-		}
-
-		/** Worker threads of the CPU backend: 1 to {@value GpuContext#MAX_CPU_THREADS} (default: the number of cores). */
-		public Builder cpuThreads(int threads) {
-			this.cpuThreads = Checks.within(threads, 1, MAX_CPU_THREADS, "cpuThreads");
-			return this;
-		}
-
-		/**
-		 * How much memory the CPU backend may hand out as device memory. Default: half the machine's
-		 * physical memory (the container's limit where one applies) where the backend allocates through
-		 * JNA, outside the JVM's direct-memory limit; the max heap size (the direct-memory limit's
-		 * default) where it falls back to direct buffers. See {@link CpuBackendProvider#defaultMemoryBudget()}.
-		 */
-		public Builder cpuMemoryBudget(long bytes) {
-			if (bytes < 1) {
-				throw new IllegalArgumentException("cpuMemoryBudget must be positive, got " + bytes);
-			}
-			this.cpuMemoryBudget = bytes;
-			this.cpuMemoryBudgetSet = true;
-			return this;
-		}
-
-		/** Bytes the CUDA allocator keeps cached between frees (default: all); not negative. */
-		public Builder memoryPoolReleaseThreshold(long bytes) {
-			if (bytes < 0) {
-				throw new IllegalArgumentException("memoryPoolReleaseThreshold must not be negative, got " + bytes);
-			}
-			this.memoryPoolReleaseThreshold = bytes;
-			return this;
-		}
-
-		/** Extra compiler options for CUDA C kernels; no element may be null. */
-		public Builder compileOptions(List<String> options) {
-			Objects.requireNonNull(options, "options");
-			for (int i = 0; i < options.size(); i++) {
-				if (options.get(i) == null) {
-					throw new NullPointerException("compileOptions[" + i + "] is null");
-				}
-			}
-			this.compileOptions = List.copyOf(options);
-			return this;
-		}
-
-		/**
-		 * Kernels to load (compile where needed) when the context opens, in this order, replacing any
-		 * named before. Loading waits for the work in flight on a CUDA device (the driver's module load
-		 * does), so a kernel loaded while work runs stalls its caller behind all of it: name here every
-		 * kernel the application launches, and no launch will load one later (see {@link KernelLoad}).
-		 * With {@link GpuDevices}, every device loads them. A kernel that does not load fails
-		 * {@link #open()}, which closes the context again.
-		 * @throws NullPointerException when a source is {@code null}
-		 */
-		public Builder kernels(KernelSource... sources) {
-			Objects.requireNonNull(sources, "sources");
-			return kernels(java.util.Arrays.asList(sources));
-		}
-
-		/** {@link #kernels(KernelSource...)} from a collection. */
-		public Builder kernels(java.util.Collection<? extends KernelSource> sources) {
-			Objects.requireNonNull(sources, "sources");
-			List<KernelSource> copy = new ArrayList<>(sources.size());
-			for (KernelSource source : sources) {
-				if (source == null) {
-					throw new NullPointerException("kernels[" + copy.size() + "] is null");
-				}
-				copy.add(source);
-			}
-			this.kernels = List.copyOf(copy);
-			return this;
-		}
-
-		/**
-		 * How long a kernel's load step (on CUDA the driver's module load) may take while this context
-		 * has work in flight before the load counts as having waited for that work: logged at WARN and
-		 * reported with {@link KernelLoad#waited()}. Default 5 ms (a prebuilt fatbin loads in under
-		 * 0.5 ms on an idle H200); zero reports every load made while work is in flight.
-		 */
-		public Builder kernelLoadWaitThreshold(Duration threshold) {
-			Checks.nanos(threshold, "kernelLoadWaitThreshold");
-			this.kernelLoadWaitThreshold = threshold;
-			return this;
-		}
-
-		/** Where compiled kernels are cached; {@code null} for no disk cache. */
-		public Builder kernelCacheDir(Path dir) {
-			this.kernelCacheDir = dir;
-			return this;
-		}
-
-		public Builder kernelTiming(KernelTiming timing) {
-			this.kernelTiming = Objects.requireNonNull(timing, "timing");
-			return this;
-		}
-
-		public Builder listener(GpuListener listener) {
-			this.listener = Objects.requireNonNull(listener, "listener");
-			return this;
-		}
-
-		/**
-		 * How often pooled streams are sampled for the utilisation statistic, and the window it
-		 * averages over. A zero period turns sampling off; otherwise the period is at least
-		 * {@link GpuContext#MIN_UTILIZATION_SAMPLE_PERIOD} (each sample queries every pooled stream) and
-		 * the window at least the period.
-		 */
-		public Builder utilizationSampling(Duration period, Duration window) {
-			Checks.nanos(period, "period");
-			Checks.nanos(window, "window");
-			if (!period.isZero()) {
-				if (period.compareTo(MIN_UTILIZATION_SAMPLE_PERIOD) < 0) {
-					throw new IllegalArgumentException("The utilisation sampling period must be zero (off) or at least "
-							+ MIN_UTILIZATION_SAMPLE_PERIOD + ", got " + period);
-				}
-				if (window.compareTo(period) < 0) {
-					throw new IllegalArgumentException("The utilisation window (" + window
-							+ ") must be at least the sampling period (" + period + ")");
-				}
-			}
-			this.utilizationSamplePeriod = period;
-			this.utilizationWindow = window;
-			return this;
-		}
-
-		/**
-		 * Most host memory for copies (page-locked on CUDA) kept for reuse between them: staging
-		 * chunks and the memory of closed {@link HostBuffer}s (default 256 MiB); zero allocates and
-		 * frees it for every copy and host buffer.
-		 */
-		public Builder stagingCache(long bytes) {
-			if (bytes < 0) {
-				throw new IllegalArgumentException("stagingCache must not be negative, got " + bytes);
-			}
-			this.stagingCacheBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Bytes per chunk of array and buffer copies larger than one chunk, which go through staging
-		 * memory in chunks so that packing on the host overlaps the transfer (default 2 MiB): a
-		 * multiple of {@value GpuContext#MIN_COPY_CHUNK} up to {@value GpuContext#MAX_COPY_CHUNK}.
-		 * Copies of at most one chunk go in one step.
-		 */
-		public Builder copyChunkSize(long bytes) {
-			if (bytes < MIN_COPY_CHUNK || bytes > MAX_COPY_CHUNK || bytes % MIN_COPY_CHUNK != 0) {
-				throw new IllegalArgumentException("copyChunkSize must be a multiple of " + MIN_COPY_CHUNK + " between "
-						+ MIN_COPY_CHUNK + " and " + MAX_COPY_CHUNK + ", got " + bytes);
-			}
-			this.copyChunkBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Most staging memory (page-locked on CUDA) that array and buffer copies hold at once, in bytes
-		 * (default {@value GpuContext#DEFAULT_STAGING_BUDGET}, 1 GiB): at least one chunk
-		 * ({@link #copyChunkSize(long)}), which {@link #open()} checks. A copy of at most one chunk
-		 * holds one block of its size; a larger copy holds a few chunks at a time (two or more when the
-		 * budget has room, up to 8 or two per copy thread and caller) and reuses each once the stream
-		 * has passed it, so a copy of any size runs within any budget. A copy that finds no room waits,
-		 * first come first served, up to {@link #stagingTimeout(Duration)}, then fails with
-		 * {@link StagingExhaustedException}. Memory from {@link GpuContext#allocateHost(long)} does
-		 * not count: it is the application's, held as long as it chooses.
-		 */
-		public Builder stagingBudget(long bytes) {
-			if (bytes < MIN_COPY_CHUNK) {
-				throw new IllegalArgumentException("stagingBudget must be at least " + MIN_COPY_CHUNK + " bytes, got " + bytes);
-			}
-			this.stagingBudgetBytes = bytes;
-			return this;
-		}
-
-		/**
-		 * Longest wait of a copy for room in the staging budget (default 30 s, like a stream lease's);
-		 * zero fails at once when there is none.
-		 */
-		public Builder stagingTimeout(Duration timeout) {
-			Checks.nanos(timeout, "stagingTimeout");
-			this.stagingTimeout = timeout;
-			return this;
-		}
-
-		/**
-		 * Threads that pack and unpack the chunks of large copies besides the calling thread: 0 to
-		 * {@value GpuContext#MAX_COPY_THREADS} (default: a quarter of the cores, 1 to 4). They start
-		 * when a copy needs them and end when idle for a few seconds.
-		 */
-		public Builder copyThreads(int threads) {
-			this.copyThreads = Checks.within(threads, 0, MAX_COPY_THREADS, "copyThreads");
-			return this;
-		}
-
-		/**
-		 * How long a thread waiting for a copy's future spins for its completion ({@link CompletionFuture});
-		 * -1 (the default): 100 µs on CUDA, none on the CPU backend. Tests set it to run the waiter's
-		 * path on the CPU backend.
-		 */
-		Builder waitSpinNanos(long nanos) {
-			this.waitSpinNanos = nanos;
-			return this;
-		}
-
-		private static int defaultCopyThreads() {
-			return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
-		}
-
-		/**
-		 * Opens the device and creates {@code poolSize} streams.
-		 * @throws BackendUnavailableException when the requested backend cannot run here
-		 * @throws IllegalArgumentException when sizes contradict each other
-		 */
-		public GpuContext open() {
-			if (this.poolSize > this.maxSize) {
-				throw new IllegalArgumentException(
-						"poolSize (" + this.poolSize + ") must not exceed maxSize (" + this.maxSize + ")");
-			}
-			long chunkBlock = StagingPool.classSize(this.copyChunkBytes);
-			if (this.stagingBudgetBytes < chunkBlock) {
-				throw new IllegalArgumentException("stagingBudget (" + this.stagingBudgetBytes
-						+ " bytes) must hold at least one copy chunk (copyChunkSize " + this.copyChunkBytes + " bytes, "
-						+ chunkBlock + " in staging)");
-			}
-			Selection selection = select(this.backend, this.device, this.cpuDevices);
-			if (selection.provider() == null || !selection.availability().available()) {
-				throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
-			}
-			FailureRelay failures = new FailureRelay();
-			long budget = this.cpuMemoryBudgetSet ? this.cpuMemoryBudget : Math.max(1, this.cpuMemoryBudget / this.cpuDevices);
-			BackendConfig config = new BackendConfig(this.device, this.cpuThreads, budget,
-					this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir, failures);
-			DeviceBackend opened = selection.provider().open(config);
-			GpuContext context = null;
-			try {
-				context = new GpuContext(this, opened, selection.reason(), failures);
-				context.pool.fill();
-				for (KernelSource source : this.kernels) {
-					context.launcher.load(source, KernelLoad.Trigger.OPEN);
-				}
-			}
-			catch (RuntimeException | Error ex) {
-				// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
-				try {
-					if (context != null) {
-						context.close();
-					}
-					else {
-						opened.close();
-					}
-				}
-				catch (RuntimeException | Error closing) {
-					ex.addSuppressed(closing);
-				}
-				throw ex;
-			}
-			LeakTracker.opened(context);
-			if (selection.warning()) {
-				log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
-						selection.reason());
-			}
-			else {
-				log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), this.device,
-						selection.reason());
-			}
-			return context;
-		}
-
-	}
 
 }

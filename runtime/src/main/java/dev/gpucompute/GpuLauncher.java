@@ -1,6 +1,5 @@
 package dev.gpucompute;
 
-import java.nio.ByteBuffer;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -25,7 +24,7 @@ import java.util.function.Supplier;
  * {@link LaunchConfig}. A failure while the kernel runs surfaces as {@link KernelLaunchException} at the
  * next synchronisation of its stream (or through {@link #completion()}).
  *
- * <p><b>Copies without a stream</b> ({@code buffer.download(array)}, {@code buffer.upload(array)},
+ * <p><b>Copies without a stream</b> ({@code buffer.download(HostArray.of(array))}, {@code buffer.upload(hostArray)},
  * {@code buffer.fill(value)}) go to the calling thread's current stream of the buffer's context, like
  * launches without a stream: the scope's stream inside a {@link StreamScope}, else the thread's
  * default stream.
@@ -40,7 +39,7 @@ public interface GpuLauncher {
 	/**
 	 * Loads (compiles where needed) a kernel, or returns the one already loaded under that name. On
 	 * CUDA a load waits for the work in flight on the device, so call this before work starts (or name
-	 * the kernels on {@link GpuContext.Builder#kernels}); every load is reported to
+	 * the kernels on {@link GpuContextBuilder#kernels}); every load is reported to
 	 * {@link GpuListener#kernelLoaded} and one that waited is logged at WARN (see {@link KernelLoad}).
 	 * @throws KernelCompilationException when it does not compile, with the compiler log
 	 * @throws GpuException when a different kernel is already loaded under the same name
@@ -108,28 +107,15 @@ public interface GpuLauncher {
 	void synchronize();
 
 	/**
-	 * Allocates {@code bytes} bytes of device memory on the current stream. The caller closes it.
-	 * @deprecated the size is in bytes, which reads like an element count at the call site
-	 * ({@code allocate(n)} for {@code n} floats is a quarter of what is meant); use
-	 * {@link #allocate(long, ElementType)}, e.g. {@code allocate(n, ElementType.FLOAT)}, or
-	 * {@code allocate(bytes, ElementType.BYTE)}
-	 */
-	@Deprecated(since = "0.1.0")
-	DeviceBuffer allocate(long bytes);
-
-	/**
 	 * Allocates {@code count} elements of {@code type} on the current stream, which becomes the
-	 * buffer's owning stream. The contents are undefined until written (zero on the CPU backend, not
-	 * on CUDA): fill or upload before reading. A count of 0 gives a buffer of 0 bytes, which copies of
-	 * 0 bytes and launches accept. The caller closes it.
+	 * buffer's owning stream ({@code allocate(bytes, ElementType.BYTE)} for a size in bytes). The
+	 * contents are undefined until written (zero on the CPU backend, not on CUDA): fill or upload before
+	 * reading. A count of 0 gives a buffer of 0 bytes, which copies of 0 bytes and launches accept. The
+	 * caller closes it.
 	 * @throws InvalidBufferRangeException when {@code count} is negative or its bytes overflow
 	 * @throws GpuOutOfMemoryException when the device has no room
 	 */
-	@SuppressWarnings("deprecation")
-	default DeviceBuffer allocate(long count, ElementType type) {
-		java.util.Objects.requireNonNull(type, "type");
-		return allocate(type.byteSize(count));
-	}
+	DeviceBuffer allocate(long count, ElementType type);
 
 	/**
 	 * Allocates host memory that copies use with no staging pass (page-locked on CUDA): the same as
@@ -140,50 +126,18 @@ public interface GpuLauncher {
 	}
 
 	/**
-	 * Allocates a buffer of exactly {@code data}'s size on the current stream and enqueues a copy of
-	 * {@code data} into it; an empty array gives a buffer of 0 bytes. The array may be reused at once.
-	 * The caller closes the buffer.
+	 * Allocates a buffer of {@code data}'s element type and length on the current stream and enqueues a
+	 * copy of {@code data} into it ({@code upload(HostArray.of(floats))}); an empty array gives a
+	 * buffer of 0 bytes. The data is copied before this returns: the array may be reused at once. The
+	 * caller closes the buffer.
 	 */
-	default DeviceBuffer upload(float[] data) {
+	default DeviceBuffer upload(HostArray data) {
 		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.length, ElementType.FLOAT), (buffer) -> buffer.upload(data, buffer.stream()));
-	}
-
-	/** Like {@link #upload(float[])} for {@code int}s. */
-	default DeviceBuffer upload(int[] data) {
-		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.length, ElementType.INT), (buffer) -> buffer.upload(data, buffer.stream()));
-	}
-
-	/** Like {@link #upload(float[])} for {@code long}s. */
-	default DeviceBuffer upload(long[] data) {
-		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.length, ElementType.LONG), (buffer) -> buffer.upload(data, buffer.stream()));
-	}
-
-	/** Like {@link #upload(float[])} for {@code double}s. */
-	default DeviceBuffer upload(double[] data) {
-		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.length, ElementType.DOUBLE), (buffer) -> buffer.upload(data, buffer.stream()));
-	}
-
-	/** Like {@link #upload(float[])} for bytes. */
-	default DeviceBuffer upload(byte[] data) {
-		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.length, ElementType.BYTE), (buffer) -> buffer.upload(data, buffer.stream()));
+		return uploaded(allocate(data.length(), data.type()), (buffer) -> buffer.upload(data, buffer.stream()));
 	}
 
 	/**
-	 * Like {@link #upload(float[])} for {@code data}'s remaining bytes (its byte order kept as is;
-	 * its position unchanged).
-	 */
-	default DeviceBuffer upload(ByteBuffer data) {
-		java.util.Objects.requireNonNull(data, "data");
-		return uploaded(allocate(data.remaining(), ElementType.BYTE), (buffer) -> buffer.upload(data, 0, buffer.stream()));
-	}
-
-	/**
-	 * Like {@link #upload(float[])} for all of {@code data}'s bytes, copied straight from its memory (no
+	 * Like {@link #upload(HostArray)} for all of {@code data}'s bytes, copied straight from its memory (no
 	 * staging pass). Unlike an array, {@code data} is read when the copy runs: leave it unchanged until
 	 * the copy has run (synchronise the current stream, or download after it), as {@link HostBuffer}
 	 * says. The caller closes the device buffer.

@@ -1,10 +1,6 @@
 package dev.gpucompute;
 
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-
-import dev.gpucompute.spi.NativeEvent;
-import dev.gpucompute.spi.NativeStream;
 
 /**
  * An ordered queue of GPU work: work on one stream runs in submission order; work on different
@@ -17,52 +13,19 @@ import dev.gpucompute.spi.NativeStream;
  * thread-safe, but work enqueued concurrently from several threads has no defined order among
  * those threads.
  */
-public final class GpuStream {
+public interface GpuStream {
 
-	private final GpuContext context;
+	/** A name for logs and reports. */
+	String name();
 
-	private final NativeStream stream;
+	/** Whether it is a pooled stream or a default stream (legacy or per thread). */
+	StreamKind kind();
 
-	private final StreamKind kind;
-
-	private final StreamPriority priority;
-
-	/**
-	 * The lease of a pooled stream, whose closing ends this handle's validity. Its release part, not
-	 * the lease itself: a stream left current by an unclosed scope must not keep the lease reachable,
-	 * or the leak safety net could never return it.
-	 */
-	private final StreamLease.Release lease;
-
-	/** The thread a per-thread default stream belongs to. */
-	private final Thread owner;
-
-	GpuStream(GpuContext context, NativeStream stream, StreamKind kind, StreamPriority priority,
-			StreamLease.Release lease, Thread owner) {
-		this.context = context;
-		this.stream = stream;
-		this.kind = kind;
-		this.priority = priority;
-		this.lease = lease;
-		this.owner = owner;
-	}
-
-	public String name() {
-		return this.stream.name();
-	}
-
-	public StreamKind kind() {
-		return this.kind;
-	}
-
-	public StreamPriority priority() {
-		return this.priority;
-	}
+	/** The priority its work runs at on the device. */
+	StreamPriority priority();
 
 	/** The context this stream belongs to. */
-	public GpuContext context() {
-		return this.context;
-	}
+	GpuContext context();
 
 	/**
 	 * Blocks until all work enqueued so far is done.
@@ -73,54 +36,27 @@ public final class GpuStream {
 	 * device hit a sticky error, see {@link GpuContext#healthProblem()})
 	 * @throws ContextClosedException when the context closed and abandoned the work
 	 */
-	public void synchronize() {
-		use().synchronize();
-	}
+	void synchronize();
 
 	/** Whether all work enqueued so far is done, without blocking. */
-	public boolean isIdle() {
-		return use().query();
-	}
+	boolean isIdle();
 
 	/** Records {@code event} here: it completes when the work enqueued so far is done. */
-	public GpuStream record(GpuEvent event) {
-		Objects.requireNonNull(event, "event");
-		event.record(this);
-		return this;
-	}
+	GpuStream record(GpuEvent event);
 
 	/**
 	 * Makes all work enqueued here from now on wait until {@code event} completes (its most recent
 	 * record). The host does not block. An event never recorded is already complete. The event may
 	 * belong to another device of the same {@link GpuDevices}.
 	 */
-	public GpuStream waitFor(GpuEvent event) {
-		Objects.requireNonNull(event, "event");
-		NativeStream target = use();
-		NativeEvent marker = event.useForWait(this.context);
-		if (event.isRecorded()) {
-			target.waitEvent(marker);
-		}
-		return this;
-	}
+	GpuStream waitFor(GpuEvent event);
 
 	/**
 	 * Makes all work enqueued here from now on wait until the work enqueued on {@code other} so far
 	 * is done. The host does not block. {@code other} may belong to another device of the same
 	 * {@link GpuDevices}.
 	 */
-	public GpuStream waitFor(GpuStream other) {
-		Objects.requireNonNull(other, "other");
-		NativeStream target = use();
-		NativeStream source = other.use();
-		this.context.ensureSameOrPeer(other.context, "Stream " + other.name());
-		if (source == target) {
-			return this;
-		}
-		// The marker is recorded on the other stream, so it comes from that stream's device.
-		other.context.events().order(target, source);
-		return this;
-	}
+	GpuStream waitFor(GpuStream other);
 
 	/**
 	 * A future that completes when the work enqueued so far is done; exceptionally with the
@@ -130,22 +66,7 @@ public final class GpuStream {
 	 * threads, or on a thread that waits for the future in {@code join}/{@code get} and finishes it
 	 * itself, never on a backend thread.
 	 */
-	public CompletableFuture<Void> completion() {
-		this.context.beginWork();
-		try {
-			return this.context.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {
-				if (failure != null) {
-					done.completeExceptionally(failure);
-				}
-				else {
-					done.complete(null);
-				}
-			});
-		}
-		finally {
-			this.context.endWork();
-		}
-	}
+	CompletableFuture<Void> completion();
 
 	/**
 	 * This stream as a handle of the backend's own API, for work that code outside the runtime
@@ -167,55 +88,8 @@ public final class GpuStream {
 	 * @throws GpuException when this stream cannot be used (lease closed, context closed, another
 	 * thread's per-thread default stream)
 	 */
-	public <T> java.util.Optional<T> nativeHandle(Class<T> type) {
-		Objects.requireNonNull(type, "type");
-		return java.util.Optional.ofNullable(use().nativeHandle(type));
-	}
+	<T> java.util.Optional<T> nativeHandle(Class<T> type);
 
-	/** The backend stream, after checking this handle may be used by the calling thread. */
-	NativeStream use() {
-		this.context.ensureOpen();
-		if (this.lease != null && this.lease.isClosed()) {
-			throw new GpuException("Stream " + name() + " was used after its lease was closed; a pooled stream "
-					+ "belongs to its lease only while the lease is open");
-		}
-		if (this.owner != null && this.owner != Thread.currentThread()) {
-			throw new GpuException("Stream " + name() + " is the per-thread default stream of thread '"
-					+ this.owner.getName() + "' and cannot be used from thread '" + Thread.currentThread().getName()
-					+ "'; lease a pooled stream to share work across threads");
-		}
-		return this.stream;
-	}
-
-	/** The backend stream without checks, for the pool's own bookkeeping. */
-	NativeStream raw() {
-		return this.stream;
-	}
-
-	/**
-	 * Whether work can still be enqueued on the backend stream from the calling thread without the
-	 * handle's checks: false for another thread's per-thread default stream and for a pooled
-	 * stream the pool has destroyed since.
-	 */
-	boolean reachableFromHere() {
-		if (this.owner != null && this.owner != Thread.currentThread() && !this.stream.usableFromAnyThread()) {
-			return false;
-		}
-		return this.lease == null || !this.lease.slot().destroyed;
-	}
-
-	/** Whether this is a pooled stream whose lease was closed. */
-	boolean leaseClosed() {
-		return this.lease != null && this.lease.isClosed();
-	}
-
-	Thread owner() {
-		return this.owner;
-	}
-
-	@Override
-	public String toString() {
-		return "GpuStream[" + name() + ", " + this.kind + "]";
-	}
+	String toString();
 
 }

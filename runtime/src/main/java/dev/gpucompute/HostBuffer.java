@@ -1,16 +1,10 @@
 package dev.gpucompute;
 
-import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Host memory that {@link DeviceBuffer} copies read and write directly, with no staging copy:
@@ -18,10 +12,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * runs asynchronously on its stream; off-heap memory on the CPU backend. The counterpart of CuPy's
  * {@code cupyx.empty_pinned}, PyTorch's {@code pin_memory()} and cuda.core's pinned-memory
  * {@code Buffer}. Allocate it from the context ({@link GpuContext#allocateHost(long)}), fill it once
- * with the bulk {@code put} methods or through a view, and upload from it as often as needed
+ * with {@link #put(long, HostArray)} or through a view, and upload from it as often as needed
  * ({@link DeviceBuffer#upload(HostBuffer, GpuStream)}); or download into it and read the result with
- * {@code get} or a view. Arrays and ordinary buffers go through staging memory instead, which costs
- * one more pass over the data on the host (docs/runtime.md, "Which copy to use").
+ * {@link #get(long, HostArray)} or a view. Arrays and ordinary buffers ({@link HostArray}) go through
+ * staging memory instead, which costs one more pass over the data on the host (docs/runtime.md,
+ * "Which copy to use").
  *
  * <p><b>Ordering.</b> A copy reads (upload) or writes (download) this memory when it runs on its
  * stream, after the work enqueued there before it, not when it is enqueued. So after an upload from
@@ -40,7 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (like PyTorch's caching host allocator), so a pending copy never reads or writes memory that
  * someone else got. From {@link #close()} on, the buffer is unusable whether copies are pending or
  * not: every method except {@link #byteSize()}, {@link #isClosed()}, {@code toString} and
- * {@code close} throws a {@link GpuException} (the {@code put}s, the {@code get}s, every
+ * {@code close} throws a {@link GpuException} ({@code put}, {@code get}, every
  * {@code as...Buffer()} view, and copies from or into it). A view taken before close cannot be
  * revoked and must not be used any more: until the pending copies end it races them, and after that
  * it may see another buffer's bytes, or, once the context has released the memory, crash the JVM like
@@ -53,231 +48,52 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of the typed methods and views is the platform's, as on the device. Thread-safe; concurrent puts
  * and gets into disjoint ranges need no coordination.
  */
-public final class HostBuffer implements AutoCloseable {
-
-	private final State state;
-
-	private final Cleaner.Cleanable cleanable;
-
-	HostBuffer(State state) {
-		this.state = state;
-		this.cleanable = Leaks.CLEANER.register(this, state);
-	}
+public interface HostBuffer extends AutoCloseable {
 
 	/** Size in bytes, as allocated. */
-	public long byteSize() {
-		return this.state.bytes;
-	}
+	long byteSize();
 
-	public boolean isClosed() {
-		return this.state.closed.get();
-	}
-
-	// ---- views ------------------------------------------------------------------------------------
+	/** Whether it was closed (or its context was). */
+	boolean isClosed();
 
 	/**
 	 * A view of the whole buffer in native byte order, position 0 and limit {@link #byteSize()}; each
 	 * call returns an independent view. Valid until {@link #close()}.
 	 */
-	public ByteBuffer asByteBuffer() {
-		return this.state.view();
-	}
+	ByteBuffer asByteBuffer();
 
 	/** {@link #asByteBuffer()} as floats (element {@code i} at byte {@code 4 * i}). */
-	public FloatBuffer asFloatBuffer() {
-		return this.state.view().asFloatBuffer();
-	}
+	FloatBuffer asFloatBuffer();
 
 	/** {@link #asByteBuffer()} as ints. */
-	public IntBuffer asIntBuffer() {
-		return this.state.view().asIntBuffer();
-	}
+	IntBuffer asIntBuffer();
 
 	/** {@link #asByteBuffer()} as longs. */
-	public LongBuffer asLongBuffer() {
-		return this.state.view().asLongBuffer();
-	}
+	LongBuffer asLongBuffer();
 
 	/** {@link #asByteBuffer()} as doubles. */
-	public DoubleBuffer asDoubleBuffer() {
-		return this.state.view().asDoubleBuffer();
-	}
-
-	// ---- bulk puts: checked against pending copies -------------------------------------------------
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, byte[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	/** Writes {@code length} bytes of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, byte[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, length, true).put(src, offset, length);
-		return this;
-	}
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, float[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	/** Writes {@code length} floats of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, float[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Float.BYTES * length, true).asFloatBuffer().put(src, offset, length);
-		return this;
-	}
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, int[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	/** Writes {@code length} ints of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, int[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Integer.BYTES * length, true).asIntBuffer().put(src, offset, length);
-		return this;
-	}
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, long[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	/** Writes {@code length} longs of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, long[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Long.BYTES * length, true).asLongBuffer().put(src, offset, length);
-		return this;
-	}
-
-	/** Writes {@code src} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, double[] src) {
-		Objects.requireNonNull(src, "src");
-		return put(byteOffset, src, 0, src.length);
-	}
-
-	/** Writes {@code length} doubles of {@code src} from index {@code offset} at byte {@code byteOffset}. */
-	public HostBuffer put(long byteOffset, double[] src, int offset, int length) {
-		Objects.requireNonNull(src, "src");
-		Objects.checkFromIndexSize(offset, length, src.length);
-		this.state.range(byteOffset, (long) Double.BYTES * length, true).asDoubleBuffer().put(src, offset, length);
-		return this;
-	}
+	DoubleBuffer asDoubleBuffer();
 
 	/**
-	 * Writes the remaining bytes of {@code src} (its byte order is kept as is) at byte
-	 * {@code byteOffset}; {@code src}'s position is not changed.
+	 * Writes the elements of {@code src} at byte {@code byteOffset} (arrays in the platform's byte order,
+	 * as the typed views read them; a {@code ByteBuffer}'s bytes as they are), e.g.
+	 * {@code put(0, HostArray.of(floats))} or {@code put(64, HostArray.of(floats, 16, 8))}. Checked
+	 * against the pending copies (see "Ordering" above).
+	 * @return this buffer
+	 * @throws InvalidBufferRangeException when {@code src}'s bytes do not fit at that offset
+	 * @throws GpuException when a pending copy uses those bytes, or this buffer is closed
 	 */
-	public HostBuffer put(long byteOffset, ByteBuffer src) {
-		Objects.requireNonNull(src, "src");
-		this.state.range(byteOffset, src.remaining(), true).put(src.duplicate());
-		return this;
-	}
-
-	// ---- bulk gets ----------------------------------------------------------------------------------
-
-	/** Reads {@code dst.length} bytes from byte {@code byteOffset} into {@code dst}. */
-	public HostBuffer get(long byteOffset, byte[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	/** Reads {@code length} bytes from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	public HostBuffer get(long byteOffset, byte[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, length, false).get(dst, offset, length);
-		return this;
-	}
-
-	/** Reads {@code dst.length} floats from byte {@code byteOffset} into {@code dst}. */
-	public HostBuffer get(long byteOffset, float[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	/** Reads {@code length} floats from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	public HostBuffer get(long byteOffset, float[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Float.BYTES * length, false).asFloatBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	/** Reads {@code dst.length} ints from byte {@code byteOffset} into {@code dst}. */
-	public HostBuffer get(long byteOffset, int[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	/** Reads {@code length} ints from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	public HostBuffer get(long byteOffset, int[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Integer.BYTES * length, false).asIntBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	/** Reads {@code dst.length} longs from byte {@code byteOffset} into {@code dst}. */
-	public HostBuffer get(long byteOffset, long[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	/** Reads {@code length} longs from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	public HostBuffer get(long byteOffset, long[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Long.BYTES * length, false).asLongBuffer().get(dst, offset, length);
-		return this;
-	}
-
-	/** Reads {@code dst.length} doubles from byte {@code byteOffset} into {@code dst}. */
-	public HostBuffer get(long byteOffset, double[] dst) {
-		Objects.requireNonNull(dst, "dst");
-		return get(byteOffset, dst, 0, dst.length);
-	}
-
-	/** Reads {@code length} doubles from byte {@code byteOffset} into {@code dst} from index {@code offset}. */
-	public HostBuffer get(long byteOffset, double[] dst, int offset, int length) {
-		Objects.requireNonNull(dst, "dst");
-		Objects.checkFromIndexSize(offset, length, dst.length);
-		this.state.range(byteOffset, (long) Double.BYTES * length, false).asDoubleBuffer().get(dst, offset, length);
-		return this;
-	}
+	HostBuffer put(long byteOffset, HostArray src);
 
 	/**
-	 * Reads {@code dst.remaining()} bytes from byte {@code byteOffset} into {@code dst} (from its
-	 * position; the position is not changed).
+	 * Reads {@code dst.byteSize()} bytes from byte {@code byteOffset} into {@code dst}; it holds them
+	 * when this returns. Checked against the pending downloads (see "Ordering" above).
+	 * @return this buffer
+	 * @throws InvalidBufferRangeException when those bytes do not lie within this buffer
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}
+	 * @throws GpuException when a pending download writes those bytes, or this buffer is closed
 	 */
-	public HostBuffer get(long byteOffset, ByteBuffer dst) {
-		Objects.requireNonNull(dst, "dst");
-		if (dst.isReadOnly()) {
-			throw new IllegalArgumentException("The destination is a read-only buffer");
-		}
-		dst.duplicate().put(this.state.range(byteOffset, dst.remaining(), false));
-		return this;
-	}
-
-	// ---- for copies ---------------------------------------------------------------------------------
-
-	/** The bookkeeping a copy uses, after checking this buffer may be used with {@code context}. */
-	State stateFor(GpuContext context) {
-		context.ensureSame(this.state.context, "Host buffer");
-		this.state.checkUsable();
-		return this.state;
-	}
+	HostBuffer get(long byteOffset, HostArray dst);
 
 	/**
 	 * Closes the buffer at once, without waiting for its copies: from now on every method but
@@ -285,156 +101,7 @@ public final class HostBuffer implements AutoCloseable {
 	 * pending keep the memory out of the pool until they end; it goes back to the context's pool then
 	 * (see "Ownership" above). Idempotent; a no-op once the context has closed (it released the memory).
 	 */
-	@Override
-	public void close() {
-		this.state.explicit = true;
-		this.cleanable.clean();
-	}
+	void close();
 
-	@Override
-	public String toString() {
-		return "HostBuffer[" + byteSize() + " bytes" + (isClosed() ? ", closed" : "") + "]";
-	}
-
-	/**
-	 * A copy that reads or writes a host buffer and has not ended yet; {@code what} names it in errors
-	 * (its {@code toString}, built only then).
-	 */
-	record PendingCopy(Object what, boolean writesHost, long from, long to) {
-	}
-
-	/** What the release needs; shared with the leak cleaner and the context, so it must not refer to the buffer. */
-	static final class State implements Runnable {
-
-		final GpuContext context;
-
-		private final HostMemory owner;
-
-		/** The pool's block, whose capacity may exceed {@link #bytes}. */
-		final ByteBuffer block;
-
-		/** The first {@link #bytes} bytes of {@link #block}, position 0. */
-		private final ByteBuffer region;
-
-		final long bytes;
-
-		private final Throwable site;
-
-		final AtomicBoolean closed = new AtomicBoolean();
-
-		private volatile boolean explicit;
-
-		// guarded by this
-		private final List<PendingCopy> pending = new ArrayList<>(2);
-
-		// guarded by this: whether the block went back (to the pool, or with the context)
-		private boolean released;
-
-		State(GpuContext context, HostMemory owner, ByteBuffer block, long bytes, Throwable site) {
-			this.context = context;
-			this.owner = owner;
-			this.block = block;
-			this.region = block.duplicate().clear().limit((int) bytes).slice();
-			this.bytes = bytes;
-			this.site = site;
-		}
-
-		void checkUsable() {
-			this.context.ensureOpen();
-			if (this.closed.get()) {
-				throw new GpuException("Host buffer of " + this.bytes + " bytes used after it was closed");
-			}
-		}
-
-		ByteBuffer view() {
-			checkUsable();
-			return this.region.duplicate().order(ByteOrder.nativeOrder());
-		}
-
-		/** The memory from {@code offset} on, for a copy's DMA; position 0. */
-		ByteBuffer at(long offset) {
-			return this.region.duplicate().position((int) offset).slice();
-		}
-
-		/**
-		 * A native-order view of {@code bytes} bytes at {@code offset} for a put ({@code write}) or a
-		 * get, after checking the range and the copies pending on it.
-		 */
-		ByteBuffer range(long offset, long bytes, boolean write) {
-			checkUsable();
-			checkRange(offset, bytes, write ? "write" : "read");
-			synchronized (this) {
-				for (PendingCopy copy : this.pending) {
-					if ((write || copy.writesHost) && copy.from < offset + bytes && offset < copy.to) {
-						throw new GpuException("Host buffer of " + this.bytes + " bytes: cannot " + (write ? "write" : "read")
-								+ " bytes " + offset + " to " + (offset + bytes) + " while the " + copy.what
-								+ " is pending on them; wait for that copy's future first");
-					}
-				}
-			}
-			return this.region.duplicate().position((int) offset).limit((int) (offset + bytes)).slice()
-				.order(ByteOrder.nativeOrder());
-		}
-
-		/** Rejects {@code bytes} bytes at {@code offset} unless they lie within the buffer; {@code what} names the access. */
-		void checkRange(long offset, long bytes, String what) {
-			if (offset < 0 || bytes < 0 || offset > this.bytes || bytes > this.bytes - offset) {
-				throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
-						+ " does not fit a host buffer of " + this.bytes + " bytes");
-			}
-		}
-
-		/** Registers a copy before it is enqueued; it ends with {@link #end}. */
-		PendingCopy begin(Object what, boolean writesHost, long offset, long bytes) {
-			PendingCopy copy = new PendingCopy(what, writesHost, offset, offset + bytes);
-			synchronized (this) {
-				checkUsable();
-				this.pending.add(copy);
-			}
-			return copy;
-		}
-
-		/** A copy has ended (or was never enqueued): releases the memory if the buffer was closed meanwhile. */
-		void end(PendingCopy copy) {
-			boolean release;
-			synchronized (this) {
-				this.pending.remove(copy);
-				release = this.closed.get() && this.pending.isEmpty() && !this.released;
-				this.released |= release;
-			}
-			if (release) {
-				this.owner.release(this);
-			}
-		}
-
-		@Override
-		public void run() {
-			if (!this.closed.compareAndSet(false, true)) {
-				return;
-			}
-			if (!this.explicit) {
-				Leaks.report("Host buffer of " + this.bytes + " bytes", this.site);
-			}
-			boolean release;
-			synchronized (this) {
-				release = this.pending.isEmpty() && !this.released;
-				this.released |= release;
-			}
-			if (release) {
-				this.owner.release(this);
-			}
-		}
-
-		/** The context is closing and releases the block itself; returns whether it still had it. */
-		boolean releaseAtShutdown() {
-			this.closed.set(true);
-			synchronized (this) {
-				boolean had = !this.released;
-				this.released = true;
-				return had;
-			}
-		}
-
-	}
 
 }

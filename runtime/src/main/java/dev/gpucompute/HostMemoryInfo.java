@@ -3,8 +3,8 @@ package dev.gpucompute;
 /**
  * A snapshot of the host memory a context holds for copies ({@link GpuContext#hostMemory()}):
  * page-locked on CUDA, off-heap on the CPU backend. All of it comes from one pool, capped by
- * {@link GpuContext.Builder#stagingCache(long)} for what is kept between uses. The staging that
- * array and buffer copies hold at once is bounded by {@link GpuContext.Builder#stagingBudget(long)};
+ * {@link GpuContextBuilder#stagingCache(long)} for what is kept between uses. The staging that
+ * array and buffer copies hold at once is bounded by {@link GpuContextBuilder#stagingBudget(long)};
  * host buffers are not.
  *
  * @param hostBufferBytes bytes held by {@link HostBuffer}s: open ones, and closed ones whose copies

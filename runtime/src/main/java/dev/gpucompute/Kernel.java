@@ -2,70 +2,26 @@ package dev.gpucompute;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
-
-import dev.gpucompute.spi.NativeKernel;
 
 /**
  * A kernel loaded into a {@link GpuContext}, ready to launch through {@link GpuLauncher}. Obtained
  * from {@link GpuLauncher#load(KernelSource)} or {@link GpuLauncher#kernel(String)}; owned by the
  * context (unloaded when it closes), so there is nothing to close. Thread-safe.
  */
-public final class Kernel {
+public interface Kernel {
 
-	private final GpuContext context;
+	/** The kernel's name, as its source gives it. */
+	String name();
 
-	private final KernelSource source;
+	/** The source it was loaded from. */
+	KernelSource source();
 
-	private final NativeKernel handle;
-
-	final LongAdder launches = new LongAdder();
-
-	final LongAdder errors = new LongAdder();
-
-	final LongAdder timedLaunches = new LongAdder();
-
-	final LongAdder timedNanos = new LongAdder();
-
-	/** Sampling counter for {@link KernelTiming#SAMPLED}; racy increments only make sampling uneven. */
-	int sampleCounter;
-
-	Kernel(GpuContext context, KernelSource source, NativeKernel handle) {
-		this.context = context;
-		this.source = source;
-		this.handle = handle;
-	}
-
-	public String name() {
-		return this.source.name();
-	}
-
-	public KernelSource source() {
-		return this.source;
-	}
-
-	public List<ParamType> params() {
-		return this.source.params();
-	}
+	/** Its parameter types, in order: what launches are checked against. */
+	List<ParamType> params();
 
 	/** Launch, error and device-time counts since the kernel was loaded. */
-	public KernelStats stats() {
-		return new KernelStats(name(), this.launches.sum(), this.errors.sum(), this.timedLaunches.sum(),
-				Duration.ofNanos(this.timedNanos.sum()));
-	}
+	KernelStats stats();
 
-	GpuContext context() {
-		return this.context;
-	}
-
-	NativeKernel handle() {
-		return this.handle;
-	}
-
-	@Override
-	public String toString() {
-		return "Kernel[" + name() + this.source.params() + "]";
-	}
 
 	/**
 	 * Launch figures of one kernel.

@@ -282,8 +282,12 @@ public final class KernelSource {
 		return differenceFrom(other) == null;
 	}
 
-	/** What differs from {@code other}, in words, or {@code null} when nothing does. */
-	String differenceFrom(KernelSource other) {
+	/**
+	 * What differs from {@code other}, in words ("its parameters are [INT], not [FLOAT]"), or
+	 * {@code null} when {@link #sameCode(KernelSource)}: for the message that refuses a different
+	 * kernel under a name already loaded.
+	 */
+	public String differenceFrom(KernelSource other) {
 		Objects.requireNonNull(other, "other");
 		if (!Arrays.equals(this.params, other.params)) {
 			return "its parameters are " + List.of(this.params) + ", not " + List.of(other.params);

@@ -4,8 +4,8 @@ import java.util.Locale;
 
 /**
  * A request for more pooled streams at once than the pool can ever lease together: more than its
- * maximum size ({@link GpuContext.Builder#maxSize(int)}, {@code gpu.streams.max-size} in Spring), or
- * more than the limit of the request's priority ({@link GpuContext.Builder#priorityLimit(StreamPriority, int)},
+ * maximum size ({@link GpuContextBuilder#maxSize(int)}, {@code gpu.streams.max-size} in Spring), or
+ * more than the limit of the request's priority ({@link GpuContextBuilder#priorityLimit(StreamPriority, int)},
  * {@code gpu.streams.priority-limits.normal} / {@code .high}). Raised by {@link StreamPool#acquireAll}
  * and {@link GpuLauncher#parallel(java.util.List)} before anything is leased, since waiting could never
  * satisfy the request. Also raised, by {@link StreamPool#acquire} too, when the request fits the pool
@@ -67,8 +67,8 @@ public class PoolTooSmallException extends GpuException {
 			int heldByCaller) {
 		String bound = priorityLimited
 				? "at most " + maxLeasable + " streams of priority " + priority + " may be leased at once (its limit: "
-						+ "GpuContext.Builder.priorityLimit, " + property(priority, true) + ")"
-				: "the stream pool never holds more than " + maxLeasable + " (its maximum size: GpuContext.Builder.maxSize, "
+						+ "GpuContextBuilder.priorityLimit, " + property(priority, true) + ")"
+				: "the stream pool never holds more than " + maxLeasable + " (its maximum size: GpuContextBuilder.maxSize, "
 						+ property(priority, false) + ")";
 		if (heldByCaller > 0) {
 			return "Cannot lease " + requested + " more stream" + ((requested == 1) ? "" : "s") + " while this thread "

@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * An array or buffer copy found no room in its context's staging budget
- * ({@link GpuContext.Builder#stagingBudget(long)}) within the staging timeout: the page-locked
+ * ({@link GpuContextBuilder#stagingBudget(long)}) within the staging timeout: the page-locked
  * memory copies stage through was held by other copies all that time. Nothing of the copy was
  * enqueued and it holds nothing. Like {@link PoolExhaustedException}, a sign of a busy GPU: retry
  * later, raise the budget or the timeout, or copy large data through a {@link HostBuffer}, which

@@ -1,9 +1,6 @@
 package dev.gpucompute;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.lang.ref.Cleaner;
-import java.util.concurrent.ScheduledFuture;
+
 
 /**
  * Exclusive use of one pooled stream until {@link #close()}. Use it with try-with-resources:
@@ -25,175 +22,19 @@ import java.util.concurrent.ScheduledFuture;
  * acquisition site. Without it, such a stream stays out of the pool until the context closes: the
  * safety net costs more than the lease itself, so it is paid only when asked for.
  */
-public final class StreamLease implements AutoCloseable {
-
-	private final Release release;
-
-	private final GpuStream stream;
-
-	private final Cleaner.Cleanable cleanable;
-
-	StreamLease(StreamPool pool, PoolSlot slot, long acquiredAt, Throwable site) {
-		if (site == null) {
-			site = Leaks.site(LeakTracker.active(), "Stream lease");
-		}
-		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
-		this.stream = new GpuStream(pool.context(), slot.stream, StreamKind.POOLED, slot.priority, this.release, null);
-		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
-		LeakTracker.acquired(this.release);
-	}
+public interface StreamLease extends AutoCloseable {
 
 	/** The leased stream; valid until this lease is closed. */
-	public GpuStream stream() {
-		return this.stream;
-	}
+	GpuStream stream();
 
 	/** Whether this lease has been closed. */
-	public boolean isClosed() {
-		return this.release.isClosed();
-	}
+	boolean isClosed();
 
 	/** Nanos since the lease was granted ({@link System#nanoTime()} based). */
-	public long heldNanos() {
-		return System.nanoTime() - this.release.acquiredAt;
-	}
-
-	void leakTask(ScheduledFuture<?> task) {
-		this.release.leakTask = task;
-	}
-
-	Throwable site() {
-		return this.release.site;
-	}
-
-	Release release() {
-		return this.release;
-	}
+	long heldNanos();
 
 	/** Returns the stream to the pool. Idempotent. */
-	@Override
-	public void close() {
-		if (this.release.returnStream() && this.cleanable != null) {
-			this.cleanable.clean();
-		}
-	}
+	void close();
 
-	@Override
-	public String toString() {
-		return "StreamLease[" + this.stream.name() + (isClosed() ? ", closed" : "") + "]";
-	}
-
-	/**
-	 * The part that outlives the lease object for the {@link Leaks#CLEANER}; it must not refer to it.
-	 * Its closed flag is decided under the pool's lock (see {@link StreamPool#release}), which the
-	 * return takes anyway: a separate compare-and-set would add a second fence to every close.
-	 */
-	static final class Release implements Runnable, Tracked {
-
-		private static final VarHandle CLOSED;
-
-		static {
-			try {
-				CLOSED = MethodHandles.lookup().findVarHandle(Release.class, "closed", boolean.class);
-			}
-			catch (ReflectiveOperationException ex) {
-				throw new ExceptionInInitializerError(ex);
-			}
-		}
-
-		private final StreamPool pool;
-
-		private final PoolSlot slot;
-
-		private final long acquiredAt;
-
-		private final Throwable site;
-
-		private final String thread;
-
-		/** Written only under the pool's lock; read without it through {@link #isClosed()}. */
-		private boolean closed;
-
-		private volatile ScheduledFuture<?> leakTask;
-
-		Release(StreamPool pool, PoolSlot slot, long acquiredAt, Throwable site, String thread) {
-			this.pool = pool;
-			this.slot = slot;
-			this.acquiredAt = acquiredAt;
-			this.site = site;
-			this.thread = thread;
-		}
-
-		long acquiredAt() {
-			return this.acquiredAt;
-		}
-
-		String thread() {
-			return this.thread;
-		}
-
-		PoolSlot slot() {
-			return this.slot;
-		}
-
-		boolean isClosed() {
-			return (boolean) CLOSED.getAcquire(this);
-		}
-
-		/** Marks this lease closed; the caller holds the pool's lock. False when it already was. */
-		boolean markClosed() {
-			if (this.closed) {
-				return false;
-			}
-			CLOSED.setRelease(this, true);
-			return true;
-		}
-
-		/** Returns the stream once; false when this lease was already closed. */
-		boolean returnStream() {
-			if (!this.pool.release(this, System.nanoTime() - this.acquiredAt)) {
-				return false;
-			}
-			ScheduledFuture<?> task = this.leakTask;
-			if (task != null) {
-				task.cancel(false);
-			}
-			return true;
-		}
-
-		@Override
-		public GpuContext context() {
-			return this.pool.context();
-		}
-
-		@Override
-		public LeakTracker.Kind kind() {
-			return LeakTracker.Kind.STREAM_LEASE;
-		}
-
-		@Override
-		public boolean isOpen() {
-			return !isClosed();
-		}
-
-		@Override
-		public String describe() {
-			return "Stream lease of " + this.slot.stream.name();
-		}
-
-		@Override
-		public Throwable acquisitionSite() {
-			return this.site;
-		}
-
-		/** Called by the cleaner when the lease became unreachable without being closed. */
-		@Override
-		public void run() {
-			if (returnStream()) {
-				Leaks.report("Stream lease of " + this.slot.stream.name(), this.site);
-			}
-		}
-
-	}
 
 }

@@ -1,7 +1,5 @@
 package dev.gpucompute;
 
-import java.util.AbstractList;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -19,58 +17,17 @@ import java.util.List;
  * is harmless, as for one lease. The code that acquired the group owns it and closes it; closing a
  * lease of the group on its own first is allowed.
  */
-public final class StreamLeases extends AbstractList<StreamLease> implements AutoCloseable {
+public interface StreamLeases extends List<StreamLease>, AutoCloseable {
 
-	private final List<StreamLease> leases;
 
-	StreamLeases(List<StreamLease> leases) {
-		this.leases = List.copyOf(leases);
-	}
-
-	@Override
-	public StreamLease get(int index) {
-		return this.leases.get(index);
-	}
-
-	@Override
-	public int size() {
-		return this.leases.size();
-	}
 
 	/** The stream of lease {@code index}: {@code get(index).stream()}. */
-	public GpuStream stream(int index) {
-		return this.leases.get(index).stream();
-	}
+	GpuStream stream(int index);
 
 	/** The leased streams, in the order of the leases. */
-	public List<GpuStream> streams() {
-		List<GpuStream> streams = new ArrayList<>(this.leases.size());
-		for (StreamLease lease : this.leases) {
-			streams.add(lease.stream());
-		}
-		return List.copyOf(streams);
-	}
+	List<GpuStream> streams();
 
 	/** Closes every lease; see the class comment for failures. Idempotent. */
-	@Override
-	public void close() {
-		RuntimeException failure = null;
-		for (StreamLease lease : this.leases) {
-			try {
-				lease.close();
-			}
-			catch (RuntimeException ex) {
-				if (failure == null) {
-					failure = ex;
-				}
-				else {
-					failure.addSuppressed(ex);
-				}
-			}
-		}
-		if (failure != null) {
-			throw failure;
-		}
-	}
+	void close();
 
 }

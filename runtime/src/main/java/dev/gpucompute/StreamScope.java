@@ -12,33 +12,9 @@ package dev.gpucompute;
  *
  * Must be closed on the thread that opened it; closing twice is harmless.
  */
-public final class StreamScope implements AutoCloseable {
+public interface StreamScope extends AutoCloseable {
 
-	private final ContextLauncher launcher;
-
-	private final GpuStream previous;
-
-	private final Thread thread;
-
-	private boolean closed;
-
-	StreamScope(ContextLauncher launcher, GpuStream previous) {
-		this.launcher = launcher;
-		this.previous = previous;
-		this.thread = Thread.currentThread();
-	}
-
-	@Override
-	public void close() {
-		if (this.closed) {
-			return;
-		}
-		if (Thread.currentThread() != this.thread) {
-			throw new GpuException("A stream scope must be closed on the thread that opened it ('"
-					+ this.thread.getName() + "'), not on '" + Thread.currentThread().getName() + "'");
-		}
-		this.closed = true;
-		this.launcher.restore(this.previous);
-	}
+	/** Ends the scope: the stream current before it is current again. */
+	void close();
 
 }

@@ -22,6 +22,11 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.internal.context.ContextImpl;
+import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.memory.CopyFaults;
+import dev.gpucompute.internal.stream.StreamHandle;
+
 /**
  * A thread waiting for a copy's future runs its completion itself when that is offered while it
  * spins, instead of waiting for the hand-off to a completion thread; the completion runs once
@@ -92,7 +97,7 @@ class CompletionFutureTest {
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
 			IllegalStateException broken = new IllegalStateException("broken completion");
-			CompletableFuture<Void> future = context.whenDone(context.defaultStream().use(),
+			CompletableFuture<Void> future = ((ContextImpl) context).whenDone(StreamHandle.of(context.defaultStream()).use(),
 					(CompletableFuture<Void> done, GpuException failure) -> {
 						throw broken;
 					});
@@ -264,13 +269,13 @@ class CompletionFutureTest {
 					start.await();
 					SplittableRandom random = new SplittableRandom(seed);
 					try (StreamLease lease = context.streams().acquire();
-							DeviceBuffer device = context.launcher().allocate(bytes);
+							DeviceBuffer device = context.launcher().allocate(bytes, ElementType.BYTE);
 							HostBuffer host = context.allocateHost(bytes)) {
 						GpuStream stream = lease.stream();
 						for (int round = 0; round < rounds; round++) {
 							byte[] data = new byte[bytes];
 							random.nextBytes(data);
-							host.put(0, data);
+							host.put(0, HostArray.of(data));
 							CompletableFuture<Void> up = device.upload(host, stream);
 							// A stage added while the copy is still pending runs on the thread that
 							// completes it; one added after would run here whatever the runtime did.
@@ -287,14 +292,14 @@ class CompletionFutureTest {
 								completedOn.add(completer.get().getName());
 							}
 							byte[] back = new byte[bytes];
-							device.download(back, stream).join();
+							device.download(HostArray.of(back), stream).join();
 							assertThat(back).isEqualTo(data);
 							random.nextBytes(data);
-							device.upload(data, stream).join();
-							host.put(0, new byte[bytes]);
+							device.upload(HostArray.of(data), stream).join();
+							host.put(0, HostArray.of(new byte[bytes]));
 							device.download(host, stream).join();
 							byte[] inHost = new byte[bytes];
-							host.get(0, inHost);
+							host.get(0, HostArray.of(inHost));
 							assertThat(inHost).isEqualTo(data);
 						}
 					}
@@ -332,10 +337,10 @@ class CompletionFutureTest {
 		byte[] data = new byte[bytes];
 		new SplittableRandom(7).nextBytes(data);
 		byte[] back = new byte[bytes];
-		try (DeviceBuffer device = context.launcher().allocate(bytes)) {
-			device.upload(data).join();
-			context.copies().injectFaults((step, chunk) -> {
-				if (step == CopyPipeline.Faults.Step.UNPACK && Thread.currentThread() == waiter.get()
+		try (DeviceBuffer device = context.launcher().allocate(bytes, ElementType.BYTE)) {
+			device.upload(HostArray.of(data)).join();
+			ContextInternals.memory(context).injectFaults((step, chunk) -> {
+				if (step == CopyFaults.Step.UNPACK && Thread.currentThread() == waiter.get()
 						&& waiterUnpacks.incrementAndGet() == 1) {
 					unpacking.countDown();
 					try {
@@ -350,7 +355,7 @@ class CompletionFutureTest {
 				try {
 					// Until this thread wins the completion over the completion thread (it spins, so nearly always).
 					for (int i = 0; i < 1000 && waiterUnpacks.get() == 0; i++) {
-						device.download(back).join();
+						device.download(HostArray.of(back)).join();
 					}
 				}
 				catch (Throwable ex) {

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 class ContextBuilderTest {
 
@@ -36,8 +38,8 @@ class ContextBuilderTest {
 
 	@Test
 	void autoFallsBackToCpuWithTheReasonWhenNoCudaDeviceIsUsable() {
-		GpuContext.Selection cuda = GpuContext.select(Backend.CUDA, 0);
-		GpuContext.Selection auto = GpuContext.select(null, 0);
+		BackendSelection cuda = Backends.select(Backend.CUDA, 0);
+		BackendSelection auto = Backends.select(null, 0);
 		if (cuda.availability().available()) {
 			assertThat(auto.backend()).isEqualTo(Backend.CUDA);
 		}

@@ -4,6 +4,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.gpucompute.internal.memory.CopyFaults;
+
 /**
  * Lets tests outside this package make one step of a copy fail, as a refused driver call or a
  * failed allocation would: the step's {@code before} hook throws a {@link GpuException} whose
@@ -24,9 +26,9 @@ public final class CopyFaultInjection {
 	 * @return how many times it has failed so far (read it after the copy)
 	 */
 	public static AtomicInteger failAt(GpuContext context, String step, int chunk) {
-		CopyPipeline.Faults.Step target = CopyPipeline.Faults.Step.valueOf(step);
+		CopyFaults.Step target = CopyFaults.Step.valueOf(step);
 		AtomicInteger failures = new AtomicInteger();
-		context.copies().injectFaults((at, index) -> {
+		ContextInternals.memory(context).injectFaults((at, index) -> {
 			if (at == target && index == chunk) {
 				failures.incrementAndGet();
 				throw new GpuException(MESSAGE + ": " + step + " of chunk " + index);
@@ -42,8 +44,8 @@ public final class CopyFaultInjection {
 	 */
 	public static void pauseAt(GpuContext context, String step, int chunk, CountDownLatch reached,
 			CountDownLatch release) {
-		CopyPipeline.Faults.Step target = CopyPipeline.Faults.Step.valueOf(step);
-		context.copies().injectFaults((at, index) -> {
+		CopyFaults.Step target = CopyFaults.Step.valueOf(step);
+		ContextInternals.memory(context).injectFaults((at, index) -> {
 			if (at == target && index == chunk) {
 				reached.countDown();
 				try {
@@ -60,7 +62,7 @@ public final class CopyFaultInjection {
 	}
 
 	public static void clear(GpuContext context) {
-		context.copies().injectFaults(null);
+		ContextInternals.memory(context).injectFaults(null);
 	}
 
 }

@@ -28,7 +28,7 @@ class CopyThreadsCloseTest {
 			buffer.fill((byte) 0);
 			// Chunk 0's unpack holds the one copy thread; chunk 1's waits in its queue.
 			CopyFaultInjection.pauseAt(context, "UNPACK", 0, reached, release);
-			download = buffer.download(new float[2048]);
+			download = buffer.download(HostArray.of(new float[2048]));
 			assertThat(reached.await(10, TimeUnit.SECONDS)).as("chunk 0 is being unpacked").isTrue();
 		}
 		finally {

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-/** The cleaner returns what was dropped without being closed (DESIGN.md 3.11). */
+/** The cleaner returns what was dropped without being closed (docs/runtime.md, "Semantics", item 11). */
 class LeakSafetyNetTest {
 
 	@Test
@@ -58,7 +58,7 @@ class LeakSafetyNetTest {
 	@Test
 	void aDroppedHostBufferGoesBackToThePoolAfterItsPendingUpload() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).kernelTiming(KernelTiming.OFF)
-			.open(); DeviceBuffer device = context.launcher().allocate(4096)) {
+			.open(); DeviceBuffer device = context.launcher().allocate(4096, ElementType.BYTE)) {
 			java.util.concurrent.CompletableFuture<Void> upload = dropHostBufferWithAPendingUpload(context, device);
 			upload.join();
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -69,7 +69,7 @@ class LeakSafetyNetTest {
 			assertThat(context.hostMemory().hostBuffers()).as("host buffer released by the cleaner").isZero();
 			assertThat(context.hostMemory().cachedBytes()).as("its memory back in the pool").isGreaterThanOrEqualTo(4096);
 			float[] back = new float[1024];
-			device.download(back, device.stream()).join();
+			device.download(HostArray.of(back), device.stream()).join();
 			assertThat(back).containsOnly(3f);
 		}
 	}
@@ -79,7 +79,7 @@ class LeakSafetyNetTest {
 		HostBuffer host = context.allocateHost(4096);
 		float[] threes = new float[1024];
 		java.util.Arrays.fill(threes, 3f);
-		host.put(0, threes);
+		host.put(0, HostArray.of(threes));
 		return device.upload(host, device.stream());
 	}
 
@@ -93,7 +93,7 @@ class LeakSafetyNetTest {
 	private static void dropResources(GpuContext context) {
 		context.streams().acquire();
 		context.events().create();
-		context.launcher().allocate(1024);
+		context.launcher().allocate(1024, ElementType.BYTE);
 	}
 
 }

@@ -77,8 +77,8 @@ class LeakTrackerTest {
 			}
 		});
 		try (LeakTracker tracker = LeakTracker.start()) {
-			try (DeviceBuffer buffer = this.gpu.launcher().upload(new int[4])) {
-				buffer.download(new int[4]).join();
+			try (DeviceBuffer buffer = this.gpu.launcher().upload(HostArray.of(new int[4]))) {
+				buffer.download(HostArray.of(new int[4])).join();
 			}   // its free is enqueued on the default stream: briefly busy, done within the grace
 			assertThat(tracker.pendingWork(Duration.ofSeconds(5))).isEmpty();
 			try (StreamLease lease = this.gpu.streams().acquire()) {

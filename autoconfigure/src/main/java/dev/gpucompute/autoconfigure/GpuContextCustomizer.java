@@ -1,6 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Callback for beans that adjust the auto-configured {@link GpuContext} before it opens, for
@@ -16,6 +17,6 @@ public interface GpuContextCustomizer {
 	 * Customizes the builder; the backend and device are already chosen and should not be changed
 	 * here.
 	 */
-	void customize(GpuContext.Builder builder);
+	void customize(GpuContextBuilder builder);
 
 }

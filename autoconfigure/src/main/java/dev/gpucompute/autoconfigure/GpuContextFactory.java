@@ -22,6 +22,8 @@ import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.Backends;
+import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.spi.BackendSelection;
 
 /**
  * Opens the {@link GpuDevices} bean from {@link GpuProperties}: chooses the backend and the devices
@@ -113,8 +115,8 @@ final class GpuContextFactory {
 		return CompositeGpuListener.of(result);
 	}
 
-	private GpuContext.Builder builder(Backend requested, int cpuDevices, int ordinal, GpuListener listener) {
-		GpuContext.Builder builder = GpuContext.builder()
+	private GpuContextBuilder builder(Backend requested, int cpuDevices, int ordinal, GpuListener listener) {
+		GpuContextBuilder builder = GpuContext.builder()
 			.backend(requested)
 			.device(ordinal)
 			.cpuDevices(cpuDevices)
@@ -149,7 +151,7 @@ final class GpuContextFactory {
 		}
 		// Validated when the properties were bound.
 		DeviceSelection selection = DeviceSelection.parse(configured);
-		GpuContext.Selection first = GpuContext.select(requested, 0, cpuDevices);
+		BackendSelection first = Backends.select(requested, 0, cpuDevices);
 		Backend backend = first.backend();
 		if (backend != Backend.CPU && (first.provider() == null || !first.availability().available())) {
 			throw new BackendUnavailableException(backend, first.availability().reason(), null);
@@ -192,7 +194,7 @@ final class GpuContextFactory {
 		}
 		// Every device on the same backend: 'auto' must not run some devices on CUDA and others on the CPU.
 		for (int ordinal : ordinals) {
-			GpuContext.Selection device = GpuContext.select(requested, ordinal, cpuDevices);
+			BackendSelection device = Backends.select(requested, ordinal, cpuDevices);
 			if (device.backend() != backend || device.provider() == null || !device.availability().available()) {
 				throw new BackendUnavailableException(backend, "device " + ordinal + " of gpu.devices (" + selection
 						+ ") cannot be used: " + device.availability().reason(), null);
@@ -222,7 +224,7 @@ final class GpuContextFactory {
 	 * the one of that ordinal when {@code gpu.cpu.devices} has it, else device 0.
 	 */
 	private int chooseOrdinal(Backend requested, int ordinal, int cpuDevices) {
-		GpuContext.Selection selection = GpuContext.select(requested, ordinal, cpuDevices);
+		BackendSelection selection = Backends.select(requested, ordinal, cpuDevices);
 		if (requested == null) {
 			if (selection.backend() == Backend.CUDA) {
 				return ordinal;

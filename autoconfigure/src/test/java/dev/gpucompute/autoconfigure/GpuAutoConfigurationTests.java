@@ -27,6 +27,8 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
@@ -131,7 +133,7 @@ class GpuAutoConfigurationTests {
 	@Test
 	void autoBackendFallsBackToCpuWhenTheCudaDriverCannotLoad() {
 		// JCuda and its natives are on the test class path, so CUDA is really probed; this machine has no driver.
-		GpuContext.Selection cuda = GpuContext.select(Backend.CUDA, 0);
+		BackendSelection cuda = Backends.select(Backend.CUDA, 0);
 		assumeThat(cuda.availability().available()).as("a CUDA device is present").isFalse();
 		assertThat(cuda.provider()).as("the CUDA provider is on the class path").isNotNull();
 		this.runner.withPropertyValues("gpu.backend=auto").run((context) -> {
@@ -168,7 +170,7 @@ class GpuAutoConfigurationTests {
 
 	@Test
 	void cudaBackendWithoutDriverFailsStartUp() {
-		GpuContext.Selection cuda = GpuContext.select(Backend.CUDA, 0);
+		BackendSelection cuda = Backends.select(Backend.CUDA, 0);
 		assumeThat(cuda.availability().available()).as("a CUDA device is present").isFalse();
 		this.runner.withPropertyValues("gpu.backend=cuda").run((context) -> {
 			assertThat(context).hasFailed();
@@ -180,7 +182,7 @@ class GpuAutoConfigurationTests {
 
 	@Test
 	void cudaBackendWhenADeviceIsPresent() {
-		GpuContext.Selection cuda = GpuContext.select(Backend.CUDA, 0);
+		BackendSelection cuda = Backends.select(Backend.CUDA, 0);
 		assumeThat(cuda.availability().available()).as("a CUDA device is present").isTrue();
 		this.runner.withPropertyValues("gpu.backend=cuda")
 			.run((context) -> assertThat(context.getBean(GpuContext.class).backend()).isEqualTo(Backend.CUDA));
@@ -201,7 +203,7 @@ class GpuAutoConfigurationTests {
 
 	@Test
 	void autoFallbackIgnoresTheOrdinalWithoutCuda() {
-		assumeThat(GpuContext.select(Backend.CUDA, 0).availability().available()).as("a CUDA device is present")
+		assumeThat(Backends.select(Backend.CUDA, 0).availability().available()).as("a CUDA device is present")
 			.isFalse();
 		this.runner.withPropertyValues("gpu.device=3").run((context) -> {
 			GpuContext gpu = context.getBean(GpuContext.class);

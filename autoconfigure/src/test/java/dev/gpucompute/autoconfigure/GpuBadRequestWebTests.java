@@ -28,6 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
@@ -114,10 +115,10 @@ class GpuBadRequestWebTests {
 			java.util.Arrays.fill(y, 1);
 			try (StreamLease lease = this.pool.acquire();
 					StreamScope scope = this.launcher.useStream(lease.stream());
-					DeviceBuffer xs = this.launcher.upload(x);
-					DeviceBuffer ys = this.launcher.upload(y)) {
+					DeviceBuffer xs = this.launcher.upload(HostArray.of(x));
+					DeviceBuffer ys = this.launcher.upload(HostArray.of(y))) {
 				this.launcher.launch(this.saxpy, LaunchConfig.linear(n, 32), n, a, xs, ys);
-				ys.download(y, lease.stream()).join();
+				ys.download(HostArray.of(y), lease.stream()).join();
 			}
 			double sum = 0;
 			for (float value : y) {

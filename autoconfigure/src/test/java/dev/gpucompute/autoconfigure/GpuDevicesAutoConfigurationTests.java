@@ -24,11 +24,13 @@ import org.springframework.context.annotation.Configuration;
 import dev.gpucompute.Backend;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -234,9 +236,9 @@ class GpuDevicesAutoConfigurationTests {
 					float[] y = new float[4];
 					float value = gpu.device().ordinal() + 0.5f;
 					try (StreamLease lease = gpu.streams().acquire();
-							DeviceBuffer out = launcher.allocate(16)) {
+							DeviceBuffer out = launcher.allocate(16, ElementType.BYTE)) {
 						launcher.launch(lease.stream(), launcher.kernel("fill"), LaunchConfig.linear(4, 2), 4, value, out);
-						out.download(y, lease.stream()).join();
+						out.download(HostArray.of(y), lease.stream()).join();
 					}
 					assertThat(y).containsOnly(value);
 				}
@@ -325,7 +327,7 @@ class GpuDevicesAutoConfigurationTests {
 
 		BufferHolder(GpuContext device, List<String> log) {
 			this.device = device;
-			this.buffer = device.launcher().allocate(1024);
+			this.buffer = device.launcher().allocate(1024, ElementType.BYTE);
 			this.log = log;
 		}
 

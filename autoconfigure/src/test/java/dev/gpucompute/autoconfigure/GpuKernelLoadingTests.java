@@ -15,8 +15,10 @@ import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 import dev.gpucompute.Backend;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelCompilationException;
 import dev.gpucompute.KernelSource;
@@ -65,8 +67,8 @@ class GpuKernelLoadingTests {
 		this.runner.withClassLoader(TestKernels.withDefaultLocationKernels()).run((context) -> {
 			GpuLauncher launcher = context.getBean(GpuLauncher.class);
 			try (StreamLease lease = context.getBean(StreamPool.class).acquire();
-					DeviceBuffer x = launcher.allocate(16);
-					DeviceBuffer y = launcher.allocate(16)) {
+					DeviceBuffer x = launcher.allocate(16, ElementType.BYTE);
+					DeviceBuffer y = launcher.allocate(16, ElementType.BYTE)) {
 				assertThatExceptionOfType(UnsupportedBackendOperationException.class)
 					.isThrownBy(() -> launcher.launch(lease.stream(), launcher.kernel("saxpy"), LaunchConfig.linear(4, 4),
 							4, 1f, x, y))
@@ -90,10 +92,10 @@ class GpuKernelLoadingTests {
 				float[] y = { 1, 2, 3, 4, 5 };
 				try (StreamLease lease = context.getBean(StreamPool.class).acquire();
 						var scope = launcher.useStream(lease.stream());
-						DeviceBuffer xs = launcher.upload(new float[] { 10, 20, 30, 40, 50 });
-						DeviceBuffer ys = launcher.upload(y)) {
+						DeviceBuffer xs = launcher.upload(HostArray.of(new float[] { 10, 20, 30, 40, 50 }));
+						DeviceBuffer ys = launcher.upload(HostArray.of(y))) {
 					launcher.launch(saxpy, LaunchConfig.linear(5, 2), 5, 2f, xs, ys);
-					ys.download(y, lease.stream()).join();
+					ys.download(HostArray.of(y), lease.stream()).join();
 				}
 				assertThat(y).containsExactly(21, 42, 63, 84, 105);
 			});

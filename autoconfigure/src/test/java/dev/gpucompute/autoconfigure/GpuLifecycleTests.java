@@ -16,6 +16,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
@@ -108,7 +109,7 @@ class GpuLifecycleTests {
 				GpuLauncher launcher = context.getBean(GpuLauncher.class);
 				StreamPool pool = context.getBean(StreamPool.class);
 				StreamLease lease = pool.acquire();
-				DeviceBuffer buffer = launcher.allocate(64);
+				DeviceBuffer buffer = launcher.allocate(64, ElementType.BYTE);
 				launcher.launch(lease.stream(), launcher.kernel("blocking"), LaunchConfig.linear(1, 1), 1);
 				assertThat(this.started.await(10, TimeUnit.SECONDS)).isTrue();
 				Thread closer = new Thread(context::close, "closer");

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class GpuPropertiesMetadataTests {
 
-	/** The contract (DESIGN.md section 5): property and default as the metadata states it. */
+	/** The contract (docs/spring.md, "Properties"): property and default as the metadata states it. */
 	private static final Map<String, Object> DEFAULTS = new LinkedHashMap<>();
 
 	static {

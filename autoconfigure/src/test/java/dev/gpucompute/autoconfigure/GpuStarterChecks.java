@@ -17,6 +17,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -84,11 +85,11 @@ public final class GpuStarterChecks {
 		GpuLauncher launcher = context.getBean(GpuLauncher.class);
 		double usedBefore = registry.get(GpuMetrics.MEMORY_USED).gauge().value();
 		int n = 1 << 20;
-		try (DeviceBuffer buffer = launcher.upload(new int[n])) {
+		try (DeviceBuffer buffer = launcher.upload(HostArray.of(new int[n]))) {
 			assertThat(registry.get(GpuMetrics.MEMORY_USED).gauge().value()).isEqualTo(usedBefore + 4.0 * n);
 			launcher.launch(ADD_ONE, LaunchConfig.linear(n, 256), n, buffer);
 			int[] back = new int[n];
-			buffer.download(back, launcher.currentStream()).join();
+			buffer.download(HostArray.of(back), launcher.currentStream()).join();
 			assertThat(back[0]).isEqualTo(1);
 			assertThat(back[n - 1]).isEqualTo(1);
 		}

@@ -38,6 +38,7 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -174,10 +175,10 @@ class GpuWebApplicationTests {
 			}
 			try (StreamLease lease = this.pool.acquire();
 					StreamScope scope = this.launcher.useStream(lease.stream());
-					DeviceBuffer xs = this.launcher.upload(x);
-					DeviceBuffer ys = this.launcher.upload(y)) {
+					DeviceBuffer xs = this.launcher.upload(HostArray.of(x));
+					DeviceBuffer ys = this.launcher.upload(HostArray.of(y))) {
 				this.launcher.launch(this.launcher.kernel("saxpy"), LaunchConfig.linear(n, 128), n, a, xs, ys);
-				ys.download(y, lease.stream()).join();
+				ys.download(HostArray.of(y), lease.stream()).join();
 			}
 			double sum = 0;
 			for (float value : y) {

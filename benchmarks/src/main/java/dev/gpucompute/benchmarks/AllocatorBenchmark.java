@@ -19,6 +19,7 @@ import org.openjdk.jmh.annotations.TearDown;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
@@ -32,7 +33,7 @@ import dev.gpucompute.StreamLease;
  * synchronisation and maps it again at the next allocation.
  *
  * <ul>
- * <li>{@code ours_allocFreeSync}: {@code launcher.allocate(bytes)}, {@code close()},
+ * <li>{@code ours_allocFreeSync}: {@code launcher.allocate(bytes, ElementType.BYTE)}, {@code close()},
  * {@code stream.synchronize()}; {@code releaseThreshold} {@code max} keeps everything cached, {@code 0}
  * caches nothing (one driver allocation and free per round).</li>
  * <li>{@code cuda_allocAsyncFreeSync}: raw {@code cuMemAllocAsync}, {@code cuMemFreeAsync},
@@ -115,7 +116,7 @@ public class AllocatorBenchmark {
 
 	@Benchmark
 	public void ours_allocFreeSync(Ours state) {
-		DeviceBuffer buffer = state.launcher.callWithStream(state.stream, () -> state.launcher.allocate(state.bytes));
+		DeviceBuffer buffer = state.launcher.callWithStream(state.stream, () -> state.launcher.allocate(state.bytes, ElementType.BYTE));
 		buffer.close();
 		state.stream.synchronize();
 	}

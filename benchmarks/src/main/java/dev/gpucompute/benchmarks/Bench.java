@@ -11,6 +11,9 @@ import dev.gpucompute.ParamType;
 import dev.gpucompute.spi.Availability;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 /**
  * What the benchmarks share: opening a context or a raw backend (skipping cleanly without a
@@ -162,7 +165,7 @@ final class Bench {
 	 * machine without a device ends at once with the reason.
 	 */
 	static void requireAvailable(Backend backend) {
-		GpuContext.Selection selection = GpuContext.select(backend, 0);
+		BackendSelection selection = Backends.select(backend, 0);
 		Availability availability = selection.availability();
 		if (selection.provider() == null || !availability.available()) {
 			throw new SkippedException("SKIPPED: the " + backend + " backend is not available here: "
@@ -172,7 +175,7 @@ final class Bench {
 	}
 
 	/** Opens a context on device 0 of {@code backend}, after {@code settings}. */
-	static GpuContext open(Backend backend, UnaryOperator<GpuContext.Builder> settings) {
+	static GpuContext open(Backend backend, UnaryOperator<GpuContextBuilder> settings) {
 		requireAvailable(backend);
 		return settings.apply(GpuContext.builder().backend(backend).device(0).cpuThreads(THREADS)).open();
 	}
@@ -185,7 +188,7 @@ final class Bench {
 		requireAvailable(backend);
 		BackendConfig config = new BackendConfig(0, THREADS, Runtime.getRuntime().maxMemory(), Long.MAX_VALUE, List.of(),
 				null);
-		return GpuContext.select(backend, 0).provider().open(config);
+		return Backends.select(backend, 0).provider().open(config);
 	}
 
 }

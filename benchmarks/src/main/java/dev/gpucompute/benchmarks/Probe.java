@@ -2,6 +2,8 @@ package dev.gpucompute.benchmarks;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 /**
  * Says whether the CUDA variants can run here: exit status 0 and the device when a CUDA device is
@@ -13,7 +15,7 @@ public final class Probe {
 	}
 
 	public static void main(String[] args) {
-		GpuContext.Selection selection = GpuContext.select(Backend.CUDA, 0);
+		BackendSelection selection = Backends.select(Backend.CUDA, 0);
 		boolean usable = selection.provider() != null && selection.availability().available();
 		System.out.println((usable ? "CUDA available: " : "CUDA unavailable: ") + selection.availability().reason());
 		System.exit(usable ? 0 : 1);

@@ -26,9 +26,11 @@ import org.openjdk.jmh.annotations.TearDown;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.StreamLease;
 
 /**
@@ -38,8 +40,8 @@ import dev.gpucompute.StreamLease;
  * polled by one completion thread (before: one {@code cuStreamAddCallback} per upload).
  *
  * <ul>
- * <li>{@code ours_uploads}: {@link DeviceBuffer#upload(int[], GpuStream)} 10,000 times on a leased
- * stream, then {@code join()} of every future.</li>
+ * <li>{@code ours_uploads}: {@link DeviceBuffer#upload(HostArray, GpuStream)} of an {@code int[]}
+ * 10,000 times on a leased stream, then {@code join()} of every future.</li>
  * <li>{@code cuda_uploadsWithStreamCallback}: raw JCuda, the old path: {@code cuMemcpyHtoDAsync}
  * from page-locked memory plus {@code cuStreamAddCallback} per upload, then a wait for the last
  * callback.</li>
@@ -73,7 +75,8 @@ public class SmallUploadBenchmark {
 
 		DeviceBuffer device;
 
-		final int[] data = new int[BYTES / Integer.BYTES];
+		// Made once: the benchmark times the uploads, not the making of a HostArray.
+		final HostArray data = HostArray.of(new int[BYTES / Integer.BYTES]);
 
 		@SuppressWarnings("unchecked")
 		final CompletableFuture<Void>[] futures = new CompletableFuture[UPLOADS];
@@ -84,7 +87,7 @@ public class SmallUploadBenchmark {
 			GpuLauncher launcher = this.context.launcher();
 			this.lease = this.context.streams().acquire();
 			this.stream = this.lease.stream();
-			this.device = launcher.callWithStream(this.stream, () -> launcher.allocate(BYTES));
+			this.device = launcher.callWithStream(this.stream, () -> launcher.allocate(BYTES, ElementType.BYTE));
 		}
 
 		@TearDown(Level.Trial)

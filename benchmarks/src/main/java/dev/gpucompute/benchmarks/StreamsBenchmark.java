@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.TearDown;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
@@ -73,8 +74,8 @@ public class StreamsBenchmark {
 		this.launcher = this.context.launcher();
 		this.spin = this.launcher.load(Bench.SPIN);
 		this.work = (this.backend == Backend.CPU) ? this.cpuRounds : this.gpuCycles;
-		this.outA = this.launcher.allocate(8);
-		this.outB = this.launcher.allocate(8);
+		this.outA = this.launcher.allocate(8, ElementType.BYTE);
+		this.outB = this.launcher.allocate(8, ElementType.BYTE);
 		this.launcher.synchronize();
 		this.branches = List.of((stream) -> spin(stream, this.outA), (stream) -> spin(stream, this.outB));
 	}

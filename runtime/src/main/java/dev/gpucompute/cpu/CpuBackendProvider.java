@@ -10,6 +10,11 @@ import dev.gpucompute.spi.DeviceBackend;
 /** Provides the CPU backend, available on every machine as device 0. */
 public final class CpuBackendProvider implements BackendProvider {
 
+	@Override
+	public long defaultMemoryBudget() {
+		return machineMemoryBudget();
+	}
+
 	/**
 	 * The CPU backend's default memory budget per JVM: half the physical memory (the container's
 	 * limit where one applies) when its buffers come from {@code calloc} through JNA, since those
@@ -17,7 +22,7 @@ public final class CpuBackendProvider implements BackendProvider {
 	 * the maximum heap size, which is also the default {@code -XX:MaxDirectMemorySize}, when they are
 	 * direct buffers.
 	 */
-	public static long defaultMemoryBudget() {
+	public static long machineMemoryBudget() {
 		long heap = Runtime.getRuntime().maxMemory();
 		if (!DirectMemory.outsideDirectLimit()) {
 			return heap;

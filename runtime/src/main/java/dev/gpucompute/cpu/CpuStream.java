@@ -1,8 +1,6 @@
 package dev.gpucompute.cpu;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -27,15 +25,16 @@ import dev.gpucompute.spi.NativeStream;
  * back to its pool) moves the boundary: failures at or before it reach only waits registered
  * before it, so the next holder of the stream never sees them.
  *
- * <p>Thread-safe; all state is guarded by one monitor, held only for bookkeeping, never while work
- * runs or callbacks are called.
+ * <p>This class owns the queue and its sequence numbers, blocking waits, event marks and close;
+ * the failures are kept by {@link CpuStreamFailures}, the registered waits by
+ * {@link CpuStreamWaiters}, and the operations other than launches are {@link CpuStreamOps}.
+ *
+ * <p>Thread-safe; all state (the ledger's and the waits' included) is guarded by one monitor, held
+ * only for bookkeeping, never while work runs or callbacks are called.
  */
 final class CpuStream implements NativeStream {
 
 	private static final Logger log = LoggerFactory.getLogger(CpuStream.class);
-
-	/** Most failures attached to one report as suppressed; more are counted, not kept. */
-	private static final int MAX_SUPPRESSED = 8;
 
 	private final CpuDeviceBackend backend;
 
@@ -60,17 +59,11 @@ final class CpuStream implements NativeStream {
 	/** Sequence number of the last operation finished. */
 	private long completed;
 
-	/** Failures of operations up to here belong to a holder that has given the stream back. */
-	private long discardedThrough;
+	/** Failures not reported yet, and the discard boundary. */
+	private final CpuStreamFailures failures = new CpuStreamFailures();
 
-	/** Failures not reported yet, in operation order; usually empty. */
-	private List<Failure> failures;
-
-	/** Waits registered and not yet reached; usually empty. */
-	private List<Waiter> waiters;
-
-	/** The smallest target among {@link #waiters}, so that finishing an operation skips the scan. */
-	private long nextTarget = Long.MAX_VALUE;
+	/** Waits registered and not yet reached. */
+	private final CpuStreamWaiters waiters = new CpuStreamWaiters();
 
 	/** Threads blocked in a synchronisation of this stream. */
 	private int blocked;
@@ -114,68 +107,6 @@ final class CpuStream implements NativeStream {
 
 	}
 
-	/** A host task run by one worker. */
-	private static final class Task extends Op {
-
-		private final Runnable body;
-
-		Task(Runnable body) {
-			this.body = body;
-		}
-
-		@Override
-		boolean start(CpuStream stream) {
-			stream.backend.execute(stream.priority, () -> {
-				Throwable failure = null;
-				try {
-					this.body.run();
-				}
-				catch (Throwable ex) {
-					failure = ex;
-				}
-				stream.finish(this, failure);
-			});
-			return false;
-		}
-
-	}
-
-	/** Runs {@code action} inline, the moment the work before it is done. */
-	private static final class Inline extends Op {
-
-		private final Runnable action;
-
-		Inline(Runnable action) {
-			this.action = action;
-		}
-
-		@Override
-		boolean start(CpuStream stream) {
-			this.action.run();
-			return true;
-		}
-
-	}
-
-	/** Holds the stream until another stream reaches a point (an event's record). */
-	private static final class Wait extends Op {
-
-		private final CpuStream source;
-
-		private final long target;
-
-		Wait(CpuStream source, long target) {
-			this.source = source;
-			this.target = target;
-		}
-
-		@Override
-		boolean start(CpuStream stream) {
-			return this.source.whenReached(this.target, () -> stream.finish(this, null));
-		}
-
-	}
-
 	/** Appends an operation; starts it here when the stream is idle. */
 	void enqueue(Op op) {
 		synchronized (this.lock) {
@@ -194,7 +125,7 @@ final class CpuStream implements NativeStream {
 
 	/** Appends a host task run by one worker. */
 	void enqueueTask(Runnable task) {
-		enqueue(new Task(task));
+		enqueue(new CpuStreamOps.Task(this.backend, task));
 	}
 
 	/**
@@ -231,16 +162,16 @@ final class CpuStream implements NativeStream {
 			// Counted before the operation counts as finished, so that whoever waited for it sees the count.
 			this.backend.kernelFailed(kernel.kernelName(), kernel);
 		}
-		List<Waiter> reached = null;
+		List<CpuStreamWaiters.Waiter> reached = null;
 		Op next;
 		boolean orphan = false;
 		synchronized (this.lock) {
 			this.completed = op.seq;
 			if (failure != null) {
-				orphan = !keep(op.seq, failure);
+				orphan = !this.failures.keep(op.seq, failure, this.waiters::covers);
 			}
-			if (this.nextTarget <= op.seq) {
-				reached = takeReached(op.seq);
+			if (this.waiters.anyReachedAt(op.seq)) {
+				reached = this.waiters.takeReached(op.seq, this.failures);
 				this.calling++;
 			}
 			next = (this.abandoned == null) ? this.queue.pollFirst() : null;
@@ -274,151 +205,26 @@ final class CpuStream implements NativeStream {
 
 	// ---- failures ----------------------------------------------------------------------------------
 
-	private record Failure(long seq, GpuException error) {
-	}
-
-	/**
-	 * Keeps a failure for whoever waits for it; with the lock held. False when nobody can ever claim
-	 * it (its holder gave the stream back and left no wait covering it).
-	 */
-	private boolean keep(long seq, GpuException error) {
-		if (seq <= this.discardedThrough && !claimable(seq)) {
-			return false;
-		}
-		if (this.failures == null) {
-			this.failures = new ArrayList<>(2);
-		}
-		this.failures.add(new Failure(seq, error));
-		return true;
-	}
-
-	/** Whether a registered wait covers operation {@code seq}; with the lock held. */
-	private boolean claimable(long seq) {
-		if (this.waiters != null) {
-			for (Waiter waiter : this.waiters) {
-				if (waiter.claims && waiter.from < seq && seq <= waiter.target) {
-					return true;
-				}
-			}
-		}
-		return false;
-	}
-
-	/**
-	 * Takes the failures of operations in ({@code from}, {@code target}] as one report: the first,
-	 * with the rest suppressed. With the lock held; {@code null} when there are none.
-	 */
-	private GpuException claim(long from, long target) {
-		if (this.failures == null || this.failures.isEmpty()) {
-			return null;
-		}
-		GpuException first = null;
-		int suppressed = 0;
-		for (Iterator<Failure> iterator = this.failures.iterator(); iterator.hasNext();) {
-			Failure failure = iterator.next();
-			if (failure.seq <= from || failure.seq > target) {
-				continue;
-			}
-			iterator.remove();
-			if (first == null) {
-				first = failure.error;
-			}
-			else if (suppressed++ < MAX_SUPPRESSED && first != failure.error) {
-				first.addSuppressed(failure.error);
-			}
-		}
-		return first;
-	}
-
 	@Override
 	public void discardFailures() {
-		List<Failure> dropped = null;
+		List<GpuException> dropped;
 		synchronized (this.lock) {
-			this.discardedThrough = this.enqueued;
-			if (this.failures != null) {
-				for (Iterator<Failure> iterator = this.failures.iterator(); iterator.hasNext();) {
-					Failure failure = iterator.next();
-					if (failure.seq <= this.discardedThrough && !claimable(failure.seq)) {
-						iterator.remove();
-						if (dropped == null) {
-							dropped = new ArrayList<>(1);
-						}
-						dropped.add(failure);
-					}
-				}
-			}
+			dropped = this.failures.discardThrough(this.enqueued, this.waiters::covers);
 		}
 		if (dropped != null) {
-			for (Failure failure : dropped) {
+			for (GpuException failure : dropped) {
 				log.warn("Work on stream {} failed and its lease was returned without waiting for it: {}", this.name,
-						failure.error.getMessage());
+						failure.getMessage());
 			}
 		}
 	}
 
 	// ---- waiting -----------------------------------------------------------------------------------
 
-	/** A registered wait for the stream to reach {@code target}. */
-	private static final class Waiter {
-
-		final long target;
-
-		/** The boundary at registration: failures at or before it are not this waiter's. */
-		final long from;
-
-		/** Whether it takes the failures it covers (callbacks for callers) or only waits (internal). */
-		final boolean claims;
-
-		final Consumer<GpuException> callback;
-
-		GpuException failure;
-
-		Waiter(long target, long from, boolean claims, Consumer<GpuException> callback) {
-			this.target = target;
-			this.from = from;
-			this.claims = claims;
-			this.callback = callback;
-		}
-
-	}
-
-	/** Removes and returns the waiters reached at {@code seq}, claiming their failures; with the lock held. */
-	private List<Waiter> takeReached(long seq) {
-		List<Waiter> reached = new ArrayList<>(2);
-		long next = Long.MAX_VALUE;
-		for (Iterator<Waiter> iterator = this.waiters.iterator(); iterator.hasNext();) {
-			Waiter waiter = iterator.next();
-			if (waiter.target <= seq) {
-				iterator.remove();
-				reached.add(waiter);
-			}
-			else if (waiter.target < next) {
-				next = waiter.target;
-			}
-		}
-		this.nextTarget = next;
-		for (Waiter waiter : reached) {
-			if (waiter.claims) {
-				waiter.failure = claim(waiter.from, waiter.target);
-			}
-		}
-		return reached;
-	}
-
-	private void addWaiter(Waiter waiter) {
-		if (this.waiters == null) {
-			this.waiters = new ArrayList<>(2);
-		}
-		this.waiters.add(waiter);
-		if (waiter.target < this.nextTarget) {
-			this.nextTarget = waiter.target;
-		}
-	}
-
 	/** Calls reached waiters outside the lock, then lets idle waits that were held by them go on. */
-	private void call(List<Waiter> reached) {
+	private void call(List<CpuStreamWaiters.Waiter> reached) {
 		try {
-			for (Waiter waiter : reached) {
+			for (CpuStreamWaiters.Waiter waiter : reached) {
 				try {
 					waiter.callback.accept(waiter.failure);
 				}
@@ -442,10 +248,10 @@ final class CpuStream implements NativeStream {
 		GpuException failure;
 		synchronized (this.lock) {
 			if (this.abandoned == null && this.completed < this.enqueued) {
-				addWaiter(new Waiter(this.enqueued, this.discardedThrough, true, callback));
+				this.waiters.add(new CpuStreamWaiters.Waiter(this.enqueued, this.failures.boundary(), true, callback));
 				return;
 			}
-			failure = (this.abandoned != null) ? this.abandoned : claim(this.discardedThrough, this.enqueued);
+			failure = (this.abandoned != null) ? this.abandoned : this.failures.claim(this.failures.boundary(), this.enqueued);
 		}
 		callback.accept(failure);
 	}
@@ -459,7 +265,7 @@ final class CpuStream implements NativeStream {
 			if (this.abandoned != null || this.completed >= target) {
 				return true;
 			}
-			addWaiter(new Waiter(target, 0, false, (failure) -> action.run()));
+			this.waiters.add(new CpuStreamWaiters.Waiter(target, 0, false, (failure) -> action.run()));
 			return false;
 		}
 	}
@@ -486,7 +292,7 @@ final class CpuStream implements NativeStream {
 		try {
 			synchronized (this.lock) {
 				long until = (target == Long.MAX_VALUE) ? this.enqueued : target;
-				long boundary = fromGiven ? from : this.discardedThrough;
+				long boundary = fromGiven ? from : this.failures.boundary();
 				this.blocked++;
 				try {
 					while (this.abandoned == null && (this.completed < until || this.calling > 0)) {
@@ -515,7 +321,7 @@ final class CpuStream implements NativeStream {
 				if (this.abandoned != null) {
 					throw this.abandoned;
 				}
-				return claim ? claim(boundary, until) : null;
+				return claim ? this.failures.claim(boundary, until) : null;
 			}
 		}
 		finally {
@@ -573,7 +379,7 @@ final class CpuStream implements NativeStream {
 	/** Captures the current end of the queue for an event. */
 	Mark mark() {
 		synchronized (this.lock) {
-			return new Mark(this, this.enqueued, this.discardedThrough);
+			return new Mark(this, this.enqueued, this.failures.boundary());
 		}
 	}
 
@@ -582,10 +388,10 @@ final class CpuStream implements NativeStream {
 	 * later starts, and captures the point after it. Timing events stamp their time with it.
 	 */
 	Mark mark(Runnable onReach) {
-		Inline stamp = new Inline(onReach);
+		CpuStreamOps.Inline stamp = new CpuStreamOps.Inline(onReach);
 		long from;
 		synchronized (this.lock) {
-			from = this.discardedThrough;
+			from = this.failures.boundary();
 		}
 		enqueue(stamp);
 		return new Mark(this, stamp.seq, from);
@@ -603,7 +409,7 @@ final class CpuStream implements NativeStream {
 		if (mark == null || mark.reached()) {
 			return;
 		}
-		enqueue(new Wait(mark.stream(), mark.seq()));
+		enqueue(new CpuStreamOps.Wait(mark.stream(), mark.seq()));
 	}
 
 	// ---- close -------------------------------------------------------------------------------------
@@ -614,19 +420,17 @@ final class CpuStream implements NativeStream {
 	 * on its own.
 	 */
 	void abandon(GpuException reason) {
-		List<Waiter> left;
+		List<CpuStreamWaiters.Waiter> left;
 		synchronized (this.lock) {
 			if (this.abandoned != null) {
 				return;
 			}
 			this.abandoned = reason;
 			this.queue.clear();
-			left = (this.waiters != null) ? this.waiters : List.of();
-			this.waiters = null;
-			this.nextTarget = Long.MAX_VALUE;
+			left = this.waiters.takeAll();
 			this.lock.notifyAll();
 		}
-		for (Waiter waiter : left) {
+		for (CpuStreamWaiters.Waiter waiter : left) {
 			if (waiter.claims) {
 				try {
 					waiter.callback.accept(reason);

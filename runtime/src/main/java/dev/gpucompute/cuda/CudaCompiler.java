@@ -1,30 +1,16 @@
 package dev.gpucompute.cuda;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.KernelCompilationException;
-import jcuda.nvrtc.JNvrtc;
-import jcuda.nvrtc.nvrtcProgram;
-import jcuda.nvrtc.nvrtcResult;
 
 /**
  * Compiles CUDA C to a module image, by the first route that works here:
@@ -41,17 +27,15 @@ import jcuda.nvrtc.nvrtcResult;
  * CUDA version. It needs a host compiler and takes a second or more per kernel.</li>
  * </ol>
  * Without any of them, compilation fails with a message naming what was looked for and the
- * ahead-of-time alternative (PTX or a fatbin shipped beside the {@code .cu}). Thread-safe; nothing
- * here holds a lock while compiling (only while a route is first resolved).
+ * ahead-of-time alternative (PTX or a fatbin shipped beside the {@code .cu}).
+ *
+ * <p>This class owns the choice of route, the JNA route (its loaded libraries, one per file) and the
+ * target architecture; the JCuda route is {@link JCudaNvrtc} and the nvcc route {@link NvccCompiler}.
+ * Thread-safe; nothing here holds a lock while compiling (only while a route is first resolved).
  */
 final class CudaCompiler {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaCompiler.class);
-
-	/** Longest an {@code nvcc} run may take. */
-	private static final long NVCC_TIMEOUT_SECONDS = 300;
-
-	private static final Pattern COMPUTE_ARCH = Pattern.compile("compute_(\\d+)");
 
 	private static volatile CudaCompiler system;
 
@@ -59,20 +43,23 @@ final class CudaCompiler {
 	private final NvrtcLocator locator;
 
 	/** Loaded NVRTC libraries (or why not) by file, so each is loaded once. */
-	private final java.util.Map<Path, Object> nvrtcLibraries = new java.util.concurrent.ConcurrentHashMap<>();
+	private final Map<Path, Object> nvrtcLibraries = new ConcurrentHashMap<>();
 
 	private final boolean useNvrtc;
 
-	private final List<Path> nvccCandidates;
+	/** The last route. */
+	private final NvccCompiler nvcc;
 
-	private volatile Path nvcc;
-
-	private volatile boolean nvccResolved;
-
-	/** Why the nvcc candidates found were not usable; {@code null} when one is, or none was found. */
-	private volatile String nvccProblem;
-
-	private volatile List<Integer> nvccArchs;
+	/**
+	 * @param locator where to look for NVRTC libraries for the JNA route, or {@code null} for no such route
+	 * @param useNvrtc whether to try JCuda's NVRTC binding
+	 * @param nvcc the nvcc route
+	 */
+	CudaCompiler(NvrtcLocator locator, boolean useNvrtc, NvccCompiler nvcc) {
+		this.locator = locator;
+		this.useNvrtc = useNvrtc;
+		this.nvcc = nvcc;
+	}
 
 	/**
 	 * @param locator where to look for NVRTC libraries for the JNA route, or {@code null} for no such route
@@ -80,9 +67,7 @@ final class CudaCompiler {
 	 * @param nvccCandidates where to look for {@code nvcc}, in order
 	 */
 	CudaCompiler(NvrtcLocator locator, boolean useNvrtc, List<Path> nvccCandidates) {
-		this.locator = locator;
-		this.useNvrtc = useNvrtc;
-		this.nvccCandidates = List.copyOf(nvccCandidates);
+		this(locator, useNvrtc, new NvccCompiler(nvccCandidates));
 	}
 
 	/** A compiler without the JNA route (tests of the other routes). */
@@ -97,7 +82,7 @@ final class CudaCompiler {
 			synchronized (CudaCompiler.class) {
 				compiler = system;
 				if (compiler == null) {
-					compiler = new CudaCompiler(NvrtcLocator.system(), true, defaultNvccCandidates());
+					compiler = new CudaCompiler(NvrtcLocator.system(), true, NvccCompiler.defaultCandidates());
 					system = compiler;
 				}
 			}
@@ -105,25 +90,9 @@ final class CudaCompiler {
 		return compiler;
 	}
 
-	/** {@code nvcc} on {@code PATH}, then under {@code CUDA_HOME}, {@code CUDA_PATH} and {@code /usr/local/cuda}. */
-	static List<Path> defaultNvccCandidates() {
-		Set<Path> candidates = new LinkedHashSet<>();
-		String path = System.getenv("PATH");
-		if (path != null) {
-			for (String entry : path.split(File.pathSeparator)) {
-				if (!entry.isBlank()) {
-					candidates.add(Path.of(entry, "nvcc"));
-				}
-			}
-		}
-		for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
-			String home = System.getenv(variable);
-			if (home != null && !home.isBlank()) {
-				candidates.add(Path.of(home, "bin", "nvcc"));
-			}
-		}
-		candidates.add(Path.of("/usr/local/cuda/bin/nvcc"));
-		return new ArrayList<>(candidates);
+	/** The {@code nvcc} the last route uses ({@link NvccCompiler#path()}), or {@code null}. */
+	Path nvcc() {
+		return this.nvcc.path();
 	}
 
 	/**
@@ -141,15 +110,16 @@ final class CudaCompiler {
 		if (jna.library() != null) {
 			return jna.library().describe() + " through JNA";
 		}
-		String nvrtcProblem = this.useNvrtc ? Nvrtc.problem() : "NVRTC disabled";
+		String nvrtcProblem = this.useNvrtc ? JCudaNvrtc.problem() : "NVRTC disabled";
 		if (nvrtcProblem == null) {
-			return Nvrtc.version() + " through JCuda";
+			return JCudaNvrtc.version() + " through JCuda";
 		}
-		Path nvccPath = nvcc();
+		Path nvccPath = this.nvcc.path();
 		if (nvccPath != null) {
 			return "nvcc (" + nvccPath + "; " + jna.problem() + "; " + nvrtcProblem + ")";
 		}
-		return "none (" + jna.problem() + "; " + nvrtcProblem + ((this.nvccProblem != null) ? "; " + this.nvccProblem : "") + ")";
+		String nvccProblem = this.nvcc.problem();
+		return "none (" + jna.problem() + "; " + nvrtcProblem + ((nvccProblem != null) ? "; " + nvccProblem : "") + ")";
 	}
 
 	/**
@@ -165,17 +135,17 @@ final class CudaCompiler {
 		if (jna.library() != null) {
 			return compileWithJnaNvrtc(jna.library(), kernelName, source, options, wanted);
 		}
-		String nvrtcProblem = this.useNvrtc ? Nvrtc.problem() : "JCuda's NVRTC binding is disabled";
+		String nvrtcProblem = this.useNvrtc ? JCudaNvrtc.problem() : "JCuda's NVRTC binding is disabled";
 		if (nvrtcProblem == null) {
-			return compileWithNvrtc(kernelName, source, options, clampArch(wanted, Nvrtc.archs()));
+			return JCudaNvrtc.compile(kernelName, source, options, clampArch(wanted, JCudaNvrtc.archs()));
 		}
-		Path nvccPath = nvcc();
+		Path nvccPath = this.nvcc.path();
 		if (nvccPath != null) {
 			logger.debug("Compiling kernel '{}' with {} ({}; {})", kernelName, nvccPath, jna.problem(), nvrtcProblem);
-			return compileWithNvcc(nvccPath, kernelName, source, options, clampArch(wanted, nvccArchs(nvccPath)));
+			return this.nvcc.compile(nvccPath, kernelName, source, options, clampArch(wanted, this.nvcc.archs(nvccPath)));
 		}
 		throw new KernelCompilationException(kernelName, noCompilerMessage(jna.problem() + "; " + nvrtcProblem,
-				this.nvccProblem, wanted), null, null);
+				this.nvcc.problem(), wanted), null, null);
 	}
 
 	/** {@link #compile(String, String, List, int, int, int)} with the driver version unknown. */
@@ -306,360 +276,6 @@ final class CudaCompiler {
 			}
 		}
 		return false;
-	}
-
-	private Result compileWithNvrtc(String kernelName, String source, List<String> options, int arch) {
-		List<String> all = new ArrayList<>();
-		if (!namesArch(options)) {
-			all.add("--gpu-architecture=compute_" + arch);
-		}
-		all.addAll(options);
-		String[] optionArray = all.toArray(new String[0]);
-		nvrtcProgram program = new nvrtcProgram();
-		int result = JNvrtc.nvrtcCreateProgram(program, source, kernelName + ".cu", 0, null, null);
-		if (result != nvrtcResult.NVRTC_SUCCESS) {
-			throw new KernelCompilationException(kernelName, "nvrtcCreateProgram returned " + nvrtcResult.stringFor(result),
-					null, null);
-		}
-		try {
-			result = JNvrtc.nvrtcCompileProgram(program, optionArray.length, optionArray);
-			String[] log = new String[1];
-			JNvrtc.nvrtcGetProgramLog(program, log);
-			String logText = stripNul(log[0]);
-			if (result != nvrtcResult.NVRTC_SUCCESS) {
-				throw new KernelCompilationException(kernelName,
-						Nvrtc.version() + " returned " + nvrtcResult.stringFor(result) + " (options " + all + ")", logText, null);
-			}
-			String[] ptx = new String[1];
-			result = JNvrtc.nvrtcGetPTX(program, ptx);
-			if (result != nvrtcResult.NVRTC_SUCCESS || ptx[0] == null) {
-				throw new KernelCompilationException(kernelName, "nvrtcGetPTX returned " + nvrtcResult.stringFor(result),
-						logText, null);
-			}
-			return new Result(stripNul(ptx[0]).getBytes(StandardCharsets.UTF_8), Nvrtc.version(), logText);
-		}
-		finally {
-			JNvrtc.nvrtcDestroyProgram(program);
-		}
-	}
-
-	private Result compileWithNvcc(Path nvccPath, String kernelName, String source, List<String> options, int arch) {
-		Path dir = null;
-		try {
-			dir = Files.createTempDirectory("gpu-compute-nvcc-");
-			Path cu = dir.resolve(kernelName + ".cu");
-			Path image = dir.resolve(kernelName + ".fatbin");
-			Files.writeString(cu, source, StandardCharsets.UTF_8);
-			List<String> command = new ArrayList<>();
-			command.add(nvccPath.toString());
-			command.add("-fatbin");
-			if (!namesArch(options)) {
-				command.add(gencode(arch));
-			}
-			command.addAll(options);
-			command.add("-o");
-			command.add(image.toString());
-			command.add(cu.toString());
-			NvccRun run = runNvcc(command, dir, NVCC_TIMEOUT_SECONDS);
-			if (run.exitValue() == null) {
-				throw new KernelCompilationException(kernelName, "nvcc did not finish within " + NVCC_TIMEOUT_SECONDS + " s",
-						run.output(), null);
-			}
-			if (run.exitValue() != 0 || !Files.isRegularFile(image)) {
-				throw new KernelCompilationException(kernelName,
-						"nvcc exited with status " + run.exitValue() + " (" + String.join(" ", command) + ")", run.output(), null);
-			}
-			return new Result(Files.readAllBytes(image), "nvcc (" + nvccPath + ")", run.output());
-		}
-		catch (IOException ex) {
-			throw new KernelCompilationException(kernelName, "nvcc at " + nvccPath + " could not be run: " + ex, null, ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KernelCompilationException(kernelName, "interrupted while nvcc was compiling", null, ex);
-		}
-		finally {
-			deleteQuietly(dir);
-		}
-	}
-
-	/** Machine code and PTX for {@code compute_XY}, so that a driver older than nvcc can still load it. */
-	static String gencode(int arch) {
-		return "-gencode=arch=compute_" + arch + ",code=[sm_" + arch + ",compute_" + arch + "]";
-	}
-
-	/**
-	 * The first {@code nvcc} among the candidates that compiles a trivial kernel, or {@code null}.
-	 * An nvcc that is present but cannot work (no host compiler, an unsupported gcc) is passed over
-	 * with its reason kept for the error message, instead of failing every kernel later.
-	 */
-	Path nvcc() {
-		if (!this.nvccResolved) {
-			synchronized (this) {
-				if (!this.nvccResolved) {
-					List<String> problems = new ArrayList<>();
-					for (Path candidate : this.nvccCandidates) {
-						if (!Files.isExecutable(candidate)) {
-							continue;
-						}
-						String problem = trialCompile(candidate);
-						if (problem == null) {
-							this.nvcc = candidate;
-							break;
-						}
-						problems.add("nvcc at " + candidate + " cannot compile (" + problem + ")");
-					}
-					this.nvccProblem = (this.nvcc == null && !problems.isEmpty()) ? String.join("; ", problems) : null;
-					this.nvccResolved = true;
-				}
-			}
-		}
-		return this.nvcc;
-	}
-
-	/** Compiles an empty kernel with nvcc's default target; {@code null} when that worked, else why not. */
-	private static String trialCompile(Path nvccPath) {
-		Path dir = null;
-		try {
-			dir = Files.createTempDirectory("gpu-compute-nvcc-probe-");
-			Path cu = Files.writeString(dir.resolve("probe.cu"), "extern \"C\" __global__ void probe() {}\n");
-			NvccRun run = runNvcc(List.of(nvccPath.toString(), "-fatbin", "-o", dir.resolve("probe.fatbin").toString(),
-					cu.toString()), dir, NVCC_TIMEOUT_SECONDS);
-			if (run.exitValue() == null) {
-				return "a trial compile did not finish within " + NVCC_TIMEOUT_SECONDS + " s";
-			}
-			if (run.exitValue() != 0) {
-				String output = run.output().strip();
-				int newline = output.indexOf('\n');
-				return "a trial compile exited with status " + run.exitValue()
-						+ (output.isEmpty() ? "" : ": " + ((newline > 0) ? output.substring(0, newline) : output));
-			}
-			return null;
-		}
-		catch (IOException ex) {
-			return "it could not be run: " + ex;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return "interrupted during a trial compile";
-		}
-		finally {
-			deleteQuietly(dir);
-		}
-	}
-
-	/** The {@code compute_XY} targets {@code nvcc --list-gpu-arch} names, or an empty list. */
-	private List<Integer> nvccArchs(Path nvccPath) {
-		List<Integer> archs = this.nvccArchs;
-		if (archs == null) {
-			archs = listNvccArchs(nvccPath);
-			this.nvccArchs = archs;
-		}
-		return archs;
-	}
-
-	private static List<Integer> listNvccArchs(Path nvccPath) {
-		Path dir = null;
-		try {
-			dir = Files.createTempDirectory("gpu-compute-nvcc-archs-");
-			NvccRun run = runNvcc(List.of(nvccPath.toString(), "--list-gpu-arch"), dir, 60);
-			return (run.exitValue() != null && run.exitValue() == 0) ? parseArchs(run.output()) : List.of();
-		}
-		catch (IOException | RuntimeException ex) {
-			return List.of();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return List.of();
-		}
-		finally {
-			deleteQuietly(dir);
-		}
-	}
-
-	/** What an nvcc run printed, and its exit status ({@code null}: killed after the timeout). */
-	private record NvccRun(Integer exitValue, String output) {
-	}
-
-	/** Runs nvcc in {@code dir}, its output (stdout and stderr) going to a log file there. */
-	private static NvccRun runNvcc(List<String> command, Path dir, long timeoutSeconds)
-			throws IOException, InterruptedException {
-		Path log = dir.resolve("nvcc.log");
-		Process process = new ProcessBuilder(command).directory(dir.toFile())
-			.redirectErrorStream(true)
-			.redirectOutput(log.toFile())
-			.start();
-		if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-			process.destroyForcibly();
-			return new NvccRun(null, readQuietly(log));
-		}
-		return new NvccRun(process.exitValue(), readQuietly(log));
-	}
-
-	/** The numbers of the {@code compute_XY} tokens in {@code text}, sorted. */
-	static List<Integer> parseArchs(String text) {
-		TreeSet<Integer> archs = new TreeSet<>();
-		Matcher matcher = COMPUTE_ARCH.matcher(text);
-		while (matcher.find()) {
-			archs.add(Integer.parseInt(matcher.group(1)));
-		}
-		return List.copyOf(archs);
-	}
-
-	private static String stripNul(String text) {
-		if (text == null) {
-			return "";
-		}
-		int end = text.length();
-		while (end > 0 && text.charAt(end - 1) == '\0') {
-			end--;
-		}
-		return text.substring(0, end);
-	}
-
-	private static String readQuietly(Path file) {
-		try {
-			return Files.isRegularFile(file) ? Files.readString(file) : "";
-		}
-		catch (IOException | RuntimeException ex) {
-			return "";
-		}
-	}
-
-	private static void deleteQuietly(Path path) {
-		if (path == null) {
-			return;
-		}
-		try (Stream<Path> walk = Files.walk(path)) {
-			walk.sorted(Comparator.reverseOrder()).forEach((p) -> {
-				try {
-					Files.deleteIfExists(p);
-				}
-				catch (IOException ignored) {
-					// best effort
-				}
-			});
-		}
-		catch (IOException | RuntimeException ignored) {
-			// best effort
-		}
-	}
-
-	/**
-	 * JCuda's NVRTC binding, loaded once per process. Its native part is linked against
-	 * {@code libnvrtc.so.12}; when that library is not on the loader's path but can be found (an
-	 * explicit setting, {@code CUDA_HOME}, {@code CUDA_PATH} or a {@code /usr/local/cuda-12*}
-	 * install), it is loaded first by absolute path, which satisfies the dependency.
-	 */
-	static final class Nvrtc {
-
-		private static boolean tried;
-
-		private static String problem;
-
-		private static String version = "NVRTC";
-
-		private static List<Integer> archs = List.of();
-
-		private Nvrtc() {
-		}
-
-		/** {@code null} when NVRTC works, else why not. */
-		static synchronized String problem() {
-			if (tried) {
-				return problem;
-			}
-			tried = true;
-			preload();
-			ClassLoader loader = CudaCompiler.class.getClassLoader();
-			String jni = ExtractedLibraries.fileName(loader, "JNvrtc");
-			if (jni != null) {
-				String extractProblem = ExtractedLibraries.ensure(loader, Path.of(System.getProperty("java.io.tmpdir")), jni);
-				if (extractProblem != null) {
-					problem = extractProblem;
-					return problem;
-				}
-			}
-			try {
-				JNvrtc.setExceptionsEnabled(false);
-				int[] major = new int[1];
-				int[] minor = new int[1];
-				JNvrtc.nvrtcVersion(major, minor);
-				version = "NVRTC " + major[0] + "." + minor[0];
-				int[] count = new int[1];
-				if (JNvrtc.nvrtcGetNumSupportedArchs(count) == nvrtcResult.NVRTC_SUCCESS && count[0] > 0) {
-					int[] list = new int[count[0]];
-					if (JNvrtc.nvrtcGetSupportedArchs(list) == nvrtcResult.NVRTC_SUCCESS) {
-						List<Integer> values = new ArrayList<>();
-						for (int arch : list) {
-							values.add(arch);
-						}
-						archs = List.copyOf(new TreeSet<>(values));
-					}
-				}
-				problem = null;
-			}
-			catch (Throwable ex) { // UnsatisfiedLinkError, NoClassDefFoundError
-				problem = "JCuda's NVRTC binding needs libnvrtc.so.12, which could not be loaded ("
-						+ CudaFormat.linkFailure(ex) + ")";
-			}
-			return problem;
-		}
-
-		static synchronized String version() {
-			return version;
-		}
-
-		static synchronized List<Integer> archs() {
-			return archs;
-		}
-
-		private static void preload() {
-			for (Path candidate : candidates()) {
-				if (Files.isRegularFile(candidate)) {
-					try {
-						System.load(candidate.toAbsolutePath().toString());
-						logger.debug("Loaded {} for JCuda's NVRTC binding", candidate);
-						return;
-					}
-					catch (Throwable ex) {
-						logger.debug("Could not load {}: {}", candidate, ex.toString());
-					}
-				}
-			}
-		}
-
-		private static List<Path> candidates() {
-			List<Path> candidates = new ArrayList<>();
-			String explicit = System.getProperty("gpu.cuda.nvrtc-library", System.getenv("GPU_NVRTC_LIBRARY"));
-			if (explicit != null && !explicit.isBlank()) {
-				candidates.add(Path.of(explicit));
-			}
-			for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
-				String home = System.getenv(variable);
-				if (home != null && !home.isBlank()) {
-					candidates.add(Path.of(home, "lib64", "libnvrtc.so.12"));
-					candidates.add(Path.of(home, "lib", "libnvrtc.so.12"));
-				}
-			}
-			candidates.add(Path.of("/usr/local/cuda/lib64/libnvrtc.so.12"));
-			Path local = Path.of("/usr/local");
-			if (Files.isDirectory(local)) {
-				List<Path> installs = new ArrayList<>();
-				try (DirectoryStream<Path> dirs = Files.newDirectoryStream(local, "cuda-12*")) {
-					dirs.forEach(installs::add);
-				}
-				catch (IOException | RuntimeException ignored) {
-					// none
-				}
-				installs.sort(Comparator.reverseOrder());
-				for (Path install : installs) {
-					candidates.add(install.resolve("lib64").resolve("libnvrtc.so.12"));
-				}
-			}
-			return candidates;
-		}
-
 	}
 
 }

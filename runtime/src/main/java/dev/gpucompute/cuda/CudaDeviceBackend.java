@@ -1,23 +1,11 @@
 package dev.gpucompute.cuda;
 
-import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuDeviceGet;
-import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
-import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventQuery;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,16 +33,16 @@ import dev.gpucompute.spi.NativeStream;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 
 /**
  * One CUDA device, opened by {@link CudaBackendProvider}.
  *
  * <p>The device's primary context is retained once and made current on each calling thread the
- * first time that thread uses this backend (a thread-local check, no driver call afterwards). The
- * work is done by four package-private rooms, each behind a narrow door: {@link CudaDeviceFacts}
- * (what the device is), {@link CudaStreams} (streams and events), {@link CudaModules} (kernels and
- * launches) and {@link CudaMemoryManager} (device and staging memory). This class checks that
+ * first time that thread uses this backend (a thread-local check, no driver call afterwards; see
+ * {@link CudaPrimaryContext}). The work is done by four package-private rooms, each behind a narrow
+ * door: {@link CudaDeviceFacts} (what the device is), {@link CudaStreams} (streams and events),
+ * {@link CudaModules} (kernels and launches) and {@link CudaMemoryManager} (device and staging
+ * memory); {@link CudaCompletionOps} is the driver side of its completions. This class checks that
  * handles belong to it, makes the context current, maps errors, tracks health and closes the
  * rooms in order. Besides the SPI it exposes a few facts for diagnostics and tests.
  */
@@ -62,30 +50,13 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaDeviceBackend.class);
 
-	private static final AtomicLong IDS = new AtomicLong();
-
 	/** Longest wait at close for launches and loads still in a driver call on other threads. */
 	private static final long RACING_CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the code is compiled for Java 17. */
-	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
-
-	/**
-	 * Per host thread: [0] the id of the backend whose context this thread last made current; [1] 1
-	 * when the thread is virtual. A CUDA context is current on an OS thread, and a virtual thread
-	 * can move to another carrier thread whenever it blocks, so for a virtual thread the cached id
-	 * proves nothing and {@link #enter()} sets the context on every call.
-	 */
-	private static final ThreadLocal<long[]> CURRENT = ThreadLocal
-			.withInitial(() -> new long[] { 0, isVirtual(Thread.currentThread()) ? 1 : 0 });
-
-	private final long id = IDS.incrementAndGet();
-
 	private final int ordinal;
 
-	private final CUdevice device;
-
-	private final CUcontext context;
+	/** The retained primary context, and which threads have it current. */
+	private final CudaPrimaryContext primary;
 
 	private final CudaDeviceFacts facts;
 
@@ -113,25 +84,13 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		}
 		this.ordinal = config.ordinal();
 		this.health = new CudaHealth(this.ordinal, config.listener());
-		this.device = new CUdevice();
-		int result = cuDeviceGet(this.device, this.ordinal);
-		if (result != CudaErrors.SUCCESS) {
-			throw new BackendUnavailableException(Backend.CUDA,
-					"device " + this.ordinal + " could not be opened: cuDeviceGet returned " + CudaErrors.describe(result), null);
-		}
-		this.context = new CUcontext();
-		result = cuDevicePrimaryCtxRetain(this.context, this.device);
-		if (result != CudaErrors.SUCCESS) {
-			throw new BackendUnavailableException(Backend.CUDA, "the primary context of device " + this.ordinal
-					+ " could not be retained: " + CudaErrors.describe(result), null);
-		}
+		this.primary = CudaPrimaryContext.retain(this.ordinal);
 		boolean opened = false;
 		try {
-			CudaDriver.check(cuCtxSetCurrent(this.context), "cuCtxSetCurrent");
-			CURRENT.get()[0] = this.id;
-			this.facts = CudaDeviceFacts.read(this.device, this.ordinal, driver.driverVersion());
+			CudaDriver.check(this.primary.setCurrent(), "cuCtxSetCurrent");
+			this.facts = CudaDeviceFacts.read(this.primary.device(), this.ordinal, driver.driverVersion());
 			this.streams = new CudaStreams(this, this.facts);
-			this.completions = new CudaCompletions<>(new CompletionOps(), this.ordinal);
+			this.completions = new CudaCompletions<>(new CudaCompletionOps(this), this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
 			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
@@ -143,8 +102,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		}
 		finally {
 			if (!opened) {
-				cuDevicePrimaryCtxRelease(this.device);
-				CURRENT.get()[0] = 0;
+				this.primary.release();
 			}
 		}
 		DeviceInfo info = this.facts.info;
@@ -180,40 +138,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (this.closedFlag) {
 			throw new ContextClosedException("The CUDA backend of device " + this.ordinal + " is closed");
 		}
-		long[] current = CURRENT.get();
-		if (current[0] != this.id || current[1] != 0) {
-			int result = cuCtxSetCurrent(this.context);
-			if (result != CudaErrors.SUCCESS) {
-				throw failure(result, "cuCtxSetCurrent", null, null);
-			}
-			current[0] = this.id;
+		int result = this.primary.makeCurrent();
+		if (result != CudaErrors.SUCCESS) {
+			throw failure(result, "cuCtxSetCurrent", null, null);
 		}
 	}
 
 	boolean isClosed() {
 		return this.closedFlag;
-	}
-
-	/** Whether {@code thread} is a virtual thread; always {@code false} before Java 21. */
-	static boolean isVirtual(Thread thread) {
-		if (IS_VIRTUAL == null) {
-			return false;
-		}
-		try {
-			return (boolean) IS_VIRTUAL.invokeExact(thread);
-		}
-		catch (Throwable ex) {
-			return false;
-		}
-	}
-
-	private static MethodHandle isVirtualHandle() {
-		try {
-			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
-		}
-		catch (ReflectiveOperationException | RuntimeException ex) {
-			return null; // Java 17..20: no virtual threads
-		}
 	}
 
 	CudaStream stream(NativeStream stream) {
@@ -263,56 +195,6 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	@Override
 	public void completionWaitEnded() {
 		this.completions.waiterLeft();
-	}
-
-	/** The driver side of {@link CudaCompletions}. */
-	private final class CompletionOps implements CudaCompletions.Ops<CudaStream, CUevent> {
-
-		@Override
-		public CUevent createEvent() {
-			CUevent event = new CUevent();
-			int result = cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING);
-			if (result != CudaErrors.SUCCESS) {
-				throw failure(result, "cuEventCreate", null, null);
-			}
-			return event;
-		}
-
-		@Override
-		public int record(CUevent event, CudaStream stream) {
-			return cuEventRecord(event, stream.handle);
-		}
-
-		@Override
-		public int query(CUevent event) {
-			return cuEventQuery(event);
-		}
-
-		@Override
-		public void destroy(CUevent event) {
-			cuEventDestroy(event);
-		}
-
-		@Override
-		public GpuException recordFailure(int code, CudaStream stream) {
-			return streamFailure(code, "cuEventRecord", stream);
-		}
-
-		@Override
-		public GpuException asyncFailure(int code, CudaStream stream) {
-			return CudaDeviceBackend.this.asyncFailure(code, stream);
-		}
-
-		@Override
-		public String name(CudaStream stream) {
-			return stream.name();
-		}
-
-		@Override
-		public void enterThread() {
-			enter();
-		}
-
 	}
 
 	void forget(CudaStream stream) {
@@ -372,7 +254,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	 */
 	@Override
 	public NativeStream defaultStream(DefaultStreamMode mode) {
-		return this.streams.defaultStream(mode, CURRENT.get()[1] != 0);
+		return this.streams.defaultStream(mode, this.primary.onVirtualThread());
 	}
 
 	@Override
@@ -490,11 +372,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	}
 
 	CUcontext cudaContext() {
-		return this.context;
+		return this.primary.context();
 	}
 
 	CUdevice cudaDevice() {
-		return this.device;
+		return this.primary.device();
 	}
 
 	int ordinal() {
@@ -600,10 +482,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (!this.closed.compareAndSet(false, true)) {
 			return;
 		}
-		long[] current = CURRENT.get();
-		if ((current[0] != this.id || current[1] != 0) && cuCtxSetCurrent(this.context) == CudaErrors.SUCCESS) {
-			current[0] = this.id;
-		}
+		this.primary.makeCurrent(); // best effort: a failure here only means the driver calls below fail too
 		// After an abandon kernels may still run: no synchronisation (it would wait for them), no frees
 		// or unloads under them (cuMemFree also waits); the primary context's release takes the rest.
 		boolean running = this.abandoned;
@@ -631,11 +510,10 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			logger.warn("Closing CUDA device {}: released {} streams, {} events, {} device buffers and {} staging buffers "
 					+ "that were still open", this.ordinal, streamsAndEvents[0], streamsAndEvents[1], buffers[0], buffers[1]);
 		}
-		result = cuDevicePrimaryCtxRelease(this.device);
+		result = this.primary.release();
 		if (result != CudaErrors.SUCCESS) {
 			logger.warn("Releasing the primary context of CUDA device {} returned {}", this.ordinal, CudaErrors.describe(result));
 		}
-		current[0] = 0;
 		logger.debug("CUDA device {} closed", this.ordinal);
 	}
 

@@ -26,6 +26,15 @@ public interface BackendProvider {
 	}
 
 	/**
+	 * The memory budget, in bytes, a backend whose device memory is host memory (the CPU backend)
+	 * takes when the context sets none, for all the devices it stands in for together; 0 for a
+	 * backend with memory of its own. Never throws.
+	 */
+	default long defaultMemoryBudget() {
+		return 0;
+	}
+
+	/**
 	 * Opens the device.
 	 * @throws dev.gpucompute.BackendUnavailableException when it cannot be opened, with the reason
 	 */

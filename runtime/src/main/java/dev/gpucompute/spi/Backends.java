@@ -45,4 +45,45 @@ public final class Backends {
 		return result;
 	}
 
+	/** {@link #select(Backend, int, int)} with the CPU backend standing in for one device. */
+	public static BackendSelection select(Backend requested, int ordinal) {
+		return select(requested, ordinal, 1);
+	}
+
+	/**
+	 * Which backend a context opens on for a requested backend ({@code null}: automatic, CUDA when
+	 * usable, else the CPU) and device ordinal, and why; touches no device beyond a probe. The CPU
+	 * backend stands in for {@code cpuDevices} devices, ordinals {@code 0..cpuDevices-1}.
+	 */
+	public static BackendSelection select(Backend requested, int ordinal, int cpuDevices) {
+		if (requested == Backend.CPU) {
+			BackendProvider cpu = Backends.provider(Backend.CPU);
+			return new BackendSelection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "CPU backend requested");
+		}
+		BackendProvider cuda = Backends.provider(Backend.CUDA);
+		Availability availability = (cuda != null) ? cuda.probe(ordinal)
+				: Availability.no("JCuda is not on the class path (add org.jcuda:jcuda and jcuda-natives)");
+		if (requested == Backend.CUDA) {
+			return new BackendSelection(Backend.CUDA, cuda, availability, "CUDA backend requested");
+		}
+		if (availability.available()) {
+			return new BackendSelection(Backend.CUDA, cuda, availability, "auto: CUDA device found (" + availability.reason() + ")");
+		}
+		BackendProvider cpu = Backends.provider(Backend.CPU);
+		if (availability.broken()) {
+			return new BackendSelection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "auto: falling back to CPU "
+					+ "although CUDA is installed here, because it cannot be used: " + availability.reason(), true);
+		}
+		return new BackendSelection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices),
+				"auto: falling back to CPU because CUDA is unavailable: " + availability.reason());
+	}
+
+	private static Availability cpuAvailability(BackendProvider cpu, int ordinal, int cpuDevices) {
+		if (ordinal < 0 || ordinal >= cpuDevices) {
+			return Availability.no("the CPU backend stands in for " + cpuDevices + ((cpuDevices == 1) ? " device" : " devices")
+					+ " (gpu.cpu.devices), ordinals 0 to " + (cpuDevices - 1) + "; got ordinal " + ordinal);
+		}
+		return cpu.probe(0);
+	}
+
 }

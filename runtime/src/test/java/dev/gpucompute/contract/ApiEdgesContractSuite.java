@@ -23,6 +23,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
@@ -38,6 +39,7 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The API's conveniences and edge cases (issue 24), on every backend: copies on the current stream,
@@ -59,7 +61,7 @@ public abstract class ApiEdgesContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its pool sizes and a listener. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -98,17 +100,17 @@ public abstract class ApiEdgesContractSuite {
 		Kernel slow = this.launcher.load(ContractKernels.SLEEP_THEN_SET);
 		// Owned by the default stream and already used on the lease's: a download on the default stream
 		// would not wait for the lease's kernel below, and would read zeros.
-		try (StreamLease lease = this.pool.acquire(); DeviceBuffer cells = this.launcher.upload(new int[] { 0, 0 })) {
+		try (StreamLease lease = this.pool.acquire(); DeviceBuffer cells = this.launcher.upload(HostArray.of(new int[] { 0, 0 }))) {
 			assertThat(cells.stream()).isSameAs(this.context.defaultStream());
 			cells.fill((byte) 0, lease.stream());
 			try (StreamScope scope = this.launcher.useStream(lease.stream())) {
 				this.launcher.launch(slow, ONE, cells, 1, 42, 300);
 				int[] host = new int[2];
-				cells.download(host).join();
+				cells.download(HostArray.of(host)).join();
 				assertThat(host).containsExactly(0, 42);
 				this.launcher.launch(slow, ONE, cells, 0, 5, 300);
-				cells.upload(new int[] { 7 }); // after the kernel on the same stream, so it wins
-				cells.download(host).join();
+				cells.upload(HostArray.of(new int[] { 7 })); // after the kernel on the same stream, so it wins
+				cells.download(HostArray.of(host)).join();
 				assertThat(host).containsExactly(7, 42);
 			}
 		}
@@ -119,26 +121,26 @@ public abstract class ApiEdgesContractSuite {
 	void hostBufferCopiesWithoutAStreamGoToTheScopesStream() {
 		Kernel slow = this.launcher.load(ContractKernels.SLEEP_THEN_SET);
 		try (StreamLease lease = this.pool.acquire(); HostBuffer host = this.launcher.allocateHost(2 * Integer.BYTES);
-				DeviceBuffer cells = this.launcher.upload(new int[] { 0, 0 })) {
+				DeviceBuffer cells = this.launcher.upload(HostArray.of(new int[] { 0, 0 }))) {
 			cells.fill((byte) 0, lease.stream());
 			try (StreamScope scope = this.launcher.useStream(lease.stream())) {
 				this.launcher.launch(slow, ONE, cells, 1, 42, 300);
 				// On the default stream this download would not wait for the kernel and would read zeros.
 				cells.download(host).join();
 				int[] out = new int[2];
-				host.get(0, out);
+				host.get(0, HostArray.of(out));
 				assertThat(out).containsExactly(0, 42);
-				host.put(0, new int[] { 7, 8 });
+				host.put(0, HostArray.of(new int[] { 7, 8 }));
 				try (DeviceBuffer copy = this.launcher.upload(host)) {
 					assertThat(copy.stream()).as("allocated on the scope's stream").isSameAs(lease.stream());
 					assertThat(copy.byteSize()).isEqualTo(host.byteSize());
 					int[] back = new int[2];
-					copy.download(back).join();
+					copy.download(HostArray.of(back)).join();
 					assertThat(back).containsExactly(7, 8);
 				}
 				this.launcher.launch(slow, ONE, cells, 0, 5, 300);
 				cells.upload(host); // after the kernel on the same stream, so it wins
-				cells.download(out).join();
+				cells.download(HostArray.of(out)).join();
 				assertThat(out).containsExactly(7, 8);
 			}
 		}
@@ -157,7 +159,7 @@ public abstract class ApiEdgesContractSuite {
 				cells.fill((byte) 0);
 				this.launcher.launch(slow, ONE, cells, 0, 9, 300);
 				int[] host = new int[2];
-				cells.download(host).join();
+				cells.download(HostArray.of(host)).join();
 				assertThat(host).containsExactly(9, 0);
 			}
 		}
@@ -180,15 +182,15 @@ public abstract class ApiEdgesContractSuite {
 	@Test
 	void zeroLengthBuffersAreZeroLengthAndUsable() {
 		Kernel saxpy = this.launcher.load(ContractKernels.SAXPY);
-		try (DeviceBuffer x = this.launcher.upload(new float[0]); DeviceBuffer y = this.launcher.allocate(0, ElementType.FLOAT);
-				DeviceBuffer ints = this.launcher.upload(new int[0]); DeviceBuffer longs = this.launcher.upload(new long[0]);
-				DeviceBuffer doubles = this.launcher.upload(new double[0]); DeviceBuffer bytes = this.launcher.upload(new byte[0]);
-				DeviceBuffer direct = this.launcher.upload(ByteBuffer.allocateDirect(0));
+		try (DeviceBuffer x = this.launcher.upload(HostArray.of(new float[0])); DeviceBuffer y = this.launcher.allocate(0, ElementType.FLOAT);
+				DeviceBuffer ints = this.launcher.upload(HostArray.of(new int[0])); DeviceBuffer longs = this.launcher.upload(HostArray.of(new long[0]));
+				DeviceBuffer doubles = this.launcher.upload(HostArray.of(new double[0])); DeviceBuffer bytes = this.launcher.upload(HostArray.of(new byte[0]));
+				DeviceBuffer direct = this.launcher.upload(HostArray.of(ByteBuffer.allocateDirect(0)));
 				DeviceBuffer none = this.launcher.allocate(0, ElementType.BYTE)) {
 			for (DeviceBuffer buffer : List.of(x, y, ints, longs, doubles, bytes, direct, none)) {
 				assertThat(buffer.byteSize()).isZero();
 			}
-			assertThat(x.download(new float[0])).succeedsWithin(Duration.ofSeconds(10));
+			assertThat(x.download(HostArray.of(new float[0]))).succeedsWithin(Duration.ofSeconds(10));
 			try (HostBuffer empty = this.launcher.allocateHost(0); DeviceBuffer fromEmpty = this.launcher.upload(empty)) {
 				assertThat(empty.byteSize()).isZero();
 				assertThat(empty.asByteBuffer().remaining()).isZero();
@@ -196,7 +198,7 @@ public abstract class ApiEdgesContractSuite {
 				assertThat(x.upload(empty)).succeedsWithin(Duration.ofSeconds(10));
 				assertThat(x.download(empty)).succeedsWithin(Duration.ofSeconds(10));
 			}
-			assertThat(y.upload(new float[0])).succeedsWithin(Duration.ofSeconds(10));
+			assertThat(y.upload(HostArray.of(new float[0]))).succeedsWithin(Duration.ofSeconds(10));
 			x.fill((byte) 1);
 			y.copyFrom(x, 0, 0, 0);
 			// A kernel that reads nothing for n = 0 runs with them, in an empty launch and in a real one.
@@ -219,13 +221,13 @@ public abstract class ApiEdgesContractSuite {
 		assertThat(LaunchConfig.covering(33, 7, Dim3.of(16, 16)).grid()).isEqualTo(Dim3.of(3, 1));
 		assertThat(LaunchConfig.linear(1, 256).isEmpty()).isFalse();
 		try (StreamLease lease = this.pool.acquire(); StreamScope scope = this.launcher.useStream(lease.stream());
-				DeviceBuffer log = this.launcher.upload(new int[4])) {
+				DeviceBuffer log = this.launcher.upload(HostArray.of(new int[4]))) {
 			this.launcher.launch(append, ONE, log, 1);
 			this.launcher.launch(append, empty, log, 99);
 			this.launcher.launch(append, LaunchConfig.of(Dim3.of(4, 0), Dim3.of(1)), log, 98);
 			this.launcher.launch(append, ONE, log, 2);
 			int[] host = new int[4];
-			log.download(host).join();
+			log.download(HostArray.of(host)).join();
 			assertThat(host).containsExactly(2, 1, 2, 0);
 		}
 		assertThat(append.stats().launches()).isEqualTo(4);
@@ -330,57 +332,57 @@ public abstract class ApiEdgesContractSuite {
 	void everyElementTypeRoundTripsWithAndWithoutOffsets() {
 		try (StreamLease lease = this.pool.acquire(); StreamScope scope = this.launcher.useStream(lease.stream())) {
 			GpuStream s = lease.stream();
-			try (DeviceBuffer f = this.launcher.upload(new float[] { 1.5f, -2f, 3f })) {
-				f.upload(new float[] { 9f }, 2, s);
+			try (DeviceBuffer f = this.launcher.upload(HostArray.of(new float[] { 1.5f, -2f, 3f }))) {
+				f.upload(HostArray.of(new float[] { 9f }), 2, s);
 				float[] out = new float[2];
-				f.download(out, 1, s).join();
+				f.download(HostArray.of(out), 1, s).join();
 				assertThat(out).containsExactly(-2f, 9f);
 			}
-			try (DeviceBuffer i = this.launcher.upload(new int[] { 1, 2, 3 })) {
-				i.upload(new int[] { 7 }, 1, s);
+			try (DeviceBuffer i = this.launcher.upload(HostArray.of(new int[] { 1, 2, 3 }))) {
+				i.upload(HostArray.of(new int[] { 7 }), 1, s);
 				int[] out = new int[3];
-				i.download(out).join();
+				i.download(HostArray.of(out)).join();
 				assertThat(out).containsExactly(1, 7, 3);
 				int[] tail = new int[1];
-				i.download(tail, 2, s).join();
+				i.download(HostArray.of(tail), 2, s).join();
 				assertThat(tail).containsExactly(3);
 			}
-			try (DeviceBuffer l = this.launcher.upload(new long[] { Long.MIN_VALUE, 2 })) {
-				l.upload(new long[] { Long.MAX_VALUE }, 1, s);
+			try (DeviceBuffer l = this.launcher.upload(HostArray.of(new long[] { Long.MIN_VALUE, 2 }))) {
+				l.upload(HostArray.of(new long[] { Long.MAX_VALUE }), 1, s);
 				long[] out = new long[2];
-				l.download(out).join();
+				l.download(HostArray.of(out)).join();
 				assertThat(out).containsExactly(Long.MIN_VALUE, Long.MAX_VALUE);
 				long[] second = new long[1];
-				l.download(second, 1, s).join();
+				l.download(HostArray.of(second), 1, s).join();
 				assertThat(second).containsExactly(Long.MAX_VALUE);
 			}
-			try (DeviceBuffer d = this.launcher.upload(new double[] { Math.PI, Math.E })) {
-				d.upload(new double[] { -0.0 }, 0, s);
+			try (DeviceBuffer d = this.launcher.upload(HostArray.of(new double[] { Math.PI, Math.E }))) {
+				d.upload(HostArray.of(new double[] { -0.0 }), 0, s);
 				double[] out = new double[2];
-				d.download(out).join();
+				d.download(HostArray.of(out)).join();
 				assertThat(out).containsExactly(-0.0, Math.E);
 				double[] second = new double[1];
-				d.download(second, 1, s).join();
+				d.download(HostArray.of(second), 1, s).join();
 				assertThat(second).containsExactly(Math.E);
 			}
-			try (DeviceBuffer b = this.launcher.upload(new byte[] { 1, 2, 3, 4, 5 })) {
-				b.upload(new byte[] { 9, 9 }, 3, s);
+			try (DeviceBuffer b = this.launcher.upload(HostArray.of(new byte[] { 1, 2, 3, 4, 5 }))) {
+				b.upload(HostArray.of(new byte[] { 9, 9 }), 3, s);
 				byte[] out = new byte[5];
-				b.download(out).join();
+				b.download(HostArray.of(out)).join();
 				assertThat(out).containsExactly(1, 2, 3, 9, 9);
 				byte[] mid = new byte[2];
-				b.download(mid, 1, s).join();
+				b.download(HostArray.of(mid), 1, s).join();
 				assertThat(mid).containsExactly(2, 3);
-				b.upload(new byte[] { 4 }, s);
-				b.download(mid, s).join();
+				b.upload(HostArray.of(new byte[] { 4 }), s);
+				b.download(HostArray.of(mid), s).join();
 				assertThat(mid).containsExactly(4, 2);
 			}
 			ByteBuffer host = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putInt(0, 11).putInt(4, 12);
-			try (DeviceBuffer bb = this.launcher.upload(host)) {
+			try (DeviceBuffer bb = this.launcher.upload(HostArray.of(host))) {
 				assertThat(bb.byteSize()).isEqualTo(8);
 				ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
-				bb.upload(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(0, 21)).join();
-				CompletableFuture<Void> done = bb.download(back);
+				bb.upload(HostArray.of(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(0, 21))).join();
+				CompletableFuture<Void> done = bb.download(HostArray.of(back));
 				done.join();
 				assertThat(back.getInt(0)).isEqualTo(21);
 				assertThat(back.getInt(4)).isEqualTo(12);

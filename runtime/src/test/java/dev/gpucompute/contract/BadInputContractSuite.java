@@ -32,6 +32,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
@@ -50,9 +51,10 @@ import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
- * The bad-input catalogue, on every backend (DESIGN.md section 7): each bad input across the public
+ * The bad-input catalogue, on every backend (docs/runtime.md, "Semantics"): each bad input across the public
  * API gets an exception of a fitting type whose message says what was wrong, and afterwards nothing
  * is held (pool idle, no event in use, device memory back, no thread of the runtime left) and the
  * context still runs a round trip correctly.
@@ -68,7 +70,7 @@ public abstract class BadInputContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -126,18 +128,18 @@ public abstract class BadInputContractSuite {
 
 		final GpuEvent event;
 
-		private final GpuContext.Builder builder;
+		private final GpuContextBuilder builder;
 
 		private GpuContext other;
 
-		Fixture(GpuContext context, GpuContext.Builder builder) {
+		Fixture(GpuContext context, GpuContextBuilder builder) {
 			this.context = context;
 			this.builder = builder;
 			this.launcher = context.launcher();
 			this.saxpy = this.launcher.load(ContractKernels.SAXPY);
 			this.lease = context.streams().acquire();
 			this.stream = this.lease.stream();
-			this.buffer = this.launcher.callWithStream(this.stream, () -> this.launcher.allocate(64));
+			this.buffer = this.launcher.callWithStream(this.stream, () -> this.launcher.allocate(64, ElementType.BYTE));
 			this.event = context.events().create();
 		}
 
@@ -354,7 +356,7 @@ public abstract class BadInputContractSuite {
 		cases.add(config("a GiB of shared memory", "dynamic shared memory",
 				(f) -> f.launcher.launch(f.stream, f.saxpy, ONE.withSharedMemory(1 << 30), 1, 1f, f.buffer, f.buffer)));
 		cases.add(gpu("launch with a closed buffer", "used after it was closed", (f) -> {
-			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16));
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE));
 			closed.close();
 			f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, closed, f.buffer);
 		}));
@@ -367,7 +369,7 @@ public abstract class BadInputContractSuite {
 		cases.add(npe("parallel with a null branch", "branch", (f) -> f.launcher.parallel(() -> {
 		}, null)));
 		cases.add(tooSmall("more branches than the pool holds", "Cannot lease 5 streams at once: the stream pool never "
-				+ "holds more than 4 (its maximum size: GpuContext.Builder.maxSize, gpu.streams.max-size)",
+				+ "holds more than 4 (its maximum size: GpuContextBuilder.maxSize, gpu.streams.max-size)",
 				(f) -> f.launcher.parallel(() -> {
 				}, () -> {
 				}, () -> {
@@ -378,55 +380,55 @@ public abstract class BadInputContractSuite {
 		}))));
 		cases.add(npe("useStream(null)", "stream", (f) -> f.launcher.useStream(null)));
 		cases.add(npe("withStream without an action", "action", (f) -> f.launcher.withStream(f.stream, null)));
-		cases.add(range("allocate -1 bytes", "must not be negative", (f) -> f.launcher.allocate(-1)));
+		cases.add(range("allocate -1 bytes", "must not be negative", (f) -> f.launcher.allocate(-1, ElementType.BYTE)));
 		cases.add(range("allocate -1 floats", "must not be negative", (f) -> f.launcher.allocate(-1, ElementType.FLOAT)));
 		cases.add(range("allocate more doubles than a long of bytes holds", "do not fit in a long",
 				(f) -> f.launcher.allocate(Long.MAX_VALUE / 4, ElementType.DOUBLE)));
 		cases.add(npe("allocate elements of no type", "type", (f) -> f.launcher.allocate(1, null)));
 		cases.add(new Case("allocate Long.MAX_VALUE bytes", GpuOutOfMemoryException.class, String.valueOf(Long.MAX_VALUE),
-				(f) -> f.launcher.allocate(Long.MAX_VALUE)));
-		cases.add(npe("upload a null array", "data", (f) -> f.launcher.upload((float[]) null)));
-		cases.add(npe("upload a null array of doubles", "data", (f) -> f.launcher.upload((double[]) null)));
+				(f) -> f.launcher.allocate(Long.MAX_VALUE, ElementType.BYTE)));
+		cases.add(npe("upload a null array", "data", (f) -> f.launcher.upload((HostArray) null)));
+		cases.add(npe("upload a null array of doubles", "array", (f) -> f.launcher.upload(HostArray.of((double[]) null))));
 		// ---- buffers
-		cases.add(range("upload at element 2^62 + 1", "does not fit", (f) -> f.buffer.upload(new float[1], (1L << 62) + 1, f.stream)));
+		cases.add(range("upload at element 2^62 + 1", "does not fit", (f) -> f.buffer.upload(HostArray.of(new float[1]), (1L << 62) + 1, f.stream)));
 		cases.add(range("upload at element Long.MAX_VALUE", "does not fit",
-				(f) -> f.buffer.upload(new float[1], Long.MAX_VALUE, f.stream)));
-		cases.add(range("upload at a negative element", "does not fit", (f) -> f.buffer.upload(new float[1], -1, f.stream)));
-		cases.add(range("upload more than the buffer holds", "does not fit", (f) -> f.buffer.upload(new float[17], f.stream)));
+				(f) -> f.buffer.upload(HostArray.of(new float[1]), Long.MAX_VALUE, f.stream)));
+		cases.add(range("upload at a negative element", "does not fit", (f) -> f.buffer.upload(HostArray.of(new float[1]), -1, f.stream)));
+		cases.add(range("upload more than the buffer holds", "does not fit", (f) -> f.buffer.upload(HostArray.of(new float[17]), f.stream)));
 		cases.add(range("upload more than the buffer holds on the scope's stream", "does not fit",
-				(f) -> f.launcher.withStream(f.stream, () -> f.buffer.upload(new float[17]))));
-		cases.add(range("upload ints at a negative element", "does not fit", (f) -> f.buffer.upload(new int[1], -1, f.stream)));
+				(f) -> f.launcher.withStream(f.stream, () -> f.buffer.upload(HostArray.of(new float[17])))));
+		cases.add(range("upload ints at a negative element", "does not fit", (f) -> f.buffer.upload(HostArray.of(new int[1]), -1, f.stream)));
 		cases.add(range("upload longs at element Long.MAX_VALUE", "does not fit",
-				(f) -> f.buffer.upload(new long[1], Long.MAX_VALUE, f.stream)));
-		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(new byte[2], 63, f.stream)));
+				(f) -> f.buffer.upload(HostArray.of(new long[1]), Long.MAX_VALUE, f.stream)));
+		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(HostArray.of(new byte[2]), 63, f.stream)));
 		cases.add(range("download doubles from past the end", "does not fit",
-				(f) -> f.buffer.download(new double[1], 8, f.stream)));
+				(f) -> f.buffer.download(HostArray.of(new double[1]), 8, f.stream)));
 		cases.add(range("download floats at a negative element", "does not fit",
-				(f) -> f.buffer.download(new float[1], -1, f.stream)));
+				(f) -> f.buffer.download(HostArray.of(new float[1]), -1, f.stream)));
 		cases.add(range("upload bytes at a negative offset", "does not fit",
-				(f) -> f.buffer.upload(ByteBuffer.allocate(4), -1, f.stream)));
-		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(ByteBuffer.allocate(8), 60, f.stream)));
-		cases.add(range("download more than the buffer holds", "does not fit", (f) -> f.buffer.download(new int[17], f.stream)));
+				(f) -> f.buffer.upload(HostArray.of(ByteBuffer.allocate(4)), -1, f.stream)));
+		cases.add(range("upload bytes past the end", "does not fit", (f) -> f.buffer.upload(HostArray.of(ByteBuffer.allocate(8)), 60, f.stream)));
+		cases.add(range("download more than the buffer holds", "does not fit", (f) -> f.buffer.download(HostArray.of(new int[17]), f.stream)));
 		cases.add(range("download from past the end", "does not fit",
-				(f) -> f.buffer.download(ByteBuffer.allocate(8), Long.MAX_VALUE, f.stream)));
+				(f) -> f.buffer.download(HostArray.of(ByteBuffer.allocate(8)), Long.MAX_VALUE, f.stream)));
 		cases.add(iae("download into a read-only buffer", "read-only",
-				(f) -> f.buffer.download(ByteBuffer.allocate(8).asReadOnlyBuffer(), 0, f.stream)));
-		cases.add(npe("download into null", "dst", (f) -> f.buffer.download((float[]) null, f.stream)));
-		cases.add(npe("upload on a null stream", "stream", (f) -> f.buffer.upload(new float[1], null)));
+				(f) -> f.buffer.download(HostArray.of(ByteBuffer.allocate(8).asReadOnlyBuffer()), 0, f.stream)));
+		cases.add(npe("download into null", "dst", (f) -> f.buffer.download((HostArray) null, f.stream)));
+		cases.add(npe("upload on a null stream", "stream", (f) -> f.buffer.upload(HostArray.of(new float[1]), null)));
 		cases.add(npe("fill on a null stream", "stream", (f) -> f.buffer.fill((byte) 0, null)));
 		cases.add(npe("copy from null", "src", (f) -> f.buffer.copyFrom(null, 0, 0, 4, f.stream)));
 		cases.add(range("copy from a negative offset", "does not fit", (f) -> {
-			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE))) {
 				f.buffer.copyFrom(src, -1, 0, 4, f.stream);
 			}
 		}));
 		cases.add(range("copy from offset Long.MAX_VALUE", "does not fit", (f) -> {
-			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE))) {
 				f.buffer.copyFrom(src, Long.MAX_VALUE, 0, 8, f.stream);
 			}
 		}));
 		cases.add(range("copy more than the source holds", "does not fit", (f) -> {
-			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16))) {
+			try (DeviceBuffer src = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE))) {
 				f.buffer.copyFrom(src, 0, 0, 32, f.stream);
 			}
 		}));
@@ -439,9 +441,9 @@ public abstract class BadInputContractSuite {
 			closed.nativeHandle(Long.class, f.stream);
 		}));
 		cases.add(gpu("download from a closed buffer", "used after it was closed", (f) -> {
-			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16));
+			DeviceBuffer closed = f.launcher.callWithStream(f.stream, () -> f.launcher.allocate(16, ElementType.BYTE));
 			closed.close();
-			closed.download(new int[1], f.stream);
+			closed.download(HostArray.of(new int[1]), f.stream);
 		}));
 		// ---- host buffers
 		cases.add(range("host buffer of -1 bytes", "A host buffer holds 0 to 2147483647 bytes, got -1", (f) -> f.launcher.allocateHost(-1)));
@@ -467,7 +469,7 @@ public abstract class BadInputContractSuite {
 		cases.add(gpu("put into a closed host buffer", "used after it was closed", (f) -> {
 			HostBuffer host = f.context.allocateHost(16);
 			host.close();
-			host.put(0, new float[1]);
+			host.put(0, HostArray.of(new float[1]));
 		}));
 		cases.add(gpu("view of a closed host buffer", "used after it was closed", (f) -> {
 			HostBuffer host = f.context.allocateHost(16);
@@ -475,14 +477,14 @@ public abstract class BadInputContractSuite {
 			host.asFloatBuffer();
 		}));
 		cases.add(range("put past the end of a host buffer", "The write of 8 bytes at offset 12 does not fit a host buffer of 16 bytes",
-				(f) -> f.withHost(16, (host) -> host.put(12, new long[1]))));
+				(f) -> f.withHost(16, (host) -> host.put(12, HostArray.of(new long[1])))));
 		cases.add(range("get from a negative offset", "The read of 4 bytes at offset -4 does not fit",
-				(f) -> f.withHost(16, (host) -> host.get(-4, new int[1]))));
+				(f) -> f.withHost(16, (host) -> host.get(-4, HostArray.of(new int[1])))));
 		cases.add(new Case("put of an array range outside the array", IndexOutOfBoundsException.class, "out of bounds for length 2",
-				(f) -> f.withHost(16, (host) -> host.put(0, new double[2], 1, 2))));
+				(f) -> f.withHost(16, (host) -> host.put(0, HostArray.of(new double[2], 1, 2)))));
 		cases.add(iae("get into a read-only buffer", "read-only",
-				(f) -> f.withHost(16, (host) -> host.get(0, ByteBuffer.allocate(4).asReadOnlyBuffer()))));
-		cases.add(npe("put of a null array", "src", (f) -> f.withHost(16, (host) -> host.put(0, (float[]) null))));
+				(f) -> f.withHost(16, (host) -> host.get(0, HostArray.of(ByteBuffer.allocate(4).asReadOnlyBuffer())))));
+		cases.add(npe("put of a null array", "src", (f) -> f.withHost(16, (host) -> host.put(0, (HostArray) null))));
 		// ---- streams and events
 		cases.add(npe("record on a null stream", "stream", (f) -> f.event.record(null)));
 		cases.add(npe("record a null event", "event", (f) -> f.stream.record(null)));
@@ -553,7 +555,7 @@ public abstract class BadInputContractSuite {
 			}
 		}));
 		cases.add(foreign("launch with another context's buffer", (f) -> {
-			try (DeviceBuffer theirs = f.other().launcher().allocate(64)) {
+			try (DeviceBuffer theirs = f.other().launcher().allocate(64, ElementType.BYTE)) {
 				f.launcher.launch(f.stream, f.saxpy, ONE, 1, 1f, theirs, f.buffer);
 			}
 		}));
@@ -563,7 +565,7 @@ public abstract class BadInputContractSuite {
 		}));
 		cases.add(foreign("download on another context's stream", (f) -> {
 			try (StreamLease lease = f.other().streams().acquire()) {
-				f.buffer.download(new int[1], lease.stream());
+				f.buffer.download(HostArray.of(new int[1]), lease.stream());
 			}
 		}));
 		cases.add(foreign("upload from another context's host buffer", (f) -> {
@@ -577,7 +579,7 @@ public abstract class BadInputContractSuite {
 			}
 		}));
 		cases.add(foreign("copy from another context's buffer", (f) -> {
-			try (DeviceBuffer theirs = f.other().launcher().allocate(64)) {
+			try (DeviceBuffer theirs = f.other().launcher().allocate(64, ElementType.BYTE)) {
 				f.buffer.copyFrom(theirs, 0, 0, 8, f.stream);
 			}
 		}));
@@ -635,9 +637,9 @@ public abstract class BadInputContractSuite {
 		GpuLauncher launcher = this.context.launcher();
 		float[] y = { 1, 2, 3, 4, 5 };
 		try (StreamLease lease = this.context.streams().acquire(); StreamScope scope = launcher.useStream(lease.stream());
-				DeviceBuffer dx = launcher.upload(new float[] { 1, 1, 1, 1, 1 }); DeviceBuffer dy = launcher.upload(y)) {
+				DeviceBuffer dx = launcher.upload(HostArray.of(new float[] { 1, 1, 1, 1, 1 })); DeviceBuffer dy = launcher.upload(HostArray.of(y))) {
 			launcher.launch(ContractKernels.SAXPY, LaunchConfig.linear(5, 32), 5, 3f, dx, dy);
-			dy.download(y, lease.stream()).join();
+			dy.download(HostArray.of(y), lease.stream()).join();
 		}
 		assertThat(y).containsExactly(4, 5, 6, 7, 8);
 	}

@@ -29,7 +29,10 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelTiming;
@@ -57,7 +60,7 @@ public abstract class BatcherContractSuite {
 	private final List<List<Float>> seen = Collections.synchronizedList(new ArrayList<>());
 
 	/** A builder for the backend under test; the suite adds its own pool sizes. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -102,9 +105,9 @@ public abstract class BatcherContractSuite {
 		}
 		float[] y = new float[n];
 		// No explicit stream: the batch's stream is the handler's current stream.
-		try (DeviceBuffer dx = this.launcher.upload(x); DeviceBuffer dy = this.launcher.upload(y)) {
+		try (DeviceBuffer dx = this.launcher.upload(HostArray.of(x)); DeviceBuffer dy = this.launcher.upload(HostArray.of(y))) {
 			this.launcher.launch(kernel, LaunchConfig.linear(n, (kernel == this.bounded) ? 64 : 32), n, 2f, dx, dy);
-			dy.download(y, batch.stream()).join();
+			dy.download(HostArray.of(y), batch.stream()).join();
 		}
 		List<Float> results = new ArrayList<>(n);
 		for (float v : y) {
@@ -472,7 +475,7 @@ public abstract class BatcherContractSuite {
 				for (int i = 0; i < n; i++) {
 					x[i] = batch.items().get(i);
 				}
-				try (DeviceBuffer dx = launcher.upload(x); DeviceBuffer dy = launcher.upload(new float[n])) {
+				try (DeviceBuffer dx = launcher.upload(HostArray.of(x)); DeviceBuffer dy = launcher.upload(HostArray.of(new float[n]))) {
 					// The failing kernel runs with 64 threads per block, twice its launch bounds. Its failure
 					// surfaces when the batcher waits for the stream after the handler, not here.
 					launcher.launch(fail ? failing : good, LaunchConfig.linear(n, 64), n, 2f, dx, dy);
@@ -481,7 +484,7 @@ public abstract class BatcherContractSuite {
 						return unread;
 					}
 					float[] y = new float[n];
-					dy.download(y, batch.stream()).join();
+					dy.download(HostArray.of(y), batch.stream()).join();
 					List<Float> results = new ArrayList<>();
 					for (float v : y) {
 						results.add(v);
@@ -669,9 +672,9 @@ public abstract class BatcherContractSuite {
 			x[i] = batch.items().get(i);
 		}
 		float[] y = new float[n];
-		try (DeviceBuffer dx = launcher.upload(x); DeviceBuffer dy = launcher.upload(y)) {
+		try (DeviceBuffer dx = launcher.upload(HostArray.of(x)); DeviceBuffer dy = launcher.upload(HostArray.of(y))) {
 			launcher.launch(kernel, LaunchConfig.linear(n, 32), n, 2f, dx, dy);
-			dy.download(y, batch.stream()).join();
+			dy.download(HostArray.of(y), batch.stream()).join();
 		}
 		List<Float> results = new ArrayList<>(n);
 		for (float v : y) {
@@ -763,11 +766,11 @@ public abstract class BatcherContractSuite {
 				poisonedBatches.add(number);
 			}
 			float[] y = new float[n];
-			try (DeviceBuffer dx = this.launcher.upload(x); DeviceBuffer dy = this.launcher.upload(y)) {
+			try (DeviceBuffer dx = this.launcher.upload(HostArray.of(x)); DeviceBuffer dy = this.launcher.upload(HostArray.of(y))) {
 				// A poisoned batch runs the kernel that fails with 64-thread blocks (twice its bounds).
 				this.launcher.launch(poison ? this.bounded : this.saxpy, LaunchConfig.linear(n, poison ? 64 : 32), n, 2f,
 						dx, dy);
-				dy.download(y, batch.stream()).join();
+				dy.download(HostArray.of(y), batch.stream()).join();
 			}
 			List<Float> results = new ArrayList<>(n);
 			for (float v : y) {

@@ -25,16 +25,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.Kernel;
@@ -43,9 +46,10 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
- * Host↔device copies on every backend (DESIGN.md section 4, "Data path"): array, buffer and host
+ * Host↔device copies on every backend (docs/runtime.md, "Copies between host and device"): array, buffer and host
  * buffer copies give exact bytes at every chunk boundary and offset, also concurrently on several
  * streams; a host buffer closed while its copy is pending keeps its memory until the copy ends; the
  * failure of one chunk fails its copy and leaves nothing held. Chunks are made small here (64 KiB),
@@ -70,7 +74,7 @@ public abstract class CopyContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its pool sizes and chunk size. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -95,14 +99,14 @@ public abstract class CopyContractSuite {
 
 	/** A device buffer of {@code bytes}, every byte {@link #SENTINEL}, ready on {@code stream}. */
 	private DeviceBuffer sentinels(long bytes, GpuStream stream) {
-		DeviceBuffer buffer = this.launcher.callWithStream(stream, () -> this.launcher.allocate(bytes));
+		DeviceBuffer buffer = this.launcher.callWithStream(stream, () -> this.launcher.allocate(bytes, ElementType.BYTE));
 		buffer.fill(SENTINEL, stream);
 		return buffer;
 	}
 
 	private static byte[] bytesOf(DeviceBuffer buffer, GpuStream stream) {
 		ByteBuffer all = ByteBuffer.allocate((int) buffer.byteSize());
-		buffer.download(all, 0, stream).join();
+		buffer.download(HostArray.of(all), 0, stream).join();
 		return all.array();
 	}
 
@@ -189,7 +193,7 @@ public abstract class CopyContractSuite {
 		/** Whether the gate held until it was opened (the gated kernel saw its partner, not its timeout). */
 		boolean held() {
 			int[] seen = new int[2];
-			this.seen.download(seen, this.other.stream()).join();
+			this.seen.download(HostArray.of(seen), this.other.stream()).join();
 			return seen[0] == 1;
 		}
 
@@ -231,11 +235,11 @@ public abstract class CopyContractSuite {
 					}
 					int guard = 16;
 					try (DeviceBuffer device = sentinels(4L * (offset + n + guard), stream)) {
-						device.upload(data, offset, stream).join();
+						device.upload(HostArray.of(data), offset, stream).join();
 						String what = n + " floats at element " + offset;
 						assertPlaced(bytesOf(device, stream), nativeBytes(data), 4 * offset, what);
 						float[] back = new float[offset + n];
-						device.download(back, stream).join();
+						device.download(HostArray.of(back), stream).join();
 						for (int i = 0; i < n; i++) {
 							if (Float.floatToRawIntBits(back[offset + i]) != Float.floatToRawIntBits(data[i])) {
 								throw new AssertionError(what + ": element " + i + " came back as " + back[offset + i]);
@@ -257,21 +261,132 @@ public abstract class CopyContractSuite {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(8L * longs.length, stream)) {
-				device.upload(ints, stream).join();
+				device.upload(HostArray.of(ints), stream).join();
 				int[] intsBack = new int[ints.length];
-				device.download(intsBack, stream).join();
+				device.download(HostArray.of(intsBack), stream).join();
 				assertThat(intsBack).isEqualTo(ints);
-				device.upload(longs, stream).join();
+				device.upload(HostArray.of(longs), stream).join();
 				long[] longsBack = new long[longs.length];
-				device.download(longsBack, stream).join();
+				device.download(HostArray.of(longsBack), stream).join();
 				assertThat(longsBack).isEqualTo(longs);
-				device.upload(doubles, stream).join();
+				device.upload(HostArray.of(doubles), stream).join();
 				double[] doublesBack = new double[doubles.length];
-				device.download(doublesBack, stream).join();
+				device.download(HostArray.of(doublesBack), stream).join();
 				assertThat(doublesBack).isEqualTo(doubles);
 			}
 		}
 		assertNothingHeld();
+	}
+
+	/**
+	 * A {@link HostArray} of part of an array copies exactly that part: an upload reads nothing outside
+	 * it, a download and a {@code get} write nothing outside it, across chunk boundaries and at an element
+	 * offset of the device buffer, for every element type.
+	 */
+	@ParameterizedTest
+	@EnumSource(ElementType.class)
+	void arrayRangesCopyOnlyTheirElementsAcrossChunks(ElementType type) {
+		int size = type.bytes();
+		int length = (2 * CHUNK + 3 * size + 1) / size; // crosses two chunk boundaries
+		int from = 5;
+		int total = from + length + 4;
+		int deviceOffset = 3; // elements
+		SplittableRandom random = new SplittableRandom(31 + type.ordinal());
+		byte[] sourceBytes = randomBytes(random, total * size);
+		byte[] rangeBytes = java.util.Arrays.copyOfRange(sourceBytes, from * size, (from + length) * size);
+		String what = length + " " + type + " elements from index " + from;
+		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.allocateHost(total * size)) {
+			GpuStream stream = lease.stream();
+			try (DeviceBuffer device = sentinels((long) (deviceOffset + length + 2) * size, stream)) {
+				Object source = arrayOf(type, sourceBytes);
+				device.upload(range(source, from, length), deviceOffset, stream).join();
+				assertPlaced(bytesOf(device, stream), rangeBytes, deviceOffset * size, what);
+
+				byte[] targetBytes = randomBytes(random, total * size);
+				Object target = arrayOf(type, targetBytes);
+				int to = 7;
+				device.download(range(target, to, length), deviceOffset, stream).join();
+				byte[] expected = targetBytes.clone();
+				System.arraycopy(rangeBytes, 0, expected, to * size, rangeBytes.length);
+				assertThat(bytesOf(target, type)).as(what + ", downloaded to index " + to).isEqualTo(expected);
+			}
+			// The same through a host buffer: put writes only the range's bytes, get fills only its elements.
+			byte[] hostBefore = randomBytes(random, total * size);
+			host.put(0, HostArray.of(hostBefore));
+			host.put(2L * size, range(arrayOf(type, sourceBytes), from, length));
+			byte[] hostExpected = hostBefore.clone();
+			System.arraycopy(rangeBytes, 0, hostExpected, 2 * size, rangeBytes.length);
+			byte[] hostNow = new byte[total * size];
+			host.get(0, HostArray.of(hostNow));
+			assertThat(hostNow).as(what + ", put into a host buffer at element 2").isEqualTo(hostExpected);
+			byte[] targetBytes = randomBytes(random, total * size);
+			Object target = arrayOf(type, targetBytes);
+			host.get(2L * size, range(target, 1, length));
+			byte[] expected = targetBytes.clone();
+			System.arraycopy(rangeBytes, 0, expected, size, rangeBytes.length);
+			assertThat(bytesOf(target, type)).as(what + ", read back from a host buffer to index 1").isEqualTo(expected);
+		}
+		assertNothingHeld();
+	}
+
+	/** An array of {@code type} holding {@code raw}'s bytes in native order. */
+	private static Object arrayOf(ElementType type, byte[] raw) {
+		ByteBuffer bytes = ByteBuffer.wrap(raw).order(ByteOrder.nativeOrder());
+		int n = raw.length / type.bytes();
+		return switch (type) {
+			case FLOAT -> {
+				float[] array = new float[n];
+				bytes.asFloatBuffer().get(array);
+				yield array;
+			}
+			case INT -> {
+				int[] array = new int[n];
+				bytes.asIntBuffer().get(array);
+				yield array;
+			}
+			case LONG -> {
+				long[] array = new long[n];
+				bytes.asLongBuffer().get(array);
+				yield array;
+			}
+			case DOUBLE -> {
+				double[] array = new double[n];
+				bytes.asDoubleBuffer().get(array);
+				yield array;
+			}
+			case BYTE -> raw.clone();
+		};
+	}
+
+	/** The native-order bytes of an array made by {@link #arrayOf}. */
+	private static byte[] bytesOf(Object array, ElementType type) {
+		int n = java.lang.reflect.Array.getLength(array);
+		ByteBuffer bytes = ByteBuffer.allocate(n * type.bytes()).order(ByteOrder.nativeOrder());
+		switch (type) {
+			case FLOAT -> bytes.asFloatBuffer().put((float[]) array);
+			case INT -> bytes.asIntBuffer().put((int[]) array);
+			case LONG -> bytes.asLongBuffer().put((long[]) array);
+			case DOUBLE -> bytes.asDoubleBuffer().put((double[]) array);
+			case BYTE -> bytes.put((byte[]) array);
+		}
+		return bytes.array();
+	}
+
+	/** {@code HostArray.of(array, from, length)} for an array of any element type. */
+	private static HostArray range(Object array, int from, int length) {
+		if (array instanceof float[] floats) {
+			return HostArray.of(floats, from, length);
+		}
+		if (array instanceof int[] ints) {
+			return HostArray.of(ints, from, length);
+		}
+		if (array instanceof long[] longs) {
+			return HostArray.of(longs, from, length);
+		}
+		if (array instanceof double[] doubles) {
+			return HostArray.of(doubles, from, length);
+		}
+		return HostArray.of((byte[]) array, from, length);
 	}
 
 	@Test
@@ -292,7 +407,7 @@ public abstract class CopyContractSuite {
 						source.put(data);
 						source.position(position).limit(position + n);
 						try (DeviceBuffer device = sentinels(offset + n + 7, stream)) {
-							device.upload(source, offset, stream).join();
+							device.upload(HostArray.of(source), offset, stream).join();
 							assertThat(source.position()).as("source position").isEqualTo(position);
 							assertPlaced(bytesOf(device, stream), data, offset, what);
 							ByteBuffer target = direct ? ByteBuffer.allocateDirect(n + 9) : ByteBuffer.allocate(n + 9);
@@ -300,7 +415,7 @@ public abstract class CopyContractSuite {
 								target.put(i, SENTINEL);
 							}
 							target.position(4).limit(4 + n);
-							device.download(target, offset, stream).join();
+							device.download(HostArray.of(target), offset, stream).join();
 							assertThat(target.position()).as("destination position").isEqualTo(4);
 							byte[] back = new byte[target.capacity()];
 							target.clear().get(back);
@@ -309,6 +424,30 @@ public abstract class CopyContractSuite {
 					}
 				}
 			}
+		}
+		assertNothingHeld();
+	}
+
+	/**
+	 * A {@code ByteBuffer}'s region is fixed when its HostArray is made; a limit lowered below the
+	 * region's end afterwards fails the copies that use it, and holds nothing.
+	 */
+	@Test
+	void aByteBufferLimitLoweredBelowItsRegionFailsItsCopies() {
+		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer device = sentinels(64, lease.stream())) {
+			GpuStream stream = lease.stream();
+			ByteBuffer source = ByteBuffer.allocate(32);
+			HostArray from = HostArray.of(source);
+			source.position(30); // the position may move: the region does not
+			device.upload(from, stream).join();
+			source.limit(16);
+			assertThatThrownBy(() -> device.upload(from, stream).join()).isInstanceOf(IndexOutOfBoundsException.class);
+			ByteBuffer target = ByteBuffer.allocate(32);
+			HostArray into = HostArray.of(target);
+			target.limit(16);
+			assertThatThrownBy(() -> device.download(into, stream).join()).isInstanceOf(CompletionException.class)
+				.hasRootCauseInstanceOf(IndexOutOfBoundsException.class);
+			stream.synchronize();
 		}
 		assertNothingHeld();
 	}
@@ -325,7 +464,7 @@ public abstract class CopyContractSuite {
 			GpuStream stream = lease.stream();
 			assertThat(source.byteSize()).isEqualTo(size);
 			assertThat(source.asByteBuffer().capacity()).as("a view covers exactly the buffer").isEqualTo(size);
-			source.put(0, data);
+			source.put(0, HostArray.of(data));
 			for (long[] range : ranges) {
 				int hostOffset = (int) range[0];
 				int deviceOffset = (int) range[1];
@@ -335,13 +474,13 @@ public abstract class CopyContractSuite {
 					device.upload(source, hostOffset, deviceOffset, bytes, stream).join();
 					byte[] expected = java.util.Arrays.copyOfRange(data, hostOffset, hostOffset + bytes);
 					assertPlaced(bytesOf(device, stream), expected, deviceOffset, what);
-					target.put(0, new byte[size + 8]);
+					target.put(0, HostArray.of(new byte[size + 8]));
 					device.download(target, deviceOffset, 8, bytes, stream).join();
 					byte[] back = new byte[bytes];
-					target.get(8, back);
+					target.get(8, HostArray.of(back));
 					assertThat(back).as(what + ", downloaded").isEqualTo(expected);
 					byte[] before = new byte[8];
-					target.get(0, before);
+					target.get(0, HostArray.of(before));
 					assertThat(before).as("bytes before the download's range").containsOnly(0);
 				}
 			}
@@ -350,12 +489,12 @@ public abstract class CopyContractSuite {
 			for (int i = 0; i < floats.length; i++) {
 				floats[i] = i * 0.5f;
 			}
-			source.put(0, floats);
+			source.put(0, HostArray.of(floats));
 			assertThat(source.asFloatBuffer().get(7)).isEqualTo(3.5f);
 			try (DeviceBuffer device = sentinels(size, stream)) {
 				device.upload(source, stream).join();
 				float[] back = new float[floats.length];
-				device.download(back, stream).join();
+				device.download(HostArray.of(back), stream).join();
 				assertThat(back).isEqualTo(floats);
 			}
 		}
@@ -374,9 +513,9 @@ public abstract class CopyContractSuite {
 					data[i] = i;
 				}
 				GpuLauncher plainLauncher = plain.launcher();
-				try (DeviceBuffer device = plainLauncher.callWithStream(stream, () -> plainLauncher.upload(data))) {
+				try (DeviceBuffer device = plainLauncher.callWithStream(stream, () -> plainLauncher.upload(HostArray.of(data)))) {
 					float[] back = new float[n];
-					device.download(back, stream).join();
+					device.download(HostArray.of(back), stream).join();
 					assertThat(back).isEqualTo(data);
 				}
 			}
@@ -390,19 +529,19 @@ public abstract class CopyContractSuite {
 		// Two chunks of staging for a copy of 21: each chunk's block comes back for a later chunk once the
 		// stream has passed it (an upload) or it is unpacked (a download).
 		try (GpuContext small = builder().kernelTiming(KernelTiming.OFF).copyChunkSize(CHUNK).copyThreads(2)
-			.stagingBudget(2L * CHUNK).open(); DeviceBuffer buffer = small.launcher().allocate(20L * CHUNK + 100)) {
+			.stagingBudget(2L * CHUNK).open(); DeviceBuffer buffer = small.launcher().allocate(20L * CHUNK + 100, ElementType.BYTE)) {
 			byte[] data = randomBytes(new SplittableRandom(21), (int) buffer.byteSize());
-			buffer.upload(data, buffer.stream());
+			buffer.upload(HostArray.of(data), buffer.stream());
 			byte[] back = new byte[data.length];
-			buffer.download(back, buffer.stream()).join();
+			buffer.download(HostArray.of(back), buffer.stream()).join();
 			assertThat(back).isEqualTo(data);
 			float[] floats = new float[(int) (buffer.byteSize() / Float.BYTES)];
 			for (int i = 0; i < floats.length; i++) {
 				floats[i] = i * 0.5f;
 			}
-			buffer.upload(floats, buffer.stream()).join();
+			buffer.upload(HostArray.of(floats), buffer.stream()).join();
 			float[] floatsBack = new float[floats.length];
-			buffer.download(floatsBack, buffer.stream()).join();
+			buffer.download(HostArray.of(floatsBack), buffer.stream()).join();
 			assertThat(floatsBack).containsExactly(floats);
 			small.synchronize();
 			HostMemoryInfo host = awaitHost(small::hostMemory, (info) -> info.stagingBytes() == 0);
@@ -430,21 +569,21 @@ public abstract class CopyContractSuite {
 						}
 						try (StreamLease lease = this.context.streams().acquire();
 								DeviceBuffer device = this.launcher.callWithStream(lease.stream(),
-										() -> this.launcher.allocate(4L * n));
+										() -> this.launcher.allocate(4L * n, ElementType.BYTE));
 								HostBuffer host = this.context.allocateHost(4L * n)) {
 							GpuStream stream = lease.stream();
 							// Array up, host buffer down, host buffer up, direct buffer down: all on one stream.
-							CompletableFuture<Void> up = device.upload(data, stream);
+							CompletableFuture<Void> up = device.upload(HostArray.of(data), stream);
 							CompletableFuture<Void> down = device.download(host, stream);
 							down.join();
 							up.join();
 							float[] viaHost = new float[n];
-							host.get(0, viaHost);
+							host.get(0, HostArray.of(viaHost));
 							assertThat(viaHost).isEqualTo(data);
 							device.fill((byte) 0, stream);
 							device.upload(host, stream).join();
 							ByteBuffer direct = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder());
-							device.download(direct, 0, stream).join();
+							device.download(HostArray.of(direct), 0, stream).join();
 							float[] back = new float[n];
 							direct.asFloatBuffer().get(back);
 							assertThat(back).isEqualTo(data);
@@ -474,20 +613,20 @@ public abstract class CopyContractSuite {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(size, stream); Gate gate = new Gate(stream)) {
 				HostBuffer host = this.context.allocateHost(size);
-				host.put(0, original);
+				host.put(0, HostArray.of(original));
 				CompletableFuture<Void> upload = device.upload(host, stream);
 				host.close();
 				assertThat(host.isClosed()).isTrue();
 				assertThat(upload).as("the upload waits behind the gate").isNotDone();
 				assertThat(this.context.hostMemory().hostBuffers()).as("the closed buffer's memory is still held")
 					.isEqualTo(1);
-				assertThatThrownBy(() -> host.put(0, new byte[1])).isInstanceOf(GpuException.class)
+				assertThatThrownBy(() -> host.put(0, HostArray.of(new byte[1]))).isInstanceOf(GpuException.class)
 					.hasMessageContaining("used after it was closed");
 				assertThatThrownBy(() -> device.upload(host, stream)).isInstanceOf(GpuException.class)
 					.hasMessageContaining("used after it was closed");
 				// Whatever the pool hands out now must not be the pending upload's memory.
 				try (HostBuffer other = this.context.allocateHost(size)) {
-					other.put(0, new byte[size]);
+					other.put(0, HostArray.of(new byte[size]));
 					gate.open();
 					upload.join();
 				}
@@ -514,7 +653,7 @@ public abstract class CopyContractSuite {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(size, stream); Gate gate = new Gate(stream)) {
 				HostBuffer host = this.context.allocateHost(size);
-				host.put(0, original);
+				host.put(0, HostArray.of(original));
 				HostMemoryInfo open = this.context.hostMemory();
 				block = open.hostBufferBytes();
 				assertThat(block).as("the buffer's pool block").isGreaterThanOrEqualTo(size);
@@ -523,9 +662,9 @@ public abstract class CopyContractSuite {
 				assertThat(upload).as("close does not wait for the copy").isNotDone();
 
 				// Unusable: every method but byteSize, isClosed, toString and close throws, views included.
-				List<ThrowingCallable> uses = List.of(() -> host.put(CHUNK, new byte[1]), () -> host.put(0, new float[1]),
-						() -> host.put(0, ByteBuffer.allocate(4)), () -> host.get(0, new byte[1]),
-						() -> host.get(0, new double[1]), () -> host.get(0, ByteBuffer.allocate(4)), host::asByteBuffer,
+				List<ThrowingCallable> uses = List.of(() -> host.put(CHUNK, HostArray.of(new byte[1])), () -> host.put(0, HostArray.of(new float[1])),
+						() -> host.put(0, HostArray.of(ByteBuffer.allocate(4))), () -> host.get(0, HostArray.of(new byte[1])),
+						() -> host.get(0, HostArray.of(new double[1])), () -> host.get(0, HostArray.of(ByteBuffer.allocate(4))), host::asByteBuffer,
 						host::asFloatBuffer, host::asIntBuffer, host::asLongBuffer, host::asDoubleBuffer,
 						() -> device.upload(host, stream), () -> device.download(host, stream),
 						() -> this.launcher.callWithStream(stream, () -> this.launcher.upload(host)));
@@ -588,24 +727,24 @@ public abstract class CopyContractSuite {
 				try (Gate gate = new Gate(stream)) {
 					upload = device.upload(host, 0, 0, CHUNK, stream);
 					download = device.download(host, 0, 2 * CHUNK, CHUNK, stream);
-					assertThatThrownBy(() -> host.put(CHUNK - 4, new int[2])).isInstanceOf(GpuException.class)
+					assertThatThrownBy(() -> host.put(CHUNK - 4, HostArray.of(new int[2]))).isInstanceOf(GpuException.class)
 						.hasMessageContaining("cannot write bytes " + (CHUNK - 4) + " to " + (CHUNK + 4))
 						.hasMessageContaining("upload to " + device)
 						.hasMessageContaining("on stream " + stream.name())
 						.hasMessageContaining("wait for that copy's future");
-					assertThatThrownBy(() -> host.get(2 * CHUNK, new byte[1])).isInstanceOf(GpuException.class)
+					assertThatThrownBy(() -> host.get(2 * CHUNK, HostArray.of(new byte[1]))).isInstanceOf(GpuException.class)
 						.hasMessageContaining("cannot read").hasMessageContaining("download from " + device);
 					// Reading what an upload reads, and anything no copy uses, is fine meanwhile.
-					host.get(0, new byte[CHUNK]);
-					host.put(CHUNK, new byte[CHUNK]);
-					host.put(3 * CHUNK, new byte[CHUNK]);
+					host.get(0, HostArray.of(new byte[CHUNK]));
+					host.put(CHUNK, HostArray.of(new byte[CHUNK]));
+					host.put(3 * CHUNK, HostArray.of(new byte[CHUNK]));
 					assertThat(upload).isNotDone();
 					gate.open();
 					upload.join();
 					download.join();
 					assertThat(gate.held()).isTrue();
 				}
-				host.put(0, new byte[4 * CHUNK]);
+				host.put(0, HostArray.of(new byte[4 * CHUNK]));
 			}
 		}
 		assertNothingHeld();
@@ -616,9 +755,9 @@ public abstract class CopyContractSuite {
 		long heldBefore = CpuBackendProvider.heldBytes();
 		GpuContext other = builder().kernelTiming(KernelTiming.OFF).open();
 		HostBuffer host = other.allocateHost(CHUNK);
-		host.put(0, new byte[] { 1, 2, 3 });
+		host.put(0, HostArray.of(new byte[] { 1, 2, 3 }));
 		other.close();
-		assertThatThrownBy(() -> host.put(0, new byte[1])).isInstanceOf(ContextClosedException.class);
+		assertThatThrownBy(() -> host.put(0, HostArray.of(new byte[1]))).isInstanceOf(ContextClosedException.class);
 		assertThatThrownBy(host::asByteBuffer).isInstanceOf(ContextClosedException.class);
 		host.close();
 		if (other.backend() == Backend.CPU) {
@@ -637,14 +776,14 @@ public abstract class CopyContractSuite {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(4L * data.length, stream)) {
 				AtomicInteger failures = CopyFaultInjection.failAt(this.context, step, chunk);
-				assertThatThrownBy(() -> device.upload(data, stream)).isInstanceOf(GpuException.class)
+				assertThatThrownBy(() -> device.upload(HostArray.of(data), stream)).isInstanceOf(GpuException.class)
 					.hasMessageContaining(CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk);
 				assertThat(failures.get()).isEqualTo(1);
 				CopyFaultInjection.clear(this.context);
 				// The stream and the buffer still work.
-				device.upload(data, stream).join();
+				device.upload(HostArray.of(data), stream).join();
 				float[] back = new float[data.length];
-				device.download(back, stream).join();
+				device.download(HostArray.of(back), stream).join();
 				assertThat(back).containsOnly(2.5f);
 			}
 		}
@@ -658,17 +797,17 @@ public abstract class CopyContractSuite {
 		java.util.Arrays.fill(data, 7f);
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
-			try (DeviceBuffer device = this.launcher.callWithStream(stream, () -> this.launcher.allocate(4L * data.length))) {
-				device.upload(data, stream).join();
+			try (DeviceBuffer device = this.launcher.callWithStream(stream, () -> this.launcher.allocate(4L * data.length, ElementType.BYTE))) {
+				device.upload(HostArray.of(data), stream).join();
 				CopyFaultInjection.failAt(this.context, step, chunk);
 				float[] back = new float[data.length];
 				String expected = CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk;
 				if (step.equals("COPY")) {
-					assertThatThrownBy(() -> device.download(back, stream)).isInstanceOf(GpuException.class)
+					assertThatThrownBy(() -> device.download(HostArray.of(back), stream)).isInstanceOf(GpuException.class)
 						.hasMessageContaining(expected);
 				}
 				else {
-					CompletableFuture<Void> download = device.download(back, stream);
+					CompletableFuture<Void> download = device.download(HostArray.of(back), stream);
 					assertThatThrownBy(download::join).isInstanceOf(CompletionException.class)
 						.hasCauseInstanceOf(GpuException.class)
 						.hasMessageContaining("Copying chunk " + chunk + " of a download")
@@ -677,7 +816,7 @@ public abstract class CopyContractSuite {
 						.as("staging held once the failed download's future completed").isZero();
 				}
 				CopyFaultInjection.clear(this.context);
-				device.download(back, stream).join();
+				device.download(HostArray.of(back), stream).join();
 				assertThat(back).containsOnly(7f);
 			}
 		}
@@ -700,8 +839,8 @@ public abstract class CopyContractSuite {
 					}
 				}).isInstanceOf(GpuException.class).hasMessageContaining(CopyFaultInjection.MESSAGE);
 				CopyFaultInjection.clear(this.context);
-				host.put(0, new byte[CHUNK]); // refused if the failed copy were still registered as pending
-				host.get(0, new byte[CHUNK]);
+				host.put(0, HostArray.of(new byte[CHUNK])); // refused if the failed copy were still registered as pending
+				host.get(0, HostArray.of(new byte[CHUNK]));
 			}
 		}
 		assertNothingHeld();

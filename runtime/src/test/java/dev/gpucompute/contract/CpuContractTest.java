@@ -2,12 +2,13 @@ package dev.gpucompute.contract;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 
 /** The contract suite on the CPU backend, which runs on every machine. */
 class CpuContractTest extends GpuContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		// Enough workers for two rendezvous kernels plus copies, whatever the machine's core count.
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
 	}

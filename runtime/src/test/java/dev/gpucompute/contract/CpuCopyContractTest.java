@@ -2,12 +2,13 @@ package dev.gpucompute.contract;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 
 /** The copy contract on the CPU backend, which runs on every machine. */
 class CpuCopyContractTest extends CopyContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		// Enough workers for a gate kernel that holds one while copies run on the others.
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
 	}

@@ -2,12 +2,13 @@ package dev.gpucompute.contract;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 
 /** The kernel-load rules on the CPU backend, which runs on every machine. */
 class CpuKernelLoadContractTest extends KernelLoadContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4).poolSize(2);
 	}
 

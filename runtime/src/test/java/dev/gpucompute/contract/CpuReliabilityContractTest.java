@@ -2,12 +2,13 @@ package dev.gpucompute.contract;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 
 /** The reliability contract on the CPU backend, which runs on every machine. */
 class CpuReliabilityContractTest extends ReliabilityContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The bad-input catalogue on the CUDA backend. Skipped with the probe's reason without a device;
@@ -16,7 +17,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaBadInputContractTest extends BadInputContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The batcher's semantics on the CUDA backend: its batches launch the contract kernels on CUDA
@@ -17,7 +18,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaBatcherContractTest extends BatcherContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The contract suite on the CUDA backend. Skipped with the probe's reason without a device; fails
@@ -16,7 +17,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaContractTest extends GpuContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The copy contract on the CUDA backend: page-locked host buffers, chunked copies through
@@ -17,7 +18,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaCopyContractTest extends CopyContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The kernel-load rules on the CUDA backend, where a module load really waits for the work in
@@ -16,7 +17,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaKernelLoadContractTest extends KernelLoadContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA).poolSize(2);
 	}
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The multi-device contract on every GPU of the machine. Skipped with the probe's reason without a
@@ -16,7 +17,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaMultiDeviceContractTest extends MultiDeviceContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

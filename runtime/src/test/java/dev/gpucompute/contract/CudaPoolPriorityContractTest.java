@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.cuda.CudaTestSupport;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The pool's order of service on the CUDA backend (high-priority streams are CUDA stream
@@ -17,7 +18,7 @@ import dev.gpucompute.cuda.CudaTestSupport;
 class CudaPoolPriorityContractTest extends PoolPriorityContractSuite {
 
 	@Override
-	protected GpuContext.Builder builder() {
+	protected GpuContextBuilder builder() {
 		return GpuContext.builder().backend(Backend.CUDA);
 	}
 

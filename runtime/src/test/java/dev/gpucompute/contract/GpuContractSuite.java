@@ -27,17 +27,22 @@ import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelNotFoundException;
+import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
@@ -48,7 +53,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 
 /**
- * The contract every backend passes (DESIGN.md sections 3 and 7). A subclass supplies the backend
+ * The contract every backend passes (docs/runtime.md, "Semantics"). A subclass supplies the backend
  * through {@link #builder()}; the tests use only the public API and kernels that exist for every
  * backend. Concurrency is proven by rendezvous, never by a stopwatch.
  */
@@ -68,7 +73,7 @@ public abstract class GpuContractSuite {
 	private long memoryAtStart;
 
 	/** A builder for the backend under test; the suite adds its own pool sizes. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -95,12 +100,12 @@ public abstract class GpuContractSuite {
 
 	private int[] read(DeviceBuffer buffer, int n, GpuStream stream) {
 		int[] host = new int[n];
-		buffer.download(host, stream).join();
+		buffer.download(HostArray.of(host), stream).join();
 		return host;
 	}
 
 	private DeviceBuffer zeros(int ints) {
-		DeviceBuffer buffer = this.launcher.allocate(4L * ints);
+		DeviceBuffer buffer = this.launcher.allocate(4L * ints, ElementType.BYTE);
 		buffer.fill((byte) 0, buffer.stream());
 		return buffer;
 	}
@@ -233,7 +238,7 @@ public abstract class GpuContractSuite {
 		GpuLauncher launcher = context.launcher();
 		Kernel slow = launcher.load(ContractKernels.SLEEP_THEN_SET);
 		GpuStream stream = context.defaultStream();
-		try (DeviceBuffer cell = launcher.allocate(4)) {
+		try (DeviceBuffer cell = launcher.allocate(4, ElementType.BYTE)) {
 			launcher.launch(slow, ONE, cell, 0, 1, 1000);
 			assertThat(stream.isIdle()).as("the kernel is still running").isFalse();
 			stream.synchronize();
@@ -277,7 +282,7 @@ public abstract class GpuContractSuite {
 					results.add(executor.submit(() -> {
 						try (StreamLease lease = wide.streams().acquire();
 								StreamScope scope = launcher.useStream(lease.stream())) {
-							DeviceBuffer log = launcher.allocate(4 * 11);
+							DeviceBuffer log = launcher.allocate(4 * 11, ElementType.BYTE);
 							try {
 								log.fill((byte) 0, lease.stream());
 								together.await(30, TimeUnit.SECONDS);
@@ -287,7 +292,7 @@ public abstract class GpuContractSuite {
 									Thread.yield();
 								}
 								int[] host = new int[11];
-								log.download(host, launcher.currentStream()).join();
+								log.download(HostArray.of(host), launcher.currentStream()).join();
 								return host;
 							}
 							finally {
@@ -347,9 +352,9 @@ public abstract class GpuContractSuite {
 		int branches = 3;
 		try (StreamLease parentLease = this.pool.acquire();
 				StreamScope scope = this.launcher.useStream(parentLease.stream());
-				DeviceBuffer source = this.launcher.allocate(4);
-				DeviceBuffer partial = this.launcher.allocate(4L * branches);
-				DeviceBuffer total = this.launcher.allocate(4)) {
+				DeviceBuffer source = this.launcher.allocate(4, ElementType.BYTE);
+				DeviceBuffer partial = this.launcher.allocate(4L * branches, ElementType.BYTE);
+				DeviceBuffer total = this.launcher.allocate(4, ElementType.BYTE)) {
 			GpuStream parent = parentLease.stream();
 			partial.fill((byte) 0, parent);
 			// Parent work the branches must wait for (fork).
@@ -718,7 +723,7 @@ public abstract class GpuContractSuite {
 		// Stale handles: use raises, close is harmless.
 		assertThatThrownBy(() -> held.stream().synchronize()).isInstanceOf(ContextClosedException.class);
 		assertThatThrownBy(() -> event.record(held.stream())).isInstanceOf(ContextClosedException.class);
-		assertThatThrownBy(() -> cells.download(new int[4], held.stream())).isInstanceOf(ContextClosedException.class);
+		assertThatThrownBy(() -> cells.download(HostArray.of(new int[4]), held.stream())).isInstanceOf(ContextClosedException.class);
 		assertThatThrownBy(() -> this.launcher.launch(slow, ONE, cells, 0, 1, 1))
 			.isInstanceOf(ContextClosedException.class);
 		assertThatThrownBy(() -> this.pool.acquire()).isInstanceOf(ContextClosedException.class);
@@ -752,14 +757,14 @@ public abstract class GpuContractSuite {
 	void handlesAreNeverRoutedToAnotherContext() {
 		try (GpuContext other = builder().kernelTiming(KernelTiming.OFF).open();
 				StreamLease foreign = other.streams().acquire();
-				DeviceBuffer foreignBuffer = other.launcher().allocate(16)) {
+				DeviceBuffer foreignBuffer = other.launcher().allocate(16, ElementType.BYTE)) {
 			Kernel append = kernel(ContractKernels.APPEND);
 			assertThatThrownBy(() -> this.launcher.launch(foreign.stream(), append, ONE, foreignBuffer, 1))
 				.isInstanceOf(ContextMismatchException.class).hasMessageContaining("another GPU context");
 			try (DeviceBuffer mine = zeros(4)) {
 				assertThatThrownBy(() -> this.launcher.launch(append, ONE, foreignBuffer, 1))
 					.isInstanceOf(ContextMismatchException.class).hasMessageContaining("another GPU context");
-				assertThatThrownBy(() -> mine.download(new int[4], foreign.stream()))
+				assertThatThrownBy(() -> mine.download(HostArray.of(new int[4]), foreign.stream()))
 					.isInstanceOf(ContextMismatchException.class);
 			}
 		}
@@ -784,7 +789,7 @@ public abstract class GpuContractSuite {
 	void launchLimitsOfTheDeviceAreCheckedBeforeTheDriver() {
 		Kernel saxpy = kernel(ContractKernels.SAXPY);
 		int maxThreads = this.context.device().maxThreadsPerBlock();
-		try (DeviceBuffer x = this.launcher.allocate(4096); DeviceBuffer y = this.launcher.allocate(4096)) {
+		try (DeviceBuffer x = this.launcher.allocate(4096, ElementType.BYTE); DeviceBuffer y = this.launcher.allocate(4096, ElementType.BYTE)) {
 			assertThatThrownBy(() -> this.launcher.launch(saxpy, LaunchConfig.of(Dim3.of(1), Dim3.of(maxThreads + 1)),
 					1024, 1f, x, y))
 				.isInstanceOf(InvalidLaunchConfigException.class)
@@ -805,7 +810,7 @@ public abstract class GpuContractSuite {
 	void wrongArgumentCountTypeOrNullIsRejected() {
 		Kernel saxpy = kernel(ContractKernels.SAXPY);
 		LaunchConfig config = LaunchConfig.linear(1024, 256);
-		try (DeviceBuffer x = this.launcher.allocate(4096); DeviceBuffer y = this.launcher.allocate(4096)) {
+		try (DeviceBuffer x = this.launcher.allocate(4096, ElementType.BYTE); DeviceBuffer y = this.launcher.allocate(4096, ElementType.BYTE)) {
 			assertThatThrownBy(() -> this.launcher.launch(saxpy, config, 1024, 1f, x))
 				.isInstanceOf(InvalidLaunchConfigException.class)
 				.hasMessageContaining("'saxpy' takes 4 arguments [INT, FLOAT, BUFFER, BUFFER], got 3");
@@ -821,7 +826,7 @@ public abstract class GpuContractSuite {
 				.isInstanceOf(InvalidLaunchConfigException.class).hasMessageContaining("null argument array");
 			assertThatThrownBy(() -> this.launcher.launch(saxpy, null, 1024, 1f, x, y))
 				.isInstanceOf(InvalidLaunchConfigException.class).hasMessageContaining("launch configuration");
-			DeviceBuffer closed = this.launcher.allocate(16);
+			DeviceBuffer closed = this.launcher.allocate(16, ElementType.BYTE);
 			closed.close();
 			assertThatThrownBy(() -> this.launcher.launch(saxpy, config, 4, 1f, closed, y))
 				.isInstanceOf(GpuException.class).hasMessageContaining("used after it was closed");
@@ -851,16 +856,16 @@ public abstract class GpuContractSuite {
 
 	@Test
 	void copiesOutsideTheBufferAreRejected() {
-		try (DeviceBuffer small = this.launcher.allocate(16)) {
+		try (DeviceBuffer small = this.launcher.allocate(16, ElementType.BYTE)) {
 			GpuStream stream = small.stream();
-			assertThatThrownBy(() -> small.upload(new float[5], stream)).isInstanceOf(InvalidBufferRangeException.class)
+			assertThatThrownBy(() -> small.upload(HostArray.of(new float[5]), stream)).isInstanceOf(InvalidBufferRangeException.class)
 				.hasMessageContaining("20 bytes")
 				.hasMessageContaining("16 bytes");
-			assertThatThrownBy(() -> small.download(new int[5], stream)).isInstanceOf(InvalidBufferRangeException.class);
-			assertThatThrownBy(() -> small.upload(new float[2], 3, stream))
+			assertThatThrownBy(() -> small.download(HostArray.of(new int[5]), stream)).isInstanceOf(InvalidBufferRangeException.class);
+			assertThatThrownBy(() -> small.upload(HostArray.of(new float[2]), 3, stream))
 				.isInstanceOf(InvalidBufferRangeException.class);
-			assertThatThrownBy(() -> small.upload((float[]) null, stream)).isInstanceOf(NullPointerException.class);
-			assertThatThrownBy(() -> this.launcher.allocate(-1)).isInstanceOf(InvalidBufferRangeException.class);
+			assertThatThrownBy(() -> small.upload((HostArray) null, stream)).isInstanceOf(NullPointerException.class);
+			assertThatThrownBy(() -> this.launcher.allocate(-1, ElementType.BYTE)).isInstanceOf(InvalidBufferRangeException.class);
 		}
 		assertNothingLeaked();
 	}
@@ -870,7 +875,7 @@ public abstract class GpuContractSuite {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
 		try (GpuEvent start = this.context.events().createTiming(); GpuEvent end = this.context.events().createTiming();
 				GpuEvent plain = this.context.events().create(); StreamLease lease = this.pool.acquire();
-				DeviceBuffer cell = this.launcher.allocate(4)) {
+				DeviceBuffer cell = this.launcher.allocate(4, ElementType.BYTE)) {
 			assertThatThrownBy(() -> end.elapsedSince(start)).isInstanceOf(GpuException.class)
 				.hasMessageContaining("never recorded");
 			lease.stream().waitFor(cell.stream());
@@ -945,9 +950,9 @@ public abstract class GpuContractSuite {
 		}
 		float[] result = new float[n];
 		try (StreamLease lease = this.pool.acquire(); StreamScope scope = this.launcher.useStream(lease.stream());
-				DeviceBuffer dx = this.launcher.upload(x); DeviceBuffer dy = this.launcher.upload(y)) {
+				DeviceBuffer dx = this.launcher.upload(HostArray.of(x)); DeviceBuffer dy = this.launcher.upload(HostArray.of(y))) {
 			this.launcher.launch(saxpy, LaunchConfig.linear(n, 256), n, 2.5f, dx, dy);
-			dy.download(result, lease.stream()).join();
+			dy.download(HostArray.of(result), lease.stream()).join();
 		}
 		for (int i = 0; i < n; i++) {
 			assertThat(result[i]).isEqualTo(2.5f * x[i] + y[i], org.assertj.core.data.Offset.offset(1e-5f));
@@ -961,8 +966,8 @@ public abstract class GpuContractSuite {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
 		Kernel copy = kernel(ContractKernels.COPY_CELL);
 		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire()) {
-			DeviceBuffer cell = this.launcher.callWithStream(a.stream(), () -> this.launcher.allocate(4));
-			DeviceBuffer out = this.launcher.callWithStream(b.stream(), () -> this.launcher.allocate(4));
+			DeviceBuffer cell = this.launcher.callWithStream(a.stream(), () -> this.launcher.allocate(4, ElementType.BYTE));
+			DeviceBuffer out = this.launcher.callWithStream(b.stream(), () -> this.launcher.allocate(4, ElementType.BYTE));
 			try {
 				assertThat(cell.stream()).isSameAs(a.stream());
 				this.launcher.launch(a.stream(), slow, ONE, cell, 0, 11, 200);

@@ -17,6 +17,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelLoad.Trigger;
@@ -25,13 +26,14 @@ import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * Which calls load a kernel, and what a load reports (issue 29): on CUDA a module load waits for the
  * work in flight on the device, so loads must be visible and avoidable. Written once, run on the CPU
  * backend on every build and on CUDA where a device exists:
  * <ul>
- * <li>only {@link GpuContext.Builder#kernels} (at open), {@link GpuLauncher#load} and the first
+ * <li>only {@link GpuContextBuilder#kernels} (at open), {@link GpuLauncher#load} and the first
  * {@link GpuLauncher#launch(KernelSource, LaunchConfig, Object...)} of a kernel not loaded yet
  * load, each once, and every load reaches the listener once with what triggered it;</li>
  * <li>a load that begins while the context has work in flight says so, and counts as having waited
@@ -43,7 +45,7 @@ abstract class KernelLoadContractSuite {
 	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	/** Records every load the context reports. */
 	static final class Loads implements GpuListener {
@@ -81,8 +83,8 @@ abstract class KernelLoadContractSuite {
 			});
 			GpuLauncher launcher = context.launcher();
 			Kernel saxpy = launcher.kernel("saxpy");
-			try (StreamLease lease = context.streams().acquire(); DeviceBuffer x = launcher.upload(new float[] { 1, 2 });
-					DeviceBuffer cells = launcher.upload(new int[4])) {
+			try (StreamLease lease = context.streams().acquire(); DeviceBuffer x = launcher.upload(HostArray.of(new float[] { 1, 2 }));
+					DeviceBuffer cells = launcher.upload(HostArray.of(new int[4]))) {
 				// Every way of launching a loaded kernel, its source included, and a group: no load.
 				launcher.launch(saxpy, ONE, 2, 1f, x, x);
 				launcher.launch(lease.stream(), saxpy, ONE, 2, 1f, x, x);
@@ -114,7 +116,7 @@ abstract class KernelLoadContractSuite {
 			.open()) {
 			listener.take();
 			GpuLauncher launcher = context.launcher();
-			try (StreamLease busy = context.streams().acquire(); DeviceBuffer cell = launcher.upload(new int[1])) {
+			try (StreamLease busy = context.streams().acquire(); DeviceBuffer cell = launcher.upload(HostArray.of(new int[1]))) {
 				busy.stream().waitFor(cell.stream());
 				launcher.launch(busy.stream(), launcher.kernel("sleep_then_set"), ONE, cell, 0, 1, 1000);
 				assertThat(busy.stream().isIdle()).as("the slow kernel is running").isFalse();

@@ -15,21 +15,25 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 
 /**
- * Several devices in one application (DESIGN.md section 4): one context per device, placement by
+ * Several devices in one application (docs/runtime.md, "Several devices"): one context per device, placement by
  * load and by key, events and copies across devices. The CPU backend stands in for three devices;
  * on CUDA the suite opens every GPU of the machine, and the tests that need two skip on a machine
  * with one (the GPU machines here have one).
@@ -41,7 +45,7 @@ public abstract class MultiDeviceContractSuite {
 	protected GpuDevices devices;
 
 	/** A builder for the backend under test, set up for as many devices as the test wants. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
 	void open() {
@@ -71,10 +75,10 @@ public abstract class MultiDeviceContractSuite {
 			Kernel saxpy = launcher.load(ContractKernels.SAXPY);
 			float[] y = { 1, 2, 3 };
 			try (StreamLease lease = context.streams().acquire();
-					DeviceBuffer dx = launcher.callWithStream(lease.stream(), () -> launcher.upload(new float[] { 1, 1, 1 }));
-					DeviceBuffer dy = launcher.callWithStream(lease.stream(), () -> launcher.upload(y))) {
+					DeviceBuffer dx = launcher.callWithStream(lease.stream(), () -> launcher.upload(HostArray.of(new float[] { 1, 1, 1 })));
+					DeviceBuffer dy = launcher.callWithStream(lease.stream(), () -> launcher.upload(HostArray.of(y)))) {
 				launcher.launch(lease.stream(), saxpy, LaunchConfig.linear(3, 32), 3, 2f, dx, dy);
-				dy.download(y, lease.stream()).join();
+				dy.download(HostArray.of(y), lease.stream()).join();
 			}
 			assertThat(y).containsExactly(3, 4, 5);
 			assertThat(saxpy.stats().launches()).isEqualTo(1);
@@ -180,15 +184,15 @@ public abstract class MultiDeviceContractSuite {
 		Kernel slow = a.launcher().load(ContractKernels.SLEEP_THEN_SET);
 		try (StreamLease owner = a.streams().acquire(); StreamLease writer = a.streams().acquire();
 				StreamLease reader = b.streams().acquire();
-				DeviceBuffer cell = a.launcher().callWithStream(owner.stream(), () -> a.launcher().allocate(4));
-				DeviceBuffer copy = b.launcher().callWithStream(reader.stream(), () -> b.launcher().allocate(4))) {
+				DeviceBuffer cell = a.launcher().callWithStream(owner.stream(), () -> a.launcher().allocate(4, ElementType.BYTE));
+				DeviceBuffer copy = b.launcher().callWithStream(reader.stream(), () -> b.launcher().allocate(4, ElementType.BYTE))) {
 			cell.fill((byte) 0, owner.stream());
 			copy.copyFrom(cell, 0, 0, 4, reader.stream()); // the first use on b: ordered after the fill
 			a.launcher().launch(writer.stream(), slow, ONE, cell, 0, 42, 300);
 			ordering.order(writer.stream(), reader.stream(), a);
 			copy.copyFrom(cell, 0, 0, 4, reader.stream());
 			int[] host = new int[1];
-			copy.download(host, reader.stream()).join();
+			copy.download(HostArray.of(host), reader.stream()).join();
 			assertThat(host).as("b's copy ran after a's kernel").containsExactly(42);
 		}
 	}
@@ -207,12 +211,12 @@ public abstract class MultiDeviceContractSuite {
 		}
 		float[] back = new float[n];
 		try (StreamLease onB = b.streams().acquire();
-				DeviceBuffer target = b.launcher().callWithStream(onB.stream(), () -> b.launcher().allocate(4L * n))) {
-			DeviceBuffer source = a.launcher().upload(data);
+				DeviceBuffer target = b.launcher().callWithStream(onB.stream(), () -> b.launcher().allocate(4L * n, ElementType.BYTE))) {
+			DeviceBuffer source = a.launcher().upload(HostArray.of(data));
 			// Closed at once: its free must wait for the copy on b, ordered across the devices.
 			target.copyFrom(source, 0, 0, 4L * n, onB.stream());
 			source.close();
-			target.download(back, onB.stream()).join();
+			target.download(HostArray.of(back), onB.stream()).join();
 		}
 		assertThat(java.util.Arrays.mismatch(back, data)).as("first element that differs").isEqualTo(-1);
 		a.synchronize();
@@ -224,8 +228,8 @@ public abstract class MultiDeviceContractSuite {
 		GpuContext inGroup = this.devices.primary();
 		try (GpuContext outside = builder().kernelTiming(KernelTiming.OFF).open();
 				StreamLease lease = inGroup.streams().acquire(); GpuEvent foreign = outside.events().create();
-				DeviceBuffer theirs = outside.launcher().allocate(16);
-				DeviceBuffer mine = inGroup.launcher().callWithStream(lease.stream(), () -> inGroup.launcher().allocate(16))) {
+				DeviceBuffer theirs = outside.launcher().allocate(16, ElementType.BYTE);
+				DeviceBuffer mine = inGroup.launcher().callWithStream(lease.stream(), () -> inGroup.launcher().allocate(16, ElementType.BYTE))) {
 			GpuStream stream = lease.stream();
 			assertThatThrownBy(() -> stream.waitFor(foreign)).isInstanceOf(ContextMismatchException.class);
 			assertThatThrownBy(() -> mine.copyFrom(theirs, 0, 0, 16, stream)).isInstanceOf(ContextMismatchException.class);

@@ -24,9 +24,10 @@ import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
- * The stream pool's order of service (DESIGN.md section 3, item 7, and issue 21): waiting callers
+ * The stream pool's order of service (docs/runtime.md, "Semantics", item 6, and issue 21): waiting callers
  * are served high priority first and first come first within a priority, a released stream goes to
  * the first waiter rather than to whoever asks next, and a per-priority limit keeps streams for the
  * other priority. Every step is ordered by the pool's own counters ({@code pending}), never by a
@@ -39,9 +40,9 @@ public abstract class PoolPriorityContractSuite {
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
-	private StreamPool open(int maxSize, GpuContext.Builder builder) {
+	private StreamPool open(int maxSize, GpuContextBuilder builder) {
 		this.context = builder.poolSize(0).maxSize(maxSize).acquireTimeout(Duration.ofSeconds(20))
 			.kernelTiming(KernelTiming.OFF)
 			.open();

@@ -22,17 +22,20 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.junit.jupiter.api.Test;
-
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelTiming;
@@ -43,7 +46,7 @@ import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
 
 /**
- * Reliability under faults and shutdown, on every backend (DESIGN.md section 3, items 10 and 12): a
+ * Reliability under faults and shutdown, on every backend (docs/runtime.md, "Semantics", items 10 and 12): a
  * failing kernel harms only the work that depends on it, and closing a context never strands a
  * caller. Each test opens its own context, since each needs its own settings and closes it itself.
  */
@@ -52,7 +55,7 @@ public abstract class ReliabilityContractSuite {
 	private static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	/** A builder for the backend under test. */
-	protected abstract GpuContext.Builder builder();
+	protected abstract GpuContextBuilder builder();
 
 	/** How long the fault-injection soak runs; about 20 s in CI, longer with -Dgpu.soak.seconds. */
 	private static long soakSeconds() {
@@ -108,11 +111,11 @@ public abstract class ReliabilityContractSuite {
 							float[] out = new float[n];
 							try (StreamLease lease = context.streams().acquire();
 									StreamScope scope = launcher.useStream(lease.stream());
-									DeviceBuffer dx = launcher.upload(x);
-									DeviceBuffer dy = launcher.upload(y)) {
+									DeviceBuffer dx = launcher.upload(HostArray.of(x));
+									DeviceBuffer dy = launcher.upload(HostArray.of(y))) {
 								// The failing kernel runs with blocks of 64 threads, twice its launch bounds.
 								launcher.launch(fail ? bounded : saxpy, LaunchConfig.linear(n, 64), n, a, dx, dy);
-								dy.download(out, lease.stream()).get(60, TimeUnit.SECONDS);
+								dy.download(HostArray.of(out), lease.stream()).get(60, TimeUnit.SECONDS);
 								if (fail) {
 									unreported.incrementAndGet();
 									continue;
@@ -200,7 +203,7 @@ public abstract class ReliabilityContractSuite {
 			dev.gpucompute.CopyFaultInjection.pauseAt(context, "COPY", size.equals("small") ? 0 : 2, reached, release);
 			Future<CompletableFuture<Void>> upload = threads.submit(() -> {
 				try (StreamLease lease = context.streams().acquire()) {
-					return buffer.upload(data, lease.stream());
+					return buffer.upload(HostArray.of(data), lease.stream());
 				}
 			});
 			assertThat(reached.await(10, TimeUnit.SECONDS)).as("the copy reached its pause").isTrue();
@@ -272,19 +275,19 @@ public abstract class ReliabilityContractSuite {
 					}
 					try (StreamLease lease = context.streams().acquire();
 							StreamScope scope = launcher.useStream(lease.stream())) {
-						DeviceBuffer cells = launcher.allocate(64);
-						DeviceBuffer x = launcher.upload(new float[] { 1, 2, 3, 4 });
+						DeviceBuffer cells = launcher.allocate(64, ElementType.BYTE);
+						DeviceBuffer x = launcher.upload(HostArray.of(new float[] { 1, 2, 3, 4 }));
 						cells.fill((byte) 0, lease.stream());
 						// Slow work queued behind itself, so that some is still pending at close.
 						for (int i = 0; i < 4; i++) {
 							launcher.launch(slow, ONE, cells, i, id + i, 20);
 						}
 						launcher.launch(saxpy, ONE, 4, 2f, x, x);
-						futures.add(cells.download(new int[16], lease.stream()));
-						futures.add(x.download(new float[4], lease.stream()));
+						futures.add(cells.download(HostArray.of(new int[16]), lease.stream()));
+						futures.add(x.download(HostArray.of(new float[4]), lease.stream()));
 						// Copies in chunks (4 of 4 KiB), and a host buffer closed while its upload is pending.
-						DeviceBuffer big = launcher.upload(new float[4096]);
-						futures.add(big.download(new float[4096], lease.stream()));
+						DeviceBuffer big = launcher.upload(HostArray.of(new float[4096]));
+						futures.add(big.download(HostArray.of(new float[4096]), lease.stream()));
 						HostBuffer pinned = launcher.allocateHost(4 * 4096);
 						futures.add(big.upload(pinned, lease.stream()));
 						pinned.close();

@@ -17,10 +17,12 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuOutOfMemoryException;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
@@ -149,11 +151,11 @@ class CpuBackendTest {
 			int linear = block.x() + block.gridDim().x() * (block.y() + block.gridDim().y() * block.z());
 			args.ints(0).put(linear, args.ints(0).get(linear) + 1);
 		});
-		try (DeviceBuffer counts = this.context.launcher().allocate(4L * blocks)) {
+		try (DeviceBuffer counts = this.context.launcher().allocate(4L * blocks, ElementType.BYTE)) {
 			counts.fill((byte) 0, counts.stream());
 			this.context.launcher().launch(mark, LaunchConfig.of(grid, Dim3.of(32)), counts);
 			int[] host = new int[blocks];
-			counts.download(host, counts.stream()).join();
+			counts.download(HostArray.of(host), counts.stream()).join();
 			assertThat(host).containsOnly(1);
 		}
 	}
@@ -166,11 +168,11 @@ class CpuBackendTest {
 			memory.putInt(0, block.x() + 1);
 			args.ints(0).put(block.x(), before);
 		});
-		try (DeviceBuffer seen = this.context.launcher().allocate(4 * 64)) {
+		try (DeviceBuffer seen = this.context.launcher().allocate(4 * 64, ElementType.BYTE)) {
 			seen.fill((byte) 0x7f, seen.stream());
 			this.context.launcher().launch(shared, LaunchConfig.of(Dim3.of(64), Dim3.of(1)).withSharedMemory(16), seen);
 			int[] host = new int[64];
-			seen.download(host, seen.stream()).join();
+			seen.download(HostArray.of(host), seen.stream()).join();
 			assertThat(host).containsOnly(0);
 		}
 	}
@@ -199,8 +201,8 @@ class CpuBackendTest {
 	@Test
 	void memoryBudgetIsEnforcedAndReturned() {
 		long start = this.context.memory().usedBytes();
-		DeviceBuffer big = this.context.launcher().allocate(768 * 1024);
-		assertThatThrownBy(() -> this.context.launcher().allocate(512 * 1024))
+		DeviceBuffer big = this.context.launcher().allocate(768 * 1024, ElementType.BYTE);
+		assertThatThrownBy(() -> this.context.launcher().allocate(512 * 1024, ElementType.BYTE))
 			.isInstanceOf(GpuOutOfMemoryException.class)
 			.hasMessageContaining("524288 bytes");
 		big.close();
@@ -226,7 +228,7 @@ class CpuBackendTest {
 		try (GpuContext timed = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(1)
 			.kernelTiming(KernelTiming.ALL).listener(listener).open()) {
 			for (int i = 0; i < 300; i++) {
-				try (DeviceBuffer buffer = timed.launcher().upload(new float[256])) {
+				try (DeviceBuffer buffer = timed.launcher().upload(HostArray.of(new float[256]))) {
 					timed.launcher().launch(empty, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
 					timed.launcher().launch(empty, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
 				}

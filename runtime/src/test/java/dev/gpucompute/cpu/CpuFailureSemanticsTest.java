@@ -18,10 +18,12 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
@@ -31,7 +33,7 @@ import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 
 /**
- * Who is told of a kernel failure (DESIGN.md 3.10): the holder whose work depends on it, once, at its
+ * Who is told of a kernel failure (docs/runtime.md, "Semantics", item 10): the holder whose work depends on it, once, at its
  * next synchronisation, completion, download or event wait; never a later holder of the same pooled
  * stream; and every failure is counted however it was observed. Only the CPU backend can show this:
  * a failing CUDA kernel ends the whole context.
@@ -90,14 +92,14 @@ class CpuFailureSemanticsTest {
 	void aFailureReachesTheDownloadThatDependsOnItOnceAndTheStreamStaysClean() throws Exception {
 		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer buffer = allocateOn(lease)) {
 			this.launcher.launch(lease.stream(), this.kernel, ONE, -1);
-			CompletableFuture<Void> download = buffer.download(new int[1], lease.stream());
+			CompletableFuture<Void> download = buffer.download(HostArray.of(new int[1]), lease.stream());
 			assertThatThrownBy(() -> download.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
 				.hasCauseInstanceOf(KernelLaunchException.class)
 				.hasMessageContaining("negative input -1");
 			// Reported once: the same holder's next synchronisation and round trip are clean.
 			assertThatCode(() -> lease.stream().synchronize()).doesNotThrowAnyException();
 			this.launcher.launch(lease.stream(), this.kernel, ONE, 1);
-			buffer.download(new int[1], lease.stream()).get(10, TimeUnit.SECONDS);
+			buffer.download(HostArray.of(new int[1]), lease.stream()).get(10, TimeUnit.SECONDS);
 		}
 		assertCountedOnce();
 	}
@@ -193,7 +195,7 @@ class CpuFailureSemanticsTest {
 	}
 
 	private DeviceBuffer allocateOn(StreamLease lease) {
-		return this.launcher.callWithStream(lease.stream(), () -> this.launcher.allocate(4));
+		return this.launcher.callWithStream(lease.stream(), () -> this.launcher.allocate(4, ElementType.BYTE));
 	}
 
 	private void assertCountedOnce() {

@@ -9,7 +9,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
 
 /**
  * The CPU backend's device memory comes from the C allocator (JNA is on this module's test class
@@ -25,12 +27,12 @@ class CpuMemoryTest {
 		long heldBefore = CpuBackendProvider.heldBytes();
 		long directBefore = directPoolUsed();
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).open()) {
-			try (DeviceBuffer buffer = context.launcher().allocate(SIZE)) {
+			try (DeviceBuffer buffer = context.launcher().allocate(SIZE, ElementType.BYTE)) {
 				assertThat(CpuBackendProvider.heldBytes() - heldBefore).isGreaterThanOrEqualTo(SIZE);
 				assertThat(directPoolUsed() - directBefore).as("direct pool growth").isLessThan(SIZE);
 				long[] back = new long[(int) (SIZE / Long.BYTES)];
 				java.util.Arrays.fill(back, 7L);
-				buffer.download(back, context.launcher().currentStream()).join();
+				buffer.download(HostArray.of(back), context.launcher().currentStream()).join();
 				assertThat(java.util.Arrays.stream(back).allMatch((value) -> value == 0)).as("zeroed").isTrue();
 			}
 			context.launcher().synchronize();
@@ -42,7 +44,7 @@ class CpuMemoryTest {
 	void aBufferLeftOpenIsFreedAtClose() {
 		long heldBefore = CpuBackendProvider.heldBytes();
 		GpuContext context = GpuContext.builder().backend(Backend.CPU).open();
-		context.launcher().allocate(SIZE);
+		context.launcher().allocate(SIZE, ElementType.BYTE);
 		assertThat(CpuBackendProvider.heldBytes() - heldBefore).isGreaterThanOrEqualTo(SIZE);
 		context.close();
 		assertThat(CpuBackendProvider.heldBytes()).isEqualTo(heldBefore);
@@ -82,7 +84,7 @@ class CpuMemoryTest {
 
 	@Test
 	void theDefaultBudgetIsNotBoundByTheHeap() {
-		assertThat(CpuBackendProvider.defaultMemoryBudget()).isGreaterThanOrEqualTo(Runtime.getRuntime().maxMemory());
+		assertThat(CpuBackendProvider.machineMemoryBudget()).isGreaterThanOrEqualTo(Runtime.getRuntime().maxMemory());
 	}
 
 	private static long directPoolUsed() {

@@ -42,12 +42,6 @@ class CudaCompilerTest {
 	}
 
 	@Test
-	void parsesNvccsArchitectureList() {
-		assertThat(CudaCompiler.parseArchs("compute_75 compute_80 compute_90 compute_100 compute_110 compute_103\n"))
-			.containsExactly(75, 80, 90, 100, 103, 110);
-	}
-
-	@Test
 	void optionsThatChooseAnArchitectureAreRespected() {
 		assertThat(CudaCompiler.namesArch(List.of("-lineinfo", "--gpu-architecture=sm_90"))).isTrue();
 		assertThat(CudaCompiler.namesArch(List.of("-arch=compute_80"))).isTrue();
@@ -66,14 +60,6 @@ class CudaCompilerTest {
 			.hasMessageContaining("nvcc -ptx -arch=compute_90 kernel.cu")
 			.hasMessageContaining(".ptx");
 		assertThat(none.describe()).startsWith("none");
-	}
-
-	@Test
-	void nvrtcProblemNamesLibnvrtc12WhenItCannotLoad() {
-		String problem = CudaCompiler.Nvrtc.problem();
-		if (problem != null) {
-			assertThat(problem).contains("libnvrtc.so.12").doesNotContain("\n");
-		}
 	}
 
 	@Test
@@ -153,7 +139,7 @@ class CudaCompilerTest {
 		if (system.jnaNvrtc(0).library() != null) {
 			assertThat(description).startsWith("NVRTC").endsWith("through JNA");
 		}
-		else if (CudaCompiler.Nvrtc.problem() == null) {
+		else if (JCudaNvrtc.problem() == null) {
 			assertThat(description).startsWith("NVRTC").endsWith("through JCuda");
 		}
 		else if (system.nvcc() != null) {
@@ -168,7 +154,7 @@ class CudaCompilerTest {
 	}
 
 	private static Path nvccOrSkip() {
-		Path nvcc = CudaCompiler.defaultNvccCandidates().stream().filter(Files::isExecutable).findFirst().orElse(null);
+		Path nvcc = NvccCompiler.defaultCandidates().stream().filter(Files::isExecutable).findFirst().orElse(null);
 		Assumptions.assumeTrue(nvcc != null, "nvcc is not installed here");
 		return nvcc;
 	}

@@ -17,10 +17,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelTiming;
@@ -73,7 +75,7 @@ class CudaContextGpuTest {
 		}
 		try (GpuContext context = open(KernelTiming.SAMPLED, times);
 				StreamLease lease = context.streams().acquire();
-				DeviceBuffer out = context.launcher().allocate(4)) {
+				DeviceBuffer out = context.launcher().allocate(4, ElementType.BYTE)) {
 			GpuLauncher launcher = context.launcher();
 			Kernel sleep = launcher.load(SLEEP);
 			for (int i = 0; i < 128; i++) {
@@ -95,8 +97,8 @@ class CudaContextGpuTest {
 		try (GpuContext context = open(KernelTiming.ALL, times);
 				StreamLease first = context.streams().acquire();
 				StreamLease second = context.streams().acquire();
-				DeviceBuffer a = context.launcher().allocate(4);
-				DeviceBuffer b = context.launcher().allocate(4)) {
+				DeviceBuffer a = context.launcher().allocate(4, ElementType.BYTE);
+				DeviceBuffer b = context.launcher().allocate(4, ElementType.BYTE)) {
 			GpuLauncher launcher = context.launcher();
 			Kernel sleep = launcher.load(SLEEP);
 			first.stream().synchronize();
@@ -120,17 +122,17 @@ class CudaContextGpuTest {
 	void tenThousandSmallUploadsAllComplete() {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CUDA).poolSize(1).open();
 				StreamLease lease = context.streams().acquire();
-				DeviceBuffer device = context.launcher().allocate(256)) {
+				DeviceBuffer device = context.launcher().allocate(256, ElementType.BYTE)) {
 			int[] data = new int[64];
 			@SuppressWarnings("unchecked")
 			CompletableFuture<Void>[] futures = new CompletableFuture[10_000];
 			for (int i = 0; i < futures.length; i++) {
 				data[0] = i;
-				futures[i] = device.upload(data, lease.stream());
+				futures[i] = device.upload(HostArray.of(data), lease.stream());
 			}
 			CompletableFuture.allOf(futures).orTimeout(60, TimeUnit.SECONDS).join();
 			int[] back = new int[64];
-			device.download(back, lease.stream()).join();
+			device.download(HostArray.of(back), lease.stream()).join();
 			assertThat(back[0]).isEqualTo(9_999);
 		}
 	}

@@ -16,9 +16,9 @@ class CudaThreadKindTest {
 
 	@Test
 	void platformThreadsAreNotVirtual() throws Exception {
-		assertThat(CudaDeviceBackend.isVirtual(Thread.currentThread())).isFalse();
+		assertThat(CudaPrimaryContext.isVirtual(Thread.currentThread())).isFalse();
 		AtomicBoolean seen = new AtomicBoolean(true);
-		Thread thread = new Thread(() -> seen.set(CudaDeviceBackend.isVirtual(Thread.currentThread())));
+		Thread thread = new Thread(() -> seen.set(CudaPrimaryContext.isVirtual(Thread.currentThread())));
 		thread.start();
 		thread.join();
 		assertThat(seen).isFalse();
@@ -36,7 +36,7 @@ class CudaThreadKindTest {
 		}
 		AtomicBoolean seen = new AtomicBoolean();
 		Thread thread = (Thread) startVirtualThread.invoke(null,
-				(Runnable) () -> seen.set(CudaDeviceBackend.isVirtual(Thread.currentThread())));
+				(Runnable) () -> seen.set(CudaPrimaryContext.isVirtual(Thread.currentThread())));
 		thread.join();
 		assertThat(seen).isTrue();
 	}

@@ -2,6 +2,8 @@ package dev.gpucompute.cuda;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.Availability;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 /**
  * Run in a child JVM by {@link NativeLoadGpuFreeTest}: probes CUDA with whatever
@@ -19,7 +21,7 @@ public final class NativeLoadProbe {
 			System.out.println("AVAILABLE=" + availability.available());
 			System.out.println("BROKEN=" + availability.broken());
 			System.out.println("REASON=" + availability.reason());
-			GpuContext.Selection selection = GpuContext.select(null, 0);
+			BackendSelection selection = Backends.select(null, 0);
 			System.out.println("AUTO_WARNING=" + selection.warning());
 			try (GpuContext context = GpuContext.builder().open()) {
 				System.out.println("AUTO_BACKEND=" + context.backend());

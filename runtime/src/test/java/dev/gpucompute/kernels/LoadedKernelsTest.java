@@ -15,6 +15,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -61,10 +62,10 @@ class LoadedKernelsTest {
 			assertThat(loaded.kernels().get("saxpy").kernel()).isSameAs(launcher.kernel("saxpy"));
 			float[] y = { 1, 2, 3 };
 			try (StreamLease lease = context.streams().acquire();
-					DeviceBuffer xs = launcher.upload(new float[] { 10, 20, 30 });
-					DeviceBuffer ys = launcher.upload(y)) {
+					DeviceBuffer xs = launcher.upload(HostArray.of(new float[] { 10, 20, 30 }));
+					DeviceBuffer ys = launcher.upload(HostArray.of(y))) {
 				launcher.launch(lease.stream(), launcher.kernel("saxpy"), LaunchConfig.linear(3, 2), 3, 2f, xs, ys);
-				ys.download(y, lease.stream()).join();
+				ys.download(HostArray.of(y), lease.stream()).join();
 			}
 			assertThat(y).containsExactly(21, 42, 63);
 		}

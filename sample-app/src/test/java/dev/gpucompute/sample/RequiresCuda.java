@@ -8,6 +8,7 @@ import org.opentest4j.AssertionFailedError;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.Availability;
+import dev.gpucompute.spi.Backends;
 
 /**
  * For the sample's {@code gpu}-tagged tests: disables a test with the probe's reason when there is
@@ -17,7 +18,7 @@ public final class RequiresCuda implements ExecutionCondition {
 
 	@Override
 	public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-		Availability probe = GpuContext.select(Backend.CUDA, 0).availability();
+		Availability probe = Backends.select(Backend.CUDA, 0).availability();
 		if (probe.available()) {
 			return ConditionEvaluationResult.enabled("CUDA available: " + probe.reason());
 		}

@@ -25,6 +25,9 @@ public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallb
 	private static final List<String> RUNTIME_PACKAGES = List.of("dev.gpucompute", "dev.gpucompute.cpu",
 			"dev.gpucompute.cuda", "dev.gpucompute.spi", "dev.gpucompute.autoconfigure.metrics");
 
+	/** The runtime's implementation rooms ({@code dev.gpucompute.internal.*}). */
+	private static final String INTERNAL_PACKAGES = "dev.gpucompute.internal.";
+
 	@Override
 	public void beforeEach(ExtensionContext context) {
 		context.getStore(NAMESPACE).put(LeakTracker.class, LeakTracker.start());
@@ -93,8 +96,8 @@ public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallb
 			String className = frame.getClassName();
 			int dot = className.lastIndexOf('.');
 			String packageName = (dot < 0) ? "" : className.substring(0, dot);
-			if (!RUNTIME_PACKAGES.contains(packageName) && !className.startsWith("java.")
-					&& !className.startsWith("jdk.")) {
+			if (!RUNTIME_PACKAGES.contains(packageName) && !packageName.startsWith(INTERNAL_PACKAGES)
+					&& !className.startsWith("java.") && !className.startsWith("jdk.")) {
 				return frame.toString();
 			}
 		}

@@ -15,6 +15,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -191,7 +192,7 @@ public final class KernelParity {
 			Object[] launchArgs = new Object[this.args.length];
 			for (int i = 0; i < this.args.length; i++) {
 				if (this.args[i] instanceof ParityBuffer) {
-					DeviceBuffer buffer = launcher.upload(inputs.get(i).duplicate());
+					DeviceBuffer buffer = launcher.upload(HostArray.of(inputs.get(i).duplicate()));
 					buffers.add(buffer);
 					launchArgs[i] = buffer;
 				}
@@ -203,7 +204,7 @@ public final class KernelParity {
 			for (int i = 0; i < this.args.length; i++) {
 				if (this.args[i] instanceof ParityBuffer buffer && buffer.isCompared()) {
 					ByteBuffer result = ByteBuffer.allocate(inputs.get(i).capacity()).order(ByteOrder.nativeOrder());
-					((DeviceBuffer) launchArgs[i]).download(result).join();
+					((DeviceBuffer) launchArgs[i]).download(HostArray.of(result)).join();
 					results.add(result);
 				}
 			}

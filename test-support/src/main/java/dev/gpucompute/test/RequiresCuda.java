@@ -17,6 +17,7 @@ import org.opentest4j.AssertionFailedError;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.Availability;
+import dev.gpucompute.spi.Backends;
 
 /**
  * For tests that need a CUDA device (device 0): tagged {@code gpu}, and skipped with the reason where
@@ -46,7 +47,7 @@ public @interface RequiresCuda {
 		 * @throws AssertionFailedError when it cannot and {@code GPU_REQUIRED=1}
 		 */
 		static String unavailableReason() {
-			Availability cuda = GpuContext.select(Backend.CUDA, 0).availability();
+			Availability cuda = Backends.select(Backend.CUDA, 0).availability();
 			if (cuda.available()) {
 				return null;
 			}

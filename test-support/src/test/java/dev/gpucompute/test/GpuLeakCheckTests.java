@@ -31,6 +31,7 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -129,8 +130,8 @@ class GpuLeakCheckTests {
 			try (StreamLease lease = gpu.streams().acquire(); GpuEvent event = gpu.events().create()) {
 				GpuLauncher launcher = gpu.launcher();
 				launcher.withStream(lease.stream(), () -> {
-					try (DeviceBuffer buffer = launcher.upload(new float[4])) {
-						buffer.download(new float[4]).join();
+					try (DeviceBuffer buffer = launcher.upload(HostArray.of(new float[4]))) {
+						buffer.download(HostArray.of(new float[4])).join();
 					}
 				});
 				lease.stream().record(event);
@@ -201,8 +202,8 @@ class GpuLeakCheckTests {
 
 		@Test
 		void closesItsBuffer() {
-			try (DeviceBuffer buffer = this.launcher.upload(new int[] { 1, 2, 3 })) {
-				buffer.download(new int[3]).join();
+			try (DeviceBuffer buffer = this.launcher.upload(HostArray.of(new int[] { 1, 2, 3 }))) {
+				buffer.download(HostArray.of(new int[3])).join();
 			}
 		}
 

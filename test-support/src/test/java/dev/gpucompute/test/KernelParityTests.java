@@ -24,6 +24,7 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.spi.Backends;
 
 /**
  * {@link KernelParity} on two CPU contexts, whose kernels here differ between runs on purpose, so
@@ -283,7 +284,7 @@ class KernelParityTests {
 
 	@Test
 	void withoutCudaTheCheckIsSkippedWithTheReason() {
-		assumeFalse(GpuContext.select(Backend.CUDA, 0).availability().available(), "a CUDA device is present");
+		assumeFalse(Backends.select(Backend.CUDA, 0).availability().available(), "a CUDA device is present");
 		assumeFalse("1".equals(System.getenv("GPU_REQUIRED")), "GPU_REQUIRED=1 makes this a failure");
 		assertThatThrownBy(() -> KernelParity.of(SAXPY).launch(LaunchConfig.linear(4, 4))
 			.args(4, 2f, ParityBuffer.randomFloats(4), ParityBuffer.randomFloats(4).compared())

@@ -30,7 +30,7 @@ import dev.gpucompute.StreamPool;
 
 /**
  * Binds the meters of one {@link GpuContext} to a {@link MeterRegistry}: the names, types and tags
- * of DESIGN.md section 6.
+ * of docs/observability.md, "Meters".
  *
  * <table>
  * <caption>Meters</caption>

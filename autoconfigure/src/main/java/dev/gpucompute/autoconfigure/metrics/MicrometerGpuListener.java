@@ -3,6 +3,7 @@ package dev.gpucompute.autoconfigure.metrics;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelLoad;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * The {@link GpuListener} that feeds Micrometer: device time of timed launches
@@ -13,7 +14,7 @@ import dev.gpucompute.KernelLoad;
  * loaded after start-up and the per-batcher meters of batchers built after it.
  *
  * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
- * {@link GpuContext.Builder#listener(GpuListener)}), while the meters' tags (device ordinal, UUID)
+ * {@link GpuContextBuilder#listener(GpuListener)}), while the meters' tags (device ordinal, UUID)
  * are only known afterwards. So it starts unbound and does nothing until {@link GpuMetrics} binds it
  * to a registry, the pattern Spring Boot uses for HikariCP's metrics tracker. Spring Boot binds meter
  * binders once all singletons exist; lease waits and timings reported before that are not recorded,

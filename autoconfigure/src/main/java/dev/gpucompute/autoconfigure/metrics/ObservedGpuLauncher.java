@@ -1,6 +1,5 @@
 package dev.gpucompute.autoconfigure.metrics;
 
-import java.nio.ByteBuffer;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +14,7 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
@@ -156,43 +156,12 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 	}
 
 	@Override
-	@Deprecated
-	public DeviceBuffer allocate(long bytes) {
-		return this.delegate.allocate(bytes);
-	}
-
-	@Override
 	public DeviceBuffer allocate(long count, ElementType type) {
 		return this.delegate.allocate(count, type);
 	}
 
 	@Override
-	public DeviceBuffer upload(float[] data) {
-		return this.delegate.upload(data);
-	}
-
-	@Override
-	public DeviceBuffer upload(int[] data) {
-		return this.delegate.upload(data);
-	}
-
-	@Override
-	public DeviceBuffer upload(ByteBuffer data) {
-		return this.delegate.upload(data);
-	}
-
-	@Override
-	public DeviceBuffer upload(long[] data) {
-		return this.delegate.upload(data);
-	}
-
-	@Override
-	public DeviceBuffer upload(double[] data) {
-		return this.delegate.upload(data);
-	}
-
-	@Override
-	public DeviceBuffer upload(byte[] data) {
+	public DeviceBuffer upload(HostArray data) {
 		return this.delegate.upload(data);
 	}
 

@@ -14,6 +14,7 @@ import org.springframework.context.annotation.Bean;
 
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -56,10 +57,10 @@ public class AotApplication {
 			float[] values = { 1, 2, 3, 4 };
 			try (StreamLease lease = pool.acquire();
 					StreamScope scope = launcher.useStream(lease.stream());
-					DeviceBuffer buffer = launcher.upload(values)) {
+					DeviceBuffer buffer = launcher.upload(HostArray.of(values))) {
 				launcher.launch(launcher.kernel("double_it"), LaunchConfig.linear(values.length, 32), values.length,
 						buffer);
-				buffer.download(values, lease.stream()).join();
+				buffer.download(HostArray.of(values), lease.stream()).join();
 			}
 			System.out.println("RESULT=" + java.util.Arrays.toString(values));
 			System.out.println("BACKEND=" + launcher.kernel("double_it").name() + "@"

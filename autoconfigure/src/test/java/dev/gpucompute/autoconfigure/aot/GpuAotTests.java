@@ -1,5 +1,7 @@
 package dev.gpucompute.autoconfigure.aot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.File;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -15,25 +17,21 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
-
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.boot.SpringApplicationAotProcessor;
 import org.springframework.context.aot.AbstractAotProcessor.Settings;
 import org.springframework.core.io.support.SpringFactoriesLoader;
-import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.util.FileSystemUtils;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Spring AOT: an application on the starter is processed ahead of time, as Spring Boot's build
@@ -139,6 +137,13 @@ class GpuAotTests {
 		assertThat(RuntimeHintsPredicates.resource().forResource("gpu/kernels/saxpy.cu")).accepts(hints);
 		assertThat(RuntimeHintsPredicates.resource().forResource("META-INF/services/dev.gpucompute.spi.BackendProvider"))
 			.accepts(hints);
+		assertThat(RuntimeHintsPredicates.resource().forResource("META-INF/services/dev.gpucompute.GpuRuntime"))
+			.accepts(hints);
+		assertThat(RuntimeHintsPredicates.reflection()
+			.onType(TypeReference.of(GpuRuntimeHints.RUNTIME_IMPLEMENTATION))).accepts(hints);
+		// The implementation named is the one the service file names.
+		assertThat(java.util.ServiceLoader.load(dev.gpucompute.GpuRuntime.class).stream().map((p) -> p.type().getName()))
+			.containsExactly(GpuRuntimeHints.RUNTIME_IMPLEMENTATION);
 		assertThat(RuntimeHintsPredicates.resource().forResource("lib/libJCudaDriver-12.6.0-linux-x86_64.so"))
 			.accepts(hints);
 		// Every provider ServiceLoader finds (named by the runtime's service file, so the test needs none of

@@ -8,6 +8,7 @@ import org.opentest4j.AssertionFailedError;
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.spi.Availability;
+import dev.gpucompute.spi.Backends;
 
 /**
  * Disables a test with the probe's reason when no CUDA device can be used, and fails it instead
@@ -20,7 +21,7 @@ public final class RequiresCuda implements ExecutionCondition {
 		if (context.getTestMethod().isEmpty()) {
 			return ConditionEvaluationResult.enabled("CUDA availability is checked per test");
 		}
-		Availability probe = GpuContext.select(Backend.CUDA, 0).availability();
+		Availability probe = Backends.select(Backend.CUDA, 0).availability();
 		if (probe.available()) {
 			return ConditionEvaluationResult.enabled("CUDA available: " + probe.reason());
 		}

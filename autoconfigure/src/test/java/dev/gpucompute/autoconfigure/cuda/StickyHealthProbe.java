@@ -5,6 +5,7 @@ import org.springframework.boot.health.contributor.Health;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.KernelSource;
@@ -60,7 +61,7 @@ public final class StickyHealthProbe {
 			GpuHealthIndicator health = new GpuHealthIndicator(context);
 			System.out.println("BEFORE=" + health.health().getStatus());
 			KernelSource oob = KernelSource.named("write_out_of_bounds").params(ParamType.BUFFER, ParamType.LONG).ptx(OOB_PTX);
-			try (StreamLease lease = context.streams().acquire(); DeviceBuffer buffer = context.launcher().allocate(256)) {
+			try (StreamLease lease = context.streams().acquire(); DeviceBuffer buffer = context.launcher().allocate(256, ElementType.BYTE)) {
 				context.launcher()
 					.launch(lease.stream(), context.launcher().load(oob), LaunchConfig.of(Dim3.of(1), Dim3.of(1)), buffer,
 							1L << 38);

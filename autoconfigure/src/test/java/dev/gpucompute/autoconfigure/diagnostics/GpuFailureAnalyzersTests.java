@@ -37,6 +37,7 @@ import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.kernels.KernelDefinitionException;
 import dev.gpucompute.kernels.KernelLoadException;
+import dev.gpucompute.spi.Backends;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -79,12 +80,12 @@ class GpuFailureAnalyzersTests {
 
 	@Test
 	void cudaForcedWithoutDriver() {
-		assumeThat(GpuContext.select(Backend.CUDA, 0).availability().available()).as("a CUDA device is present")
+		assumeThat(Backends.select(Backend.CUDA, 0).availability().available()).as("a CUDA device is present")
 			.isFalse();
 		FailureAnalysis analysis = analyze(new BackendUnavailableFailureAnalyzer(), "gpu.backend=cuda");
 		assertThat(analysis.getDescription())
 			.startsWith("The CUDA backend was required (gpu.backend=cuda) but cannot be used on this machine: ")
-			.contains(GpuContext.select(Backend.CUDA, 0).availability().reason());
+			.contains(Backends.select(Backend.CUDA, 0).availability().reason());
 		assertThat(analysis.getAction()).contains("NVIDIA driver").contains("gpu.backend=auto").contains("gpu.backend=cpu");
 	}
 

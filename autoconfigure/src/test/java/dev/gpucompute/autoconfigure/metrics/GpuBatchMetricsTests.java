@@ -24,7 +24,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.KernelTiming;
 
 /**
- * The batcher meters ({@code gpu.batch.*}, DESIGN.md section 6): exact counts for a known sequence of
+ * The batcher meters ({@code gpu.batch.*}, docs/observability.md, "Meters"): exact counts for a known sequence of
  * batches, held in order by a latch in the handler.
  */
 class GpuBatchMetricsTests {

@@ -22,6 +22,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.KernelSource;
@@ -88,7 +89,7 @@ class GpuKernelLoadReportTests {
 			assertThat(registry.find(GpuMetrics.KERNEL_LOAD_WAIT).timers()).as("no load waited yet").isEmpty();
 
 			try (StreamLease busy = context.getBean(GpuContext.class).streams().acquire();
-					DeviceBuffer unused = launcher.allocate(4)) {
+					DeviceBuffer unused = launcher.allocate(4, ElementType.BYTE)) {
 				launcher.launch(busy.stream(), launcher.kernel("hold"), ONE, 1);
 				launcher.launch(STALLED, ONE, 1);
 				RELEASE.countDown();

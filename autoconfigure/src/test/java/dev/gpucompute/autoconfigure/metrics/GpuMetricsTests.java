@@ -27,9 +27,11 @@ import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
@@ -41,7 +43,7 @@ import dev.gpucompute.UnsupportedBackendOperationException;
 
 /**
  * {@link GpuMetrics} and {@link MicrometerGpuListener} on a real CPU-backend context: every meter of
- * DESIGN.md section 6 exists with its tags and moves with real launches and pool activity.
+ * docs/observability.md, "Meters" exists with its tags and moves with real launches and pool activity.
  */
 class GpuMetricsTests {
 
@@ -120,12 +122,12 @@ class GpuMetricsTests {
 	void launchCountsAreExact() {
 		Kernel addOne = this.launcher.kernel("add_one");
 		int[] cells = new int[100];
-		try (DeviceBuffer buffer = this.launcher.upload(cells)) {
+		try (DeviceBuffer buffer = this.launcher.upload(HostArray.of(cells))) {
 			for (int i = 0; i < 7; i++) {
 				this.launcher.launch(addOne, LaunchConfig.linear(cells.length, 32), cells.length, buffer);
 			}
 			this.launcher.synchronize();
-			buffer.download(cells, this.launcher.currentStream()).join();
+			buffer.download(HostArray.of(cells), this.launcher.currentStream()).join();
 		}
 		assertThat(cells).containsOnly(7);
 		assertThat(launches("add_one", "success")).isEqualTo(7);
@@ -167,7 +169,7 @@ class GpuMetricsTests {
 	@Test
 	void timedLaunchesRecordDeviceTime() {
 		Kernel addOne = this.launcher.kernel("add_one");
-		try (DeviceBuffer buffer = this.launcher.upload(new int[64])) {
+		try (DeviceBuffer buffer = this.launcher.upload(HostArray.of(new int[64]))) {
 			for (int i = 0; i < 5; i++) {
 				this.launcher.launch(addOne, LaunchConfig.linear(64, 32), 64, buffer);
 			}
@@ -270,7 +272,7 @@ class GpuMetricsTests {
 		double total = gauge(GpuMetrics.MEMORY_TOTAL);
 		assertThat(total).isEqualTo(this.context.device().totalMemoryBytes());
 		double before = gauge(GpuMetrics.MEMORY_USED);
-		try (DeviceBuffer buffer = this.launcher.allocate(1 << 20)) {
+		try (DeviceBuffer buffer = this.launcher.allocate(1 << 20, ElementType.BYTE)) {
 			assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before + (1 << 20));
 		}
 		// The free is ordered on the buffer's stream.
@@ -309,14 +311,14 @@ class GpuMetricsTests {
 			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().value()).isEqualTo(2.0 * chunk);
 			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().getId().getBaseUnit()).isEqualTo("bytes");
 			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).isZero();
-			DeviceBuffer blocked = small.launcher().callWithStream(held.stream(), () -> small.launcher().allocate(chunk));
-			DeviceBuffer waiting = small.launcher().callWithStream(other.stream(), () -> small.launcher().allocate(chunk));
+			DeviceBuffer blocked = small.launcher().callWithStream(held.stream(), () -> small.launcher().allocate(chunk, ElementType.BYTE));
+			DeviceBuffer waiting = small.launcher().callWithStream(other.stream(), () -> small.launcher().allocate(chunk, ElementType.BYTE));
 			small.launcher().launch(held.stream(), small.launcher().load(gate), LaunchConfig.linear(1, 1), 0);
-			blocked.upload(new byte[chunk], held.stream());
-			blocked.upload(new byte[chunk], held.stream());
+			blocked.upload(HostArray.of(new byte[chunk]), held.stream());
+			blocked.upload(HostArray.of(new byte[chunk]), held.stream());
 			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).as("two copies behind the gate")
 				.isEqualTo(2.0 * chunk);
-			Future<?> refused = thread.submit(() -> waiting.upload(new byte[chunk], other.stream()));
+			Future<?> refused = thread.submit(() -> waiting.upload(HostArray.of(new byte[chunk]), other.stream()));
 			awaitTrue(() -> staging.get(GpuMetrics.STAGING_PENDING).gauge().value() == 1);
 			assertThat(refused).failsWithin(Duration.ofSeconds(10))
 				.withThrowableOfType(java.util.concurrent.ExecutionException.class)
@@ -345,7 +347,7 @@ class GpuMetricsTests {
 		MicrometerGpuListener late = new MicrometerGpuListener();
 		try (GpuContext other = GpuContext.builder().backend(Backend.CPU).poolSize(1).maxSize(1).listener(late).open()) {
 			Kernel kernel = other.launcher().load(ADD_ONE);
-			try (DeviceBuffer buffer = other.launcher().upload(new int[4]);
+			try (DeviceBuffer buffer = other.launcher().upload(HostArray.of(new int[4]));
 					StreamLease lease = other.streams().acquire()) {
 				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);
 				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);

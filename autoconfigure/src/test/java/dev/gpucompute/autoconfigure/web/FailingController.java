@@ -8,7 +8,9 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
@@ -71,7 +73,7 @@ class FailingController {
 
 	@GetMapping("/allocate")
 	String allocate() {
-		try (DeviceBuffer buffer = this.launcher.allocate(Long.MAX_VALUE / 2)) {
+		try (DeviceBuffer buffer = this.launcher.allocate(Long.MAX_VALUE / 2, ElementType.BYTE)) {
 			return "allocated";
 		}
 	}
@@ -82,9 +84,9 @@ class FailingController {
 		float[] out = new float[10];
 		try (StreamLease lease = this.pool.acquire();
 				StreamScope scope = this.launcher.useStream(lease.stream());
-				DeviceBuffer data = this.launcher.allocate(4L * out.length)) {
+				DeviceBuffer data = this.launcher.allocate(4L * out.length, ElementType.BYTE)) {
 			this.launcher.launch(this.launcher.load(OUT_OF_BOUNDS), LaunchConfig.linear(100, 32), 100, data);
-			data.download(out, lease.stream()).join();
+			data.download(HostArray.of(out), lease.stream()).join();
 		}
 		return "done";
 	}

@@ -1,22 +1,15 @@
 package dev.gpucompute.sample.search;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +41,11 @@ import dev.gpucompute.sample.storage.WriteAheadLog;
  * message naming it, its file and the remedy. Creating and deleting a collection reach the disk
  * before they are answered.
  *
+ * <p>The store keeps the registry of collections and the order of each request's steps; its parts
+ * do the steps: {@link RequestChecks} (the input), {@link CollectionWriter} (writes),
+ * {@link ShardSearches} (searches), {@link LogFolder} (folds) and {@link CollectionLifecycle} (a
+ * collection's files and device storage: create, load, delete, release).
+ *
  * <p>Locks of a collection, always in this order: the store's registry (create, delete), the
  * collection's commit lock (writes, folds, delete), its read-write lock.
  *
@@ -57,13 +55,12 @@ public final class CollectionStore implements AutoCloseable {
 
 	private static final Logger log = LoggerFactory.getLogger(CollectionStore.class);
 
-	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
-
 	private final ShardPlacement placement;
 
 	private final CollectionFiles files;
 
-	private final Limits limits;
+	/** Checks every request's input before a lock is taken. */
+	private final RequestChecks checks;
 
 	private final Durability durability;
 
@@ -77,6 +74,9 @@ public final class CollectionStore implements AutoCloseable {
 
 	/** Commits writes: log first, then device. */
 	private final CollectionWriter writer;
+
+	/** Creates, loads, deletes and releases collections: their files and device storage. */
+	private final CollectionLifecycle lifecycle;
 
 	/** Searches the shards of a collection, in parallel when there are several. */
 	private final ShardSearches shardSearches = new ShardSearches();
@@ -139,10 +139,11 @@ public final class CollectionStore implements AutoCloseable {
 		}
 		this.placement = new ShardPlacement(devices);
 		this.files = files;
-		this.limits = limits;
+		this.checks = new RequestChecks(limits);
 		this.durability = durability;
 		this.folder = new LogFolder(files, durability.retryAfter());
 		this.writer = new CollectionWriter(this.placement, this.folder, files, durability.foldBytes());
+		this.lifecycle = new CollectionLifecycle(files, this.placement, this.folder, this.writer, durability.sync());
 	}
 
 	// ---- life cycle ----------------------------------------------------------------------------
@@ -155,20 +156,11 @@ public final class CollectionStore implements AutoCloseable {
 	 * without it would answer 404 for data it holds on disk
 	 */
 	public int start() {
-		for (Path orphan : this.files.orphanLogs()) {
-			log.warn("Deleting {}: a write-ahead log without its collection file, left by a crash while the "
-					+ "collection was being deleted", orphan);
-			try {
-				Files.deleteIfExists(orphan);
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException("Cannot delete " + orphan, ex);
-			}
-		}
+		this.lifecycle.deleteOrphanLogs();
 		int loaded = 0;
 		for (String name : this.files.names()) {
 			try {
-				open(name);
+				this.lifecycle.load(name, (collection) -> this.collections.put(name, collection));
 				loaded++;
 			}
 			catch (IOException | RuntimeException ex) {
@@ -190,89 +182,6 @@ public final class CollectionStore implements AutoCloseable {
 		return ex.getClass().getSimpleName() + ((message != null) ? ": " + message : "");
 	}
 
-	/** Loads one collection: the snapshot streamed into storage sized for it and its log, then the log. */
-	private void open(String name) throws IOException {
-		Path logFile = this.files.logOf(name);
-		WriteAheadLog.Replayed pending = WriteAheadLog.replay(logFile, null);
-		VectorCollection[] opened = new VectorCollection[1];
-		long[] loaded = new long[1];
-		try {
-			this.files.load(this.files.fileOf(name), new CollectionFiles.Loader() {
-
-				@Override
-				public void begin(int metric, int dimension, int size) {
-					Metric[] metrics = Metric.values();
-					if (metric < 0 || metric >= metrics.length) {
-						throw new IllegalStateException("unknown metric " + metric);
-					}
-					VectorCollection collection = new VectorCollection(name, dimension, metrics[metric]);
-					opened[0] = collection;
-					collection.lock.writeLock().lock();
-					// The snapshot's rows exactly: the log's records may replace rather than add, so
-					// replaying them grows the storage only for what they really add.
-					long rows = size;
-					if (rows > 0) {
-						CollectionStore.this.placement.reserve(collection, rows, false);
-						// Allocated once at its final size: no growth copies while loading.
-						for (Shard shard : collection.shards) {
-							shard.engine().writeRaw(shard, dimension, 0, ByteBuffer.allocate(0),
-									shard.reservedBytes / ((long) dimension * Float.BYTES));
-						}
-					}
-					loaded[0] = size;
-					collection.reserveIds((int) Math.min(Integer.MAX_VALUE - 8, rows + pending.rows()));
-				}
-
-				@Override
-				public void ids(String[] ids) {
-					opened[0].appendIds(Arrays.asList(ids));
-				}
-
-				@Override
-				public void rows(long firstRow, int rowCount, ByteBuffer chunk) {
-					VectorCollection collection = opened[0];
-					int dim = collection.dimension();
-					long rowBytes = (long) dim * Float.BYTES;
-					collection.forRange(firstRow, rowCount, (shard, localRow, rows, offset) -> {
-						ByteBuffer part = chunk.duplicate();
-						part.position((int) (chunk.position() + offset * rowBytes));
-						part.limit((int) (part.position() + rows * rowBytes));
-						shard.engine().writeRaw(shard, dim, localRow, part, shard.capacityRows);
-					});
-				}
-
-			});
-			VectorCollection collection = opened[0];
-			if (loaded[0] > 0) {
-				collection.forRange(0, loaded[0], (shard, localRow, rows, offset) -> shard.rows = (int) (localRow + rows));
-			}
-			// Stored vectors are already normalised; normalising again could change their last bits.
-			WriteAheadLog.Replayed replayed = WriteAheadLog.replay(logFile, (record) -> {
-				if (record.dimension() != collection.dimension()) {
-					throw new IllegalStateException("its log holds vectors of dimension " + record.dimension());
-				}
-				this.writer.replay(collection, Arrays.asList(record.ids()), record.rows());
-			});
-			collection.log = this.files.openLog(name, replayed.validLength(), this.durability.sync());
-			if (replayed.records() > 0) {
-				log.info("Collection '{}': replayed {} logged writes ({} vectors)", name, replayed.records(),
-						replayed.rows());
-			}
-			this.collections.put(name, collection);
-		}
-		catch (IOException | RuntimeException ex) {
-			if (opened[0] != null) {
-				release(opened[0]);
-			}
-			throw ex;
-		}
-		finally {
-			if (opened[0] != null && opened[0].lock.isWriteLockedByCurrentThread()) {
-				opened[0].lock.writeLock().unlock();
-			}
-		}
-	}
-
 	/**
 	 * Folds every log into its snapshot, closes the logs and frees the device storage. Idempotent. A
 	 * fold that fails (a full disk) keeps the log and the old snapshot, so the next start replays
@@ -292,7 +201,7 @@ public final class CollectionStore implements AutoCloseable {
 				this.folder.fold(collection);
 				collection.lock.writeLock().lock();
 				try {
-					release(collection);
+					this.lifecycle.release(collection);
 				}
 				finally {
 					collection.lock.writeLock().unlock();
@@ -326,17 +235,7 @@ public final class CollectionStore implements AutoCloseable {
 	 * @throws ServiceProblem 400 for a bad name or dimension, 409 when it exists with another shape
 	 */
 	public Created create(String name, Integer dimension, Metric metric) {
-		if (name == null || !NAME.matcher(name).matches()) {
-			throw ServiceProblem.invalid("name",
-					"A collection name is 1 to 64 letters, digits, '_' or '-', got '" + name + "'");
-		}
-		if (dimension == null) {
-			throw ServiceProblem.invalid("dimension", "dimension is required");
-		}
-		if (dimension < 1 || dimension > this.limits.maxDimension()) {
-			throw ServiceProblem.invalid("dimension", "dimension must be between 1 and " + this.limits.maxDimension()
-					+ " (sample.limits.max-dimension), got " + dimension);
-		}
+		this.checks.checkCreate(name, dimension);
 		ensureOpen();
 		synchronized (this.registry) {
 			VectorCollection existing = this.collections.get(name);
@@ -349,21 +248,12 @@ public final class CollectionStore implements AutoCloseable {
 			}
 			VectorCollection collection = new VectorCollection(name, dimension, metric);
 			try {
-				// A log left by an earlier collection of this name is emptied (valid length 0) before the
-				// snapshot exists: a crash in between leaves an empty orphan log, never old writes that the
-				// next start would replay into the new collection.
-				collection.log = this.files.openLog(name, 0, this.durability.sync());
-				this.folder.persist(collection);
+				this.lifecycle.create(collection);
 			}
-			catch (IOException | RuntimeException ex) {
-				closeQuietly(collection.log, ex);
-				if (ex instanceof IOException io) {
-					throw ServiceProblem.storage(name, "Collection '" + name + "' was not created",
-							StorageFailure.of(io, this.files.directory(),
-									CollectionFiles.snapshotBytesAtLeast(0, dimension)),
-							this.durability.retryAfter());
-				}
-				throw (RuntimeException) ex;
+			catch (IOException ex) {
+				throw ServiceProblem.storage(name, "Collection '" + name + "' was not created",
+						StorageFailure.of(ex, this.files.directory(), CollectionFiles.snapshotBytesAtLeast(0, dimension)),
+						this.durability.retryAfter());
 			}
 			this.collections.put(name, collection);
 			return new Created(true, collection.info());
@@ -409,25 +299,14 @@ public final class CollectionStore implements AutoCloseable {
 					throw ServiceProblem.unknownCollection(name);
 				}
 				try {
-					this.files.delete(name);
+					this.lifecycle.delete(collection);
 				}
 				catch (IOException ex) {
-					if (!Files.exists(this.files.fileOf(name))) {
-						// The snapshot is gone but the log is not: the next start would delete the log as an
-						// orphan, and with it the collection. Rewrite the snapshot, as a fold would.
-						try {
-							this.folder.persist(collection);
-							collection.log.reset();
-						}
-						catch (IOException | RuntimeException again) {
-							ex.addSuppressed(again);
-						}
-					}
 					throw ServiceProblem.storage(name, "Could not delete the files of collection '" + name
 							+ "', so it was kept", StorageFailure.of(ex, this.files.directory(), 0),
 							this.durability.retryAfter());
 				}
-				release(collection);
+				this.lifecycle.release(collection);
 				this.collections.remove(name, collection);
 			}
 			finally {
@@ -466,14 +345,7 @@ public final class CollectionStore implements AutoCloseable {
 	private Upserted upsert(String name, List<String> ids, float[] rows, boolean owned) {
 		VectorCollection collection = collection(name);
 		int dim = collection.dimension();
-		checkIds(ids, dim);
-		if (rows.length != (long) ids.size() * dim) {
-			if (rows.length % dim != 0) {
-				throw ServiceProblem.wrongDimension(name, "vectors", dim, rows.length);
-			}
-			throw ServiceProblem.invalid("ids", ids.size() + " ids were given for " + (rows.length / dim) + " vectors");
-		}
-		Vectors.check("vectors", rows, dim, collection.metric());
+		this.checks.checkWrite(name, dim, collection.metric(), ids, rows);
 		float[] prepared = rows;
 		if (collection.metric() == Metric.COSINE) {
 			prepared = owned ? rows : rows.clone(); // else the caller's array stays as it was
@@ -490,18 +362,7 @@ public final class CollectionStore implements AutoCloseable {
 	public List<List<Hit>> search(String name, float[] queries, int k) {
 		VectorCollection collection = collection(name);
 		int dim = collection.dimension();
-		if (queries.length % dim != 0) {
-			throw ServiceProblem.wrongDimension(name, "vectors", dim, queries.length);
-		}
-		int queryCount = queries.length / dim;
-		if (queryCount < 1) {
-			throw ServiceProblem.invalid("vectors", "At least one query vector is required");
-		}
-		if (queryCount > this.limits.maxQueries()) {
-			throw ServiceProblem.invalid("vectors", queryCount + " queries exceed the limit of "
-					+ this.limits.maxQueries() + " per request (sample.limits.max-queries)");
-		}
-		Vectors.check("vectors", queries, dim, collection.metric());
+		int queryCount = this.checks.checkQueries(name, dim, collection.metric(), queries);
 		float[] prepared = queries;
 		if (collection.metric() == Metric.COSINE) {
 			prepared = queries.clone();
@@ -510,13 +371,7 @@ public final class CollectionStore implements AutoCloseable {
 		collection.lock.readLock().lock();
 		try {
 			ensureLive(collection);
-			int size = collection.size();
-			if (k < 1 || k > size) {
-				throw ServiceProblem.kOutOfRange(name, k, size);
-			}
-			if ((long) queryCount * k > this.limits.maxResults()) {
-				throw ServiceProblem.tooManyResults(queryCount, k, this.limits.maxResults());
-			}
+			this.checks.checkResults(name, queryCount, k, collection.size());
 			KnnEngine.TopK top = this.shardSearches.search(collection, prepared, queryCount, k);
 			List<List<Hit>> results = new ArrayList<>(queryCount);
 			for (int q = 0; q < queryCount; q++) {
@@ -535,53 +390,6 @@ public final class CollectionStore implements AutoCloseable {
 	}
 
 	// ---- helpers -------------------------------------------------------------------------------
-
-	/**
-	 * Checks a write's ids, and that the write fits one log record (ids of at most
-	 * {@value WriteAheadLog#MAX_ID_BYTES} UTF-8 bytes, a record under 2 GiB), so that a write the
-	 * log cannot hold is refused as a bad request (400) before anything is reserved.
-	 */
-	private void checkIds(List<String> ids, int dimension) {
-		if (ids == null || ids.isEmpty()) {
-			throw ServiceProblem.invalid("ids", "At least one id is required");
-		}
-		Set<String> seen = new HashSet<>(ids.size() * 2);
-		long idBytes = 0;
-		for (int i = 0; i < ids.size(); i++) {
-			String id = ids.get(i);
-			String field = "ids[" + i + "]";
-			if (id == null || id.isEmpty()) {
-				throw ServiceProblem.invalid(field, field + " is empty");
-			}
-			if (id.length() > this.limits.maxIdLength()) {
-				throw ServiceProblem.invalid(field, field + " is longer than " + this.limits.maxIdLength()
-						+ " characters (sample.limits.max-id-length)");
-			}
-			int utf8 = 0;
-			for (int c = 0; c < id.length(); c++) {
-				char ch = id.charAt(c);
-				if (Character.isISOControl(ch) || ch == ',') {
-					throw ServiceProblem.invalid(field, field + " contains a comma or control character");
-				}
-				// UTF-8 length: a surrogate counts 2 (a pair is 4 bytes, a lone one is replaced by '?').
-				utf8 += (ch < 0x80) ? 1 : (ch < 0x800 || Character.isSurrogate(ch)) ? 2 : 3;
-			}
-			if (utf8 > WriteAheadLog.MAX_ID_BYTES) {
-				throw ServiceProblem.invalid(field, field + " is " + utf8 + " bytes long in UTF-8, more than the "
-						+ WriteAheadLog.MAX_ID_BYTES + " an id may have");
-			}
-			idBytes += utf8;
-			if (!seen.add(id)) {
-				throw ServiceProblem.invalid(field, "id '" + id + "' occurs more than once in the request");
-			}
-		}
-		long record = WriteAheadLog.payloadBytes(ids.size(), dimension, idBytes);
-		if (record > WriteAheadLog.MAX_PAYLOAD) {
-			throw ServiceProblem.invalid("ids", "A write of " + ids.size() + " vectors of dimension " + dimension
-					+ " with these ids needs a log record of " + record + " bytes, more than the "
-					+ WriteAheadLog.MAX_PAYLOAD + " one write may have; split it into smaller writes");
-		}
-	}
 
 	private VectorCollection collection(String name) {
 		VectorCollection collection = (name != null) ? this.collections.get(name) : null;
@@ -618,37 +426,6 @@ public final class CollectionStore implements AutoCloseable {
 		}
 		finally {
 			collection.lock.readLock().unlock();
-		}
-	}
-
-	/** Frees a collection's device storage and its budget and closes its log (write lock held). */
-	private void release(VectorCollection collection) {
-		collection.closed = true;
-		if (collection.log != null) {
-			try {
-				if (collection.log.records() > 0) {
-					// Group commit at work: how many forces the appended records needed.
-					log.info("Collection '{}': {} writes logged with {} forces to disk", collection.name(),
-							collection.log.records(), collection.log.forces());
-				}
-				collection.log.close();
-			}
-			catch (IOException ex) {
-				log.warn("Closing the log of collection '{}' failed", collection.name(), ex);
-			}
-		}
-		this.placement.release(collection);
-	}
-
-	/** Closes a log after a failure, keeping the failure as the one reported. */
-	private static void closeQuietly(WriteAheadLog log, Exception failure) {
-		if (log != null) {
-			try {
-				log.close();
-			}
-			catch (IOException ex) {
-				failure.addSuppressed(ex);
-			}
 		}
 	}
 

@@ -7,6 +7,7 @@ import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
@@ -290,7 +291,7 @@ final class DeviceSearch {
 			// (large buffers are mapped), which at 100 queries x 1M vectors was a quarter of the time.
 			try (DeviceBuffer queryBuffer = uploadQueries(queries, first, count, dim);
 					DeviceBuffer scoreBuffer = this.launcher
-						.allocate((long) count * Math.min(plan.slab(), n) * Float.BYTES)) {
+						.allocate((long) count * Math.min(plan.slab(), n), ElementType.FLOAT)) {
 				for (int start = 0; start < n; start += plan.slab()) {
 					int m = Math.min(plan.slab(), n - start);
 					this.launcher.launch(stream, this.kernels.score(),
@@ -429,7 +430,7 @@ final class DeviceSearch {
 	 */
 	private DeviceBuffer uploadQueries(float[] queries, int first, int count, int dim) {
 		try (HostBuffer staged = this.launcher.allocateHost((long) count * dim * Float.BYTES)) {
-			staged.put(0, queries, first * dim, count * dim);
+			staged.put(0, HostArray.of(queries, first * dim, count * dim));
 			DeviceBuffer buffer = this.launcher.allocate((long) count * dim, ElementType.FLOAT);
 			try {
 				buffer.upload(staged, buffer.stream());
@@ -444,9 +445,9 @@ final class DeviceSearch {
 
 	/** A scores buffer and an ids buffer of {@code entries} each, on the current stream. */
 	private DeviceBuffer[] allocatePair(long entries) {
-		DeviceBuffer values = this.launcher.allocate(entries * Float.BYTES);
+		DeviceBuffer values = this.launcher.allocate(entries, ElementType.FLOAT);
 		try {
-			return new DeviceBuffer[] { values, this.launcher.allocate(entries * Integer.BYTES) };
+			return new DeviceBuffer[] { values, this.launcher.allocate(entries, ElementType.INT) };
 		}
 		catch (RuntimeException ex) {
 			values.close();

@@ -12,10 +12,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
@@ -118,12 +120,12 @@ public final class KnnEngine {
 			if (first >= 0) {
 				// A pure append (the bulk-load case) or a run of consecutive replacements: one copy
 				// straight into place, no slot buffer and no scatter launch.
-				shard.storage.upload(rows, (long) first * dim, stream);
+				shard.storage.upload(HostArray.of(rows), (long) first * dim, stream);
 				return;
 			}
 			long total = (long) slots.length * dim;
-			try (DeviceBuffer slotBuffer = this.launcher.upload(slots);
-					DeviceBuffer rowBuffer = this.launcher.upload(rows)) {
+			try (DeviceBuffer slotBuffer = this.launcher.upload(HostArray.of(slots));
+					DeviceBuffer rowBuffer = this.launcher.upload(HostArray.of(rows))) {
 				this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK), total,
 						dim, slotBuffer, rowBuffer, shard.storage);
 			}
@@ -149,7 +151,7 @@ public final class KnnEngine {
 		long offset = firstRow * dim * Float.BYTES;
 		withStream(shard, dim, capacityRows, (stream) -> {
 			if (rows.hasRemaining()) {
-				shard.storage.upload(rows, offset, stream);
+				shard.storage.upload(HostArray.of(rows), offset, stream);
 			}
 		});
 	}
@@ -165,7 +167,7 @@ public final class KnnEngine {
 		int bytes = (int) (rowCount * rowBytes);
 		ByteBuffer target = dst.slice().limit(bytes);
 		CompletableFuture<Void>[] done = new CompletableFuture[1];
-		withStream(shard, dim, 0, (stream) -> done[0] = shard.storage.download(target, firstRow * rowBytes, stream));
+		withStream(shard, dim, 0, (stream) -> done[0] = shard.storage.download(HostArray.of(target), firstRow * rowBytes, stream));
 		await(List.of(done[0]));
 		dst.position(dst.position() + bytes);
 	}
@@ -201,7 +203,7 @@ public final class KnnEngine {
 
 	private void grow(Shard shard, int dim, long capacityRows, GpuStream stream) {
 		long usedBytes = (long) shard.rows * dim * Float.BYTES;
-		DeviceBuffer grown = this.launcher.allocate(capacityRows * dim * Float.BYTES);
+		DeviceBuffer grown = this.launcher.allocate(capacityRows * dim, ElementType.FLOAT);
 		try {
 			if (usedBytes > 0) {
 				grown.copyFrom(shard.storage, 0, 0, usedBytes, stream);
@@ -374,8 +376,8 @@ public final class KnnEngine {
 		this.search.search(stream, vectors, n, dim, queries, from, to, k, (first, count, scores, slots) -> {
 			Piece piece = new Piece(first, count, new float[count * k], new int[count * k]);
 			pieces.add(piece);
-			downloads.add(scores.download(piece.scores(), stream));
-			downloads.add(slots.download(piece.slots(), stream));
+			downloads.add(scores.download(HostArray.of(piece.scores()), stream));
+			downloads.add(slots.download(HostArray.of(piece.slots()), stream));
 		});
 	}
 

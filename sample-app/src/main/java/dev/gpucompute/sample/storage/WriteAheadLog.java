@@ -1,16 +1,12 @@
 package dev.gpucompute.sample.storage;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.CRC32C;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,9 +30,16 @@ import org.slf4j.LoggerFactory;
  * truncated by {@link #reset} or {@link #discardFrom}), so a waiter never confuses two generations of
  * the file.
  *
- * <p>Thread-safe. The store owns the log and closes it; {@link #reset} is called when the collection's
- * snapshot has been written and forced (see {@link CollectionFiles}), with appends excluded by the
- * collection's commit lock.
+ * <p>This class owns the open file: its logical positions, the forces (group commit, and whether
+ * to force at all), the failure that breaks it, and the cuts. The layout of a record is
+ * {@link LogRecordFormat}'s, writing one {@link LogRecordWriter}'s, and reading a file back at
+ * start-up {@link LogReplay}'s.
+ *
+ * <p>Thread-safe. This log's monitor guards appends (with the record writer and its staging
+ * buffer), the file's logical base, resets and cuts; {@code syncLock} serialises forces. The store
+ * owns the log and closes it; {@link #reset} is called when the collection's snapshot has been
+ * written and forced (see {@link CollectionFiles}), with appends excluded by the collection's commit
+ * lock.
  */
 public final class WriteAheadLog implements AutoCloseable {
 
@@ -45,18 +48,11 @@ public final class WriteAheadLog implements AutoCloseable {
 	/** File name suffix of a log. */
 	public static final String SUFFIX = ".wal";
 
-	static final byte UPSERT = 1;
-
 	/** Largest payload a record may have; a bigger length field is damage, not a record. */
-	public static final int MAX_PAYLOAD = Integer.MAX_VALUE - 64;
+	public static final int MAX_PAYLOAD = LogRecordFormat.MAX_PAYLOAD;
 
 	/** Longest id a record can hold, in UTF-8 bytes (its length is stored in 16 bits). */
-	public static final int MAX_ID_BYTES = 0xFFFF;
-
-	private static final int CHUNK = 1 << 20;
-
-	/** Smallest staging buffer: enough for typical single-vector writes. */
-	private static final int MIN_STAGING = 4 << 10;
+	public static final int MAX_ID_BYTES = LogRecordFormat.MAX_ID_BYTES;
 
 	private final Path file;
 
@@ -64,17 +60,8 @@ public final class WriteAheadLog implements AutoCloseable {
 
 	private final boolean sync;
 
-	/**
-	 * Staging for appends (guarded by this), direct so that the JDK's per-thread temporary direct
-	 * buffers stay small. Allocated at the first append, sized to the largest record so far up to
-	 * {@value #CHUNK}, and dropped at {@link #close}: a log that is never written holds none.
-	 */
-	private ByteBuffer staging;
-
-	private final CRC32C crc = new CRC32C();
-
-	/** Where the checksummed bytes start in the staging buffer (appends only, guarded by this). */
-	private int crcFrom;
+	/** Encodes appended records onto the channel (guarded by this, as its staging buffer is). */
+	private final LogRecordWriter writer;
 
 	/** Logical offset of the file's byte 0 (guarded by this). */
 	private long base;
@@ -139,6 +126,7 @@ public final class WriteAheadLog implements AutoCloseable {
 			throw ex;
 		}
 		this.channel = opened;
+		this.writer = new LogRecordWriter(opened);
 		this.written = validLength;
 		this.synced = validLength;
 	}
@@ -202,7 +190,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @param idBytes the ids' UTF-8 bytes together
 	 */
 	public static long payloadBytes(int count, int dimension, long idBytes) {
-		return 1 + 4 + 4 + (long) count * dimension * Float.BYTES + 2L * count + idBytes;
+		return LogRecordFormat.payloadBytes(count, dimension, idBytes);
 	}
 
 	/**
@@ -216,14 +204,10 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @throws IOException when the log is broken or the write failed
 	 */
 	public synchronized long appendUpsert(String[] ids, int count, int dimension, float[] rows) throws IOException {
-		byte[][] encoded = new byte[count][];
+		byte[][] encoded = LogRecordFormat.encodeIds(ids, count);
 		long idBytes = 0;
-		for (int i = 0; i < count; i++) {
-			encoded[i] = ids[i].getBytes(StandardCharsets.UTF_8);
-			if (encoded[i].length > MAX_ID_BYTES) {
-				throw new IllegalArgumentException("id longer than " + MAX_ID_BYTES + " UTF-8 bytes");
-			}
-			idBytes += encoded[i].length;
+		for (byte[] id : encoded) {
+			idBytes += id.length;
 		}
 		long payload = payloadBytes(count, dimension, idBytes);
 		if (payload > MAX_PAYLOAD) {
@@ -232,7 +216,7 @@ public final class WriteAheadLog implements AutoCloseable {
 		ensureUsable();
 		long start = this.channel.position();
 		try {
-			writeRecord(encoded, count, dimension, rows, (int) payload, start);
+			this.writer.write(encoded, count, dimension, rows, (int) payload, start);
 		}
 		catch (IOException | RuntimeException ex) {
 			undo(start, ex);
@@ -249,41 +233,6 @@ public final class WriteAheadLog implements AutoCloseable {
 		if (cause != null) {
 			throw new IOException("The write-ahead log " + this.file + " is unusable since an earlier failure ("
 					+ cause.getMessage() + "); it is usable again once the collection's snapshot is written", cause);
-		}
-	}
-
-	private void writeRecord(byte[][] encoded, int count, int dimension, float[] rows, int payload, long start)
-			throws IOException {
-		if (this.staging == null || this.staging.capacity() < Math.min(CHUNK, 8L + payload)) {
-			int size = (int) Math.min(CHUNK, Math.max(MIN_STAGING, Long.highestOneBit(8L + payload - 1) << 1));
-			this.staging = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
-		}
-		// The CRC is known only at the end: write a header placeholder, the payload, then the header.
-		this.crc.reset();
-		ByteBuffer out = this.staging;
-		out.clear();
-		out.putInt(payload).putInt(0);
-		// The checksum covers the payload: from byte 8 of the first buffer load, then everything.
-		this.crcFrom = out.position();
-		out.put(UPSERT).putInt(count).putInt(dimension);
-		for (byte[] id : encoded) {
-			ensure(out, 2 + id.length);
-			out.putShort((short) id.length).put(id);
-		}
-		int offset = 0;
-		int total = count * dimension;
-		while (offset < total) {
-			ensure(out, Float.BYTES);
-			int n = Math.min(out.remaining() / Float.BYTES, total - offset);
-			out.asFloatBuffer().put(rows, offset, n);
-			out.position(out.position() + n * Float.BYTES);
-			offset += n;
-		}
-		drain(out);
-		ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-		header.putInt(payload).putInt((int) this.crc.getValue()).flip();
-		while (header.hasRemaining()) {
-			this.channel.write(header, start + (8 - header.remaining()));
 		}
 	}
 
@@ -304,26 +253,6 @@ public final class WriteAheadLog implements AutoCloseable {
 			log.error("The write-ahead log {} holds a partial record that could not be removed; it refuses writes "
 					+ "until the collection's snapshot is written", this.file, ex);
 		}
-	}
-
-	/** Writes the staging buffer out if fewer than {@code bytes} are free. */
-	private void ensure(ByteBuffer out, int bytes) throws IOException {
-		if (out.remaining() < bytes) {
-			drain(out);
-		}
-	}
-
-	/** Writes the staging buffer out, checksumming it from {@link #crcFrom}. */
-	private void drain(ByteBuffer out) throws IOException {
-		out.flip();
-		ByteBuffer checked = out.duplicate();
-		checked.position(this.crcFrom);
-		this.crc.update(checked);
-		this.crcFrom = 0;
-		while (out.hasRemaining()) {
-			this.channel.write(out);
-		}
-		out.clear();
 	}
 
 	/**
@@ -431,7 +360,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	@Override
 	public void close() throws IOException {
 		synchronized (this) {
-			this.staging = null;
+			this.writer.release();
 		}
 		this.channel.close();
 	}
@@ -465,167 +394,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @throws IOException when the file cannot be read, or is damaged in the middle (naming the offsets)
 	 */
 	public static Replayed replay(Path file, RecordHandler handler) throws IOException {
-		if (!Files.exists(file)) {
-			return new Replayed(0, 0, 0, 0);
-		}
-		try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-			long size = channel.size();
-			long position = 0;
-			int count = 0;
-			long rows = 0;
-			String problem = null;
-			while (position < size) {
-				Parsed parsed = parse(channel, position, size);
-				if (parsed.problem() != null) {
-					problem = parsed.problem();
-					break;
-				}
-				if (handler != null) {
-					handler.upsert(parsed.upsert());
-				}
-				count++;
-				rows += parsed.upsert().ids().length;
-				position += 8 + parsed.length();
-			}
-			if (problem != null) {
-				long intact = findIntactRecord(channel, position, size);
-				if (intact >= 0 && !holdsZeroBlock(channel, position, intact)) {
-					throw new IOException("the write-ahead log " + file + " is damaged in the middle: " + problem
-							+ " at offset " + position + ", followed by an intact record at offset " + intact + " (of "
-							+ size + " bytes); dropping the rest could lose acknowledged writes");
-				}
-				if (handler != null) {
-					log.warn("Dropping the last {} bytes of {}: {} at offset {}, the tail of an append that a crash "
-							+ "interrupted (its write was never acknowledged)", size - position, file, problem, position);
-				}
-			}
-			return new Replayed(count, rows, position, size - position);
-		}
-	}
-
-	/** A record read at an offset: the record and its payload length, or what is wrong there. */
-	private record Parsed(Upsert upsert, int length, String problem) {
-	}
-
-	private static Parsed parse(FileChannel channel, long position, long size) throws IOException {
-		if (size - position < 8) {
-			return new Parsed(null, 0, "a partial record header");
-		}
-		ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-		readFully(channel, header, position);
-		header.flip();
-		int length = header.getInt();
-		int expected = header.getInt();
-		if (length < 9 || length > MAX_PAYLOAD || length > size - position - 8) {
-			return new Parsed(null, 0, "a record of " + length + " bytes that the file does not hold");
-		}
-		ByteBuffer payload = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
-		readFully(channel, payload, position + 8);
-		payload.flip();
-		CRC32C crc = new CRC32C();
-		crc.update(payload.duplicate());
-		if ((int) crc.getValue() != expected) {
-			return new Parsed(null, 0, "a record whose checksum does not match");
-		}
-		try {
-			return new Parsed(decode(payload), length, null);
-		}
-		catch (RuntimeException ex) {
-			return new Parsed(null, 0, "an unreadable record (" + ex.getMessage() + ")");
-		}
-	}
-
-	/** Bytes of a record's header and the start of its payload (type, count, dimension). */
-	private static final int PREFIX = 8 + 1 + 4 + 4;
-
-	/**
-	 * The offset of the first intact record after {@code damaged}, or -1. Scans every offset, reading
-	 * the file in windows; only offsets whose header and payload start are plausible are checksummed.
-	 */
-	private static long findIntactRecord(FileChannel channel, long damaged, long size) throws IOException {
-		ByteBuffer window = ByteBuffer.allocate(CHUNK + PREFIX).order(ByteOrder.LITTLE_ENDIAN);
-		for (long start = damaged + 1; start + PREFIX <= size; start += CHUNK) {
-			window.clear();
-			window.limit((int) Math.min(window.capacity(), size - start));
-			readFully(channel, window, start);
-			for (int i = 0; i < CHUNK && i + PREFIX <= window.limit(); i++) {
-				long at = start + i;
-				int length = window.getInt(i);
-				if (length < 9 || length > size - at - 8 || window.get(i + 8) != UPSERT) {
-					continue;
-				}
-				int count = window.getInt(i + 9);
-				int dimension = window.getInt(i + 13);
-				if (count < 0 || dimension < 1 || payloadBytes(count, dimension, 0) > length
-						|| payloadBytes(count, dimension, (long) count * MAX_ID_BYTES) < length) {
-					continue;
-				}
-				if (parse(channel, at, size).problem() == null) {
-					return at;
-				}
-			}
-		}
-		return -1;
-	}
-
-	/** Disk block size assumed for unwritten pages: the smallest sector, so any page size is covered. */
-	private static final int BLOCK = 512;
-
-	/** Whether {@code [from, to)} holds an aligned all-zero block of {@value #BLOCK} bytes. */
-	private static boolean holdsZeroBlock(FileChannel channel, long from, long to) throws IOException {
-		long first = (from + BLOCK - 1) / BLOCK * BLOCK;
-		ByteBuffer window = ByteBuffer.allocate(CHUNK);
-		for (long start = first; start + BLOCK <= to; start += CHUNK) {
-			window.clear();
-			window.limit((int) Math.min(CHUNK, (to - start) / BLOCK * BLOCK));
-			readFully(channel, window, start);
-			for (int block = 0; block + BLOCK <= window.limit(); block += BLOCK) {
-				boolean zero = true;
-				for (int i = block; i < block + BLOCK && zero; i += Long.BYTES) {
-					zero = window.getLong(i) == 0;
-				}
-				if (zero) {
-					return true;
-				}
-			}
-		}
-		return false;
-	}
-
-	private static Upsert decode(ByteBuffer payload) {
-		byte type = payload.get();
-		if (type != UPSERT) {
-			throw new IllegalStateException("unknown record type " + type);
-		}
-		int count = payload.getInt();
-		int dimension = payload.getInt();
-		if (count < 0 || dimension < 1 || (long) count * dimension * Float.BYTES > payload.remaining()) {
-			throw new IllegalStateException("implausible record: " + count + " rows of dimension " + dimension);
-		}
-		String[] ids = new String[count];
-		for (int i = 0; i < count; i++) {
-			int length = Short.toUnsignedInt(payload.getShort());
-			byte[] bytes = new byte[length];
-			payload.get(bytes);
-			ids[i] = new String(bytes, StandardCharsets.UTF_8);
-		}
-		float[] rows = new float[count * dimension];
-		payload.asFloatBuffer().get(rows);
-		payload.position(payload.position() + rows.length * Float.BYTES);
-		if (payload.hasRemaining()) {
-			throw new IllegalStateException(payload.remaining() + " bytes after the record's values");
-		}
-		return new Upsert(ids, dimension, rows);
-	}
-
-	private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-		while (buffer.hasRemaining()) {
-			int n = channel.read(buffer, position);
-			if (n < 0) {
-				throw new java.io.EOFException();
-			}
-			position += n;
-		}
+		return LogReplay.replay(file, handler);
 	}
 
 }

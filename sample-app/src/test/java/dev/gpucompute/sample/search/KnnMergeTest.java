@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -192,7 +193,7 @@ class KnnMergeTest {
 		}
 
 		SearchRun.Result search(float[] vectors, int dim, float[] queries, int k) {
-			try (DeviceBuffer rows = this.context.launcher().upload(vectors)) {
+			try (DeviceBuffer rows = this.context.launcher().upload(HostArray.of(vectors))) {
 				KnnEngine.TopK top = this.engine.search(rows, vectors.length / dim, dim, queries, queries.length / dim, k);
 				return new SearchRun.Result(top.scores(), top.slots());
 			}

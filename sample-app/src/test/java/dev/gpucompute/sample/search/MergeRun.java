@@ -6,9 +6,11 @@ import java.util.Random;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -73,15 +75,15 @@ final class MergeRun implements AutoCloseable {
 		int entries = lists.queries() * lists.k();
 		SearchRun.Result result = new SearchRun.Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
-				DeviceBuffer scores = this.launcher.upload(lists.scores());
-				DeviceBuffer ids = this.launcher.upload(lists.ids());
-				DeviceBuffer outScores = this.launcher.allocate(4L * entries);
-				DeviceBuffer outIds = this.launcher.allocate(4L * entries)) {
+				DeviceBuffer scores = this.launcher.upload(HostArray.of(lists.scores()));
+				DeviceBuffer ids = this.launcher.upload(HostArray.of(lists.ids()));
+				DeviceBuffer outScores = this.launcher.allocate(entries, ElementType.FLOAT);
+				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, this.merge, LaunchConfig.of(Dim3.of(lists.queries()), Dim3.of(threads)),
 					lists.runs(), lists.k(), scores, ids, outScores, outIds);
-			outScores.download(result.scores(), stream).join();
-			outIds.download(result.slots(), stream).join();
+			outScores.download(HostArray.of(result.scores()), stream).join();
+			outIds.download(HostArray.of(result.slots()), stream).join();
 		}
 		return result;
 	}
@@ -102,16 +104,16 @@ final class MergeRun implements AutoCloseable {
 			float[] outScores = new float[entries];
 			int[] outIds = new int[entries];
 			try (StreamLease lease = this.context.streams().acquire();
-					DeviceBuffer in = this.launcher.upload(scores);
-					DeviceBuffer inIds = this.launcher.upload(ids);
-					DeviceBuffer out = this.launcher.allocate(4L * entries);
-					DeviceBuffer outIdBuffer = this.launcher.allocate(4L * entries)) {
+					DeviceBuffer in = this.launcher.upload(HostArray.of(scores));
+					DeviceBuffer inIds = this.launcher.upload(HostArray.of(ids));
+					DeviceBuffer out = this.launcher.allocate(entries, ElementType.FLOAT);
+					DeviceBuffer outIdBuffer = this.launcher.allocate(entries, ElementType.INT)) {
 				GpuStream stream = lease.stream();
 				this.launcher.launch(stream, this.topk,
 						LaunchConfig.of(Dim3.of(chunks, lists.queries()), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, 1, 0, in,
 						inIds, out, outIdBuffer);
-				out.download(outScores, stream).join();
-				outIdBuffer.download(outIds, stream).join();
+				out.download(HostArray.of(outScores), stream).join();
+				outIdBuffer.download(HostArray.of(outIds), stream).join();
 			}
 			if (chunks == 1) {
 				return new SearchRun.Result(outScores, outIds);

@@ -11,6 +11,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamLease;
 
@@ -61,7 +62,7 @@ public final class SearchPathsBench {
 				int dim = set[1];
 				float[] rows = unitRows(new Random(1000 + dim), n, dim);
 				float[] queries = unitRows(new Random(2000 + dim), 1000, dim);
-				try (DeviceBuffer vectors = launcher.upload(rows)) {
+				try (DeviceBuffer vectors = launcher.upload(HostArray.of(rows))) {
 					for (int count : new int[] { 1, 100 }) {
 						double[][] general = new double[2][rounds];
 						double[][] fused = new double[2][rounds];
@@ -112,8 +113,8 @@ public final class SearchPathsBench {
 			GpuStream stream = lease.stream();
 			List<CompletableFuture<Void>> downloads = new ArrayList<>();
 			DeviceSearch.Results sink = (first, pieceQueries, scores, slots) -> {
-				downloads.add(scores.download(new float[pieceQueries * 10], stream));
-				downloads.add(slots.download(new int[pieceQueries * 10], stream));
+				downloads.add(scores.download(HostArray.of(new float[pieceQueries * 10]), stream));
+				downloads.add(slots.download(HostArray.of(new int[pieceQueries * 10]), stream));
 			};
 			if (fused) {
 				search.searchFused(stream, vectors, n, dim, queries, from, from + count, 10, sink);

@@ -6,9 +6,11 @@ import java.util.Map;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -105,17 +107,17 @@ final class SearchRun implements AutoCloseable {
 				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
 		Result result = new Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
-				DeviceBuffer rows = this.launcher.upload(vectors);
-				DeviceBuffer queryRows = this.launcher.upload(queries);
-				DeviceBuffer scores = this.launcher.allocate(4L * entries);
-				DeviceBuffer ids = this.launcher.allocate(4L * entries)) {
+				DeviceBuffer rows = this.launcher.upload(HostArray.of(vectors));
+				DeviceBuffer queryRows = this.launcher.upload(HostArray.of(queries));
+				DeviceBuffer scores = this.launcher.allocate(entries, ElementType.FLOAT);
+				DeviceBuffer ids = this.launcher.allocate(entries, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
 					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
 						.withSharedMemory(shared),
 					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
-			scores.download(result.scores(), stream).join();
-			ids.download(result.slots(), stream).join();
+			scores.download(HostArray.of(result.scores()), stream).join();
+			ids.download(HostArray.of(result.slots()), stream).join();
 		}
 		return result;
 	}
@@ -130,16 +132,16 @@ final class SearchRun implements AutoCloseable {
 		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
 		Result result = new Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
-				DeviceBuffer in = this.launcher.upload(scores);
-				DeviceBuffer inIds = this.launcher.upload((ids != null) ? ids : new int[1]);
-				DeviceBuffer out = this.launcher.allocate(4L * entries);
-				DeviceBuffer outIds = this.launcher.allocate(4L * entries)) {
+				DeviceBuffer in = this.launcher.upload(HostArray.of(scores));
+				DeviceBuffer inIds = this.launcher.upload(HostArray.of((ids != null) ? ids : new int[1]));
+				DeviceBuffer out = this.launcher.allocate(entries, ElementType.FLOAT);
+				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.TOPK),
 					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
 					idBase, in, inIds, out, outIds);
-			out.download(result.scores(), stream).join();
-			outIds.download(result.slots(), stream).join();
+			out.download(HostArray.of(result.scores()), stream).join();
+			outIds.download(HostArray.of(result.slots()), stream).join();
 		}
 		return result;
 	}
@@ -173,15 +175,15 @@ final class SearchRun implements AutoCloseable {
 		for (int q = 0; q < count; q++) {
 			candidates.add(new java.util.ArrayList<>());
 		}
-		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer rows = this.launcher.upload(vectors)) {
+		try (StreamLease lease = this.context.streams().acquire(); DeviceBuffer rows = this.launcher.upload(HostArray.of(vectors))) {
 			GpuStream stream = lease.stream();
 			java.util.List<Runnable> collect = new java.util.ArrayList<>();
 			java.util.List<java.util.concurrent.CompletableFuture<Void>> downloads = new java.util.ArrayList<>();
 			DeviceSearch.Results sink = (first, pieceQueries, pieceScores, pieceSlots) -> {
 				float[] s = new float[pieceQueries * k];
 				int[] d = new int[pieceQueries * k];
-				downloads.add(pieceScores.download(s, stream));
-				downloads.add(pieceSlots.download(d, stream));
+				downloads.add(pieceScores.download(HostArray.of(s), stream));
+				downloads.add(pieceSlots.download(HostArray.of(d), stream));
 				collect.add(() -> {
 					for (int i = 0; i < s.length; i++) {
 						candidates.get(first + i / k).add(new long[] { Float.floatToRawIntBits(s[i]), d[i] });

@@ -21,6 +21,7 @@ import dev.gpucompute.GpuDevices;
 import dev.gpucompute.sample.BruteForce;
 import dev.gpucompute.sample.search.CollectionInfo.Placement;
 import dev.gpucompute.sample.storage.CollectionFiles;
+import dev.gpucompute.GpuContextBuilder;
 
 /**
  * A store over three CPU devices ({@code gpu.cpu.devices=3}): new collections go to the device with
@@ -189,7 +190,7 @@ class ShardedStoreTest {
 	void aWriteThatADeviceCannotHoldChangesNoShard(@TempDir Path dir) {
 		// Device 1's own memory is smaller than its share of the service's budget: 40 kB, 625 rows.
 		try (GpuDevices small = GpuDevices.open((ordinal) -> {
-			GpuContext.Builder builder = GpuContext.builder().backend(Backend.CPU).cpuDevices(3).cpuThreads(1).poolSize(2)
+			GpuContextBuilder builder = GpuContext.builder().backend(Backend.CPU).cpuDevices(3).cpuThreads(1).poolSize(2)
 				.maxSize(8);
 			return (ordinal == 1) ? builder.cpuMemoryBudget(40_000) : builder;
 		}, List.of(0, 1, 2))) {

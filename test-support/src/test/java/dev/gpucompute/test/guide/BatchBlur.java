@@ -9,6 +9,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 
 /** Blurs several images at once: one branch of a stream-parallel group, and one pooled stream, each. */
 public final class BatchBlur {
@@ -26,10 +27,10 @@ public final class BatchBlur {
 			// A branch runs on this thread with its own stream current: its buffers are allocated, used
 			// and freed there, so the branches' copies and kernels can overlap on the device.
 			branches.add((stream) -> {
-				try (DeviceBuffer in = launcher.upload(image);
+				try (DeviceBuffer in = launcher.upload(HostArray.of(image));
 						DeviceBuffer out = launcher.allocate(image.length, ElementType.FLOAT)) {
 					launcher.launch(Blur.BLUR, Blur.launchFor(width, height), width, height, in, out);
-					downloads.add(out.download(result));
+					downloads.add(out.download(HostArray.of(result)));
 				}   // freed on the branch's stream after the download: no wait here
 			});
 		}

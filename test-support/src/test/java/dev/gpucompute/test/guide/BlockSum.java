@@ -9,6 +9,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 
@@ -91,7 +92,7 @@ public final class BlockSum {
 		try (DeviceBuffer partial = launcher.allocate(blocks(n), ElementType.FLOAT);
 				DeviceBuffer total = launcher.allocate(1, ElementType.FLOAT)) {
 			enqueue(launcher, data, n, partial, total);
-			total.download(result).join();
+			total.download(HostArray.of(result)).join();
 		}
 		return result[0];
 	}

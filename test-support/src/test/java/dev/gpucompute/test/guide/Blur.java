@@ -9,6 +9,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 
@@ -80,10 +81,10 @@ public final class Blur {
 	/** Blurs {@code image} on the calling thread's current stream and returns the result. */
 	public static float[] blur(GpuLauncher launcher, float[] image, int width, int height) {
 		float[] result = new float[image.length];
-		try (DeviceBuffer in = launcher.upload(image);
+		try (DeviceBuffer in = launcher.upload(HostArray.of(image));
 				DeviceBuffer out = launcher.allocate(image.length, ElementType.FLOAT)) {
 			launcher.launch(BLUR, launchFor(width, height), width, height, in, out);
-			out.download(result).join();
+			out.download(HostArray.of(result)).join();
 		}
 		return result;
 	}

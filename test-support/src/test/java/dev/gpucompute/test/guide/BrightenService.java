@@ -5,6 +5,7 @@ import org.springframework.stereotype.Service;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
@@ -31,10 +32,10 @@ public class BrightenService {
 		float[] result = new float[pixels.length];
 		try (StreamLease lease = this.pool.acquire();
 				StreamScope scope = this.launcher.useStream(lease.stream());
-				DeviceBuffer in = this.launcher.upload(pixels);
+				DeviceBuffer in = this.launcher.upload(HostArray.of(pixels));
 				DeviceBuffer out = this.launcher.allocate(pixels.length, ElementType.FLOAT)) {
 			this.launcher.launch(this.brighten, LaunchConfig.linear(pixels.length, 256), pixels.length, gain, in, out);
-			out.download(result).join();
+			out.download(HostArray.of(result)).join();
 		}
 		return result;
 	}

@@ -16,6 +16,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
@@ -80,7 +81,7 @@ class GuideCudaGpuTests {
 	}
 
 	private static float sum(GpuContext context, float[] values) {
-		try (DeviceBuffer data = context.launcher().upload(values)) {
+		try (DeviceBuffer data = context.launcher().upload(HostArray.of(values))) {
 			return BlockSum.sum(context.launcher(), data, values.length);
 		}
 	}

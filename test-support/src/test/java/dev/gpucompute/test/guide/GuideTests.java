@@ -25,6 +25,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.test.GpuCpuBackend;
 import dev.gpucompute.test.GpuLeakCheck;
@@ -112,7 +113,7 @@ class GuideTests {
 	void blockSumAddsUpAnyLengthEmptyIncluded() {
 		for (int n : new int[] { 0, 1, 255, 256, 257, 4096, 65_536 + 17, 300_000 }) {
 			float[] values = GuideExamples.image(n, 1, n);
-			try (DeviceBuffer data = this.gpu.launcher().upload(values)) {
+			try (DeviceBuffer data = this.gpu.launcher().upload(HostArray.of(values))) {
 				float sum = BlockSum.sum(this.gpu.launcher(), data, n);
 				assertThat((double) sum).as("n = %d", n).isCloseTo(GuideExamples.sum(values), within(1e-5 * Math.max(1, n)));
 			}
@@ -133,7 +134,7 @@ class GuideTests {
 				mask[i] = (blurred[i] > 0.5f) ? 1f : 0f;
 			}
 			assertThat(results.get(f).mask()).as("mask of frame %d", f).containsExactly(mask);
-			try (DeviceBuffer data = this.gpu.launcher().upload(blurred)) {
+			try (DeviceBuffer data = this.gpu.launcher().upload(HostArray.of(blurred))) {
 				float sum = BlockSum.sum(this.gpu.launcher(), data, blurred.length);
 				assertThat(results.get(f).mean()).as("mean of frame %d", f).isEqualTo(sum / blurred.length);
 			}

@@ -15,6 +15,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLeases;
@@ -69,20 +70,20 @@ public final class ImagePipeline {
 					DeviceBuffer partial = launcher.allocate(BlockSum.blocks(n), ElementType.FLOAT);
 					DeviceBuffer total = launcher.allocate(1, ElementType.FLOAT)) {
 				for (float[] frame : frames) {
-					in.upload(frame);
+					in.upload(HostArray.of(frame));
 					a.waitFor(read);                          // never recorded yet: no wait for the first frame
 					launcher.launch(Blur.BLUR, Blur.launchFor(width, height), width, height, in, smooth);
 					a.record(blurred);
 					launcher.launch(THRESHOLD, LaunchConfig.linear(n, 256), n, level, smooth, mask);
 					float[] maskHost = new float[n];
-					copies.add(mask.download(maskHost));
+					copies.add(mask.download(HostArray.of(maskHost)));
 					masks.add(maskHost);
 
 					b.waitFor(blurred);                       // the host does not block here
 					float[] sum = new float[1];
 					launcher.withStream(b, () -> {
 						BlockSum.enqueue(launcher, smooth, n, partial, total);
-						copies.add(total.download(sum));
+						copies.add(total.download(HostArray.of(sum)));
 					});
 					b.record(read);
 					sums.add(sum);

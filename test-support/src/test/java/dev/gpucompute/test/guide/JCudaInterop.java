@@ -9,6 +9,7 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.HostArray;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 
@@ -38,7 +39,7 @@ public final class JCudaInterop {
 				throw new GpuException("cuMemsetD32Async failed with CUresult " + status);
 			}
 			launcher.launch(Blur.BLUR, Blur.launchFor(width, height), width, height, image, out);   // after the memset
-			out.download(result).join();
+			out.download(HostArray.of(result)).join();
 		}   // the runtime frees the memory, after the work on the stream
 		return result;
 	}

@@ -1,0 +1,582 @@
+package dev.gpucompute.internal.context;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.BatchHandler;
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.ContextSettings;
+import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.EventRegistry;
+import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuListener;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
+import dev.gpucompute.HostMemoryInfo;
+import dev.gpucompute.KernelLoad;
+import dev.gpucompute.KernelSource;
+import dev.gpucompute.KernelTiming;
+import dev.gpucompute.MemoryInfo;
+import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool;
+import dev.gpucompute.internal.batch.Batcher;
+import dev.gpucompute.internal.core.Arguments;
+import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.core.ContextThreads;
+import dev.gpucompute.internal.core.LeakRegistry;
+import dev.gpucompute.internal.launch.Launcher;
+import dev.gpucompute.internal.memory.Memory;
+import dev.gpucompute.internal.pool.Pool;
+import dev.gpucompute.internal.stream.Events;
+import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
+import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.NativeStream;
+
+/** The implementation of {@link GpuContext}. */
+public final class ContextImpl implements GpuContext {
+
+	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
+
+	private static final AtomicInteger IDS = new AtomicInteger();
+
+	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
+	private static final long TIMING_READ_MILLIS = 20;
+
+	private final DeviceBackend backend;
+
+	private final DeviceInfo info;
+
+	private final String backendReason;
+
+	private final DefaultStreamMode defaultStreamMode;
+
+	private final Duration drainTimeout;
+
+	private final GpuListener listener;
+
+	private final KernelTiming kernelTiming;
+
+	private final ScheduledThreadPoolExecutor housekeeping;
+
+	private final ContextCompletions completions;
+
+	private final Events events;
+
+	private final Streams streams;
+
+	private final Pool pool;
+
+	private final Launcher launcher;
+
+	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
+	private boolean closeStarted;
+
+	/** Open batchers, closed before the pool stops; guarded by this for registration. */
+	private final Set<GpuBatcher<?, ?>> batchers = new java.util.concurrent.CopyOnWriteArraySet<>();
+
+	private final Memory memory;
+
+	private final boolean recordLeakSites;
+
+	/** Identity and lifecycle: what every handle of this context checks. */
+	private final ContextState lifecycle;
+
+	private final int id;
+
+	private ContextImpl(ContextSettings settings, DeviceBackend backend, String backendReason, FailureRelay failures) {
+		this.backend = backend;
+		this.info = backend.info();
+		this.id = IDS.incrementAndGet();
+		this.lifecycle = new ContextState(this.id, this.info);
+		this.lifecycle.owner(this);
+		this.backendReason = backendReason;
+		this.defaultStreamMode = settings.defaultStream();
+		this.drainTimeout = settings.drainTimeout();
+		this.listener = settings.listener();
+		this.kernelTiming = settings.kernelTiming();
+		String prefix = "gpu-" + this.id + "-";
+		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
+		this.housekeeping.setRemoveOnCancelPolicy(true);
+		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
+		// How long a thread waiting for a copy's future spins for its completion before it blocks: on CUDA
+		// the work runs on the device and a core is free to watch it; on the CPU backend the work runs on
+		// the host's cores, which a spinning waiter would take.
+		long waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
+				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
+		this.completions = new ContextCompletions(this.id, prefix + "completion", waitSpinNanos,
+				new CompletionFuture.Waits() {
+
+					@Override
+					public void started() {
+						backend.completionWaitStarted();
+					}
+
+					@Override
+					public void ended() {
+						backend.completionWaitEnded();
+					}
+
+				});
+		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
+		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
+		this.memory = new Memory(this.lifecycle, backend, this.streams, this.events, this.completions,
+				settings.stagingCacheBytes(), settings.copyChunkBytes(), settings.copyThreads(),
+				prefix + "copy-", settings.stagingBudgetBytes(), settings.stagingTimeout(), this.recordLeakSites);
+		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
+				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
+				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
+		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
+				this.memory, this.pool, this.completions, settings.kernelLoadWaitThreshold());
+		failures.launcher = this.launcher;
+		if (this.kernelTiming != KernelTiming.OFF) {
+			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
+					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
+		}
+		long period = settings.utilizationSamplePeriod().toNanos();
+		if (period > 0) {
+			double alpha = 1 - Math.exp(-(double) period / settings.utilizationWindow().toNanos());
+			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
+					TimeUnit.NANOSECONDS);
+		}
+	}
+
+	/**
+	 * Opens a context with {@code settings} (what {@link dev.gpucompute.GpuContextBuilder#open()} does).
+	 * @throws BackendUnavailableException when the requested backend cannot run here
+	 * @throws IllegalArgumentException when sizes contradict each other
+	 */
+	public static GpuContext open(ContextSettings settings) {
+		if (settings.poolSize() > settings.maxSize()) {
+			throw new IllegalArgumentException(
+					"poolSize (" + settings.poolSize() + ") must not exceed maxSize (" + settings.maxSize() + ")");
+		}
+		long chunkBlock = Memory.stagingBlock(settings.copyChunkBytes());
+		if (settings.stagingBudgetBytes() < chunkBlock) {
+			throw new IllegalArgumentException("stagingBudget (" + settings.stagingBudgetBytes()
+					+ " bytes) must hold at least one copy chunk (copyChunkSize " + settings.copyChunkBytes() + " bytes, "
+					+ chunkBlock + " in staging)");
+		}
+		BackendSelection selection = Backends.select(settings.backend(), settings.device(), settings.cpuDevices());
+		if (selection.provider() == null || !selection.availability().available()) {
+			throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
+		}
+		FailureRelay failures = new FailureRelay();
+		long budget = (settings.cpuMemoryBudget() > 0) ? settings.cpuMemoryBudget()
+				: Math.max(1, selection.provider().defaultMemoryBudget() / settings.cpuDevices());
+		BackendConfig config = new BackendConfig(settings.device(), settings.cpuThreads(), budget,
+				settings.memoryPoolReleaseThreshold(), settings.compileOptions(), settings.kernelCacheDir(), failures);
+		DeviceBackend opened = selection.provider().open(config);
+		ContextImpl context = null;
+		try {
+			context = new ContextImpl(settings, opened, selection.reason(), failures);
+			context.pool.fill();
+			for (KernelSource source : settings.kernels()) {
+				context.launcher.load(source, KernelLoad.Trigger.OPEN);
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
+			try {
+				if (context != null) {
+					context.close();
+				}
+				else {
+					opened.close();
+				}
+			}
+			catch (RuntimeException | Error closing) {
+				ex.addSuppressed(closing);
+			}
+			throw ex;
+		}
+		LeakRegistry.opened(context, context::workInFlight);
+		if (selection.warning()) {
+			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+					selection.reason());
+		}
+		else {
+			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+					selection.reason());
+		}
+		return context;
+	}
+	// ---- accessors ----------------------------------------------------------------------
+
+	@Override
+	public Backend backend() {
+		return this.info.backend();
+	}
+
+	@Override
+	public String backendReason() {
+		return this.backendReason;
+	}
+
+	@Override
+	public DeviceInfo device() {
+		return this.info;
+	}
+
+	@Override
+	public StreamPool streams() {
+		return this.pool;
+	}
+
+	@Override
+	public EventRegistry events() {
+		return this.events;
+	}
+
+	@Override
+	public GpuLauncher launcher() {
+		return this.launcher;
+	}
+
+	@Override
+	public DefaultStreamMode defaultStreamMode() {
+		return this.defaultStreamMode;
+	}
+
+	@Override
+	public KernelTiming kernelTiming() {
+		return this.kernelTiming;
+	}
+
+	@Override
+	public Duration drainTimeout() {
+		return this.drainTimeout;
+	}
+
+	/**
+	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
+	 * context closes them first when it drains or closes, while its pool still leases streams.
+	 */
+	@Override
+	public List<GpuBatcher<?, ?>> batchers() {
+		return List.copyOf(this.batchers);
+	}
+
+	/** Builds, registers and starts a batcher on this context (what {@link GpuBatcher.Builder#build()} does). */
+	public <I, O> GpuBatcher<I, O> openBatcher(BatchHandler<I, O> handler, GpuBatcher.Settings<I> settings) {
+		Batcher<I, O> batcher = new Batcher<>(this, this.lifecycle, handler, settings, this.listener, this.completions,
+				this.housekeeping, this.drainTimeout, this::unregister);
+		register(batcher);
+		batcher.start();
+		this.listener.batcherOpened(batcher.name());
+		return batcher;
+	}
+
+	/** Adds a batcher built on this context; refused when one of that name is open or the context closes. */
+	synchronized void register(GpuBatcher<?, ?> batcher) {
+		this.lifecycle.ensureOpen();
+		if (this.closeStarted) {
+			throw new ContextClosedException("GPU context #" + this.id + " is closing: no batcher can be added");
+		}
+		for (GpuBatcher<?, ?> open : this.batchers) {
+			if (open.name().equals(batcher.name())) {
+				throw new IllegalStateException("GPU context #" + this.id + " has an open batcher named '"
+						+ batcher.name() + "' already; batcher names must be unique per context");
+			}
+		}
+		this.batchers.add(batcher);
+	}
+
+	void unregister(GpuBatcher<?, ?> batcher) {
+		this.batchers.remove(batcher);
+	}
+
+	/**
+	 * The default stream of the calling thread: its own in {@link DefaultStreamMode#PER_THREAD} mode
+	 * (usable only from that thread), the shared legacy stream otherwise.
+	 */
+	@Override
+	public GpuStream defaultStream() {
+		return this.streams.defaultStream();
+	}
+
+	/** The streams of this context: default streams, the current stream of each thread. */
+	public Streams streamsRoom() {
+		return this.streams;
+	}
+
+	/** The stream pool of this context, with what the runtime asks of it beyond the API. */
+	public Pool poolRoom() {
+		return this.pool;
+	}
+
+	/** The events of this context, for the runtime's own (fork, join, timing). */
+	public Events eventsRoom() {
+		return this.events;
+	}
+
+	@Override
+	public MemoryInfo memory() {
+		this.lifecycle.ensureOpen();
+		return this.backend.memoryInfo();
+	}
+
+	/**
+	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
+	 * CPU backend, from the pool that staging memory comes from. Its contents are unspecified (pooled
+	 * memory is not cleared). The caller owns it and closes it; see {@link HostBuffer} for the
+	 * ordering rules of copies that use it.
+	 * @param bytes 0 to {@link Integer#MAX_VALUE}; a buffer of 0 bytes takes part in copies of 0 bytes
+	 * @throws dev.gpucompute.InvalidBufferRangeException when {@code bytes} is outside that range
+	 * @throws dev.gpucompute.GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
+	 * the operating system)
+	 */
+	@Override
+	public HostBuffer allocateHost(long bytes) {
+		this.lifecycle.ensureOpen();
+		return this.memory.allocateHost(bytes);
+	}
+
+	/**
+	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
+	 * (with its peak, the copies waiting for it and those that gave up), cached.
+	 */
+	@Override
+	public HostMemoryInfo hostMemory() {
+		this.lifecycle.ensureOpen();
+		return this.memory.hostInfo();
+	}
+
+	@Override
+	public boolean isHealthy() {
+		return healthProblem() == null;
+	}
+
+	@Override
+	public String healthProblem() {
+		if (!this.lifecycle.isOpen()) {
+			return "GPU context is " + this.lifecycle.phase();
+		}
+		return this.backend.healthProblem();
+	}
+
+	@Override
+	public boolean isClosed() {
+		return !this.lifecycle.isOpen();
+	}
+
+	@Override
+	public void synchronize() {
+		this.lifecycle.ensureOpen();
+		this.backend.synchronizeDevice();
+	}
+
+	// ---- internals shared with the handles ---------------------------------------------
+
+	/** Identity and lifecycle of this context, for its handles. */
+	public ContextState lifecycle() {
+		return this.lifecycle;
+	}
+
+	/** This context belongs to {@code devices}: their handles may be used with it (peer waits and copies). */
+	void joinGroup(GpuDevices devices) {
+		this.lifecycle.joinGroup(devices);
+	}
+
+	/**
+	 * How busy this device is right now, for placing work: streams leased, threads waiting for a lease
+	 * and completions (futures of copies and stream work) not done yet. Cheap; a snapshot.
+	 */
+	@Override
+	public DeviceLoad load() {
+		PoolStats stats = this.pool.stats();
+		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
+	}
+
+	public Launcher launcherRoom() {
+		return this.launcher;
+	}
+
+	/**
+	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
+	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
+	 */
+	public <T> CompletableFuture<T> whenDone(NativeStream stream,
+			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
+		return this.completions.whenDone(stream, action);
+	}
+
+	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
+	private static final class FailureRelay implements BackendListener {
+
+		volatile Launcher launcher;
+
+		@Override
+		public void kernelFailed(String kernel, GpuException failure) {
+			Launcher target = this.launcher;
+			if (target != null) {
+				target.kernelFailed(kernel);
+			}
+		}
+
+	}
+
+	/** The memory room of this context. */
+	public Memory memoryRoom() {
+		return this.memory;
+	}
+
+	// ---- shutdown --------------------------------------------------------------------------
+
+	/**
+	 * Closes the context: stops accepting work, waits up to the drain timeout for work in flight,
+	 * then destroys events, pooled streams and buffers and releases the device. Work still pending
+	 * when the drain timeout passes is abandoned: its futures complete exceptionally with a
+	 * {@link ContextClosedException} that says so, and threads blocked in a synchronisation return
+	 * with it. Idempotent; no thread, memory or native handle of the context outlives it (except
+	 * what a kernel that cannot be stopped still uses: a CUDA kernel, or a CPU kernel that ignores
+	 * interrupts).
+	 */
+	@Override
+	public void close() {
+		synchronized (this) {
+			if (!this.lifecycle.isOpen() || this.closeStarted) {
+				return;
+			}
+			this.closeStarted = true;
+		}
+		LeakRegistry.closing(this);
+		long started = System.nanoTime();
+		// Batchers first, while the context is open and its pool leases: their queued items run within
+		// the drain timeout. No batcher can be added meanwhile (closeStarted).
+		try {
+			GpuBatcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
+		}
+		catch (RuntimeException ex) {
+			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
+		}
+		this.lifecycle.closing();
+		// No copy may start now: those waiting for staging give up rather than hold up the drain.
+		this.memory.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+				+ ") closed while a copy waited for staging memory");
+		boolean drained = true;
+		int abandoned = 0;
+		try {
+			this.pool.stopAccepting();
+			// Copies already begun enqueue the rest of their work and register their futures first, so
+			// that the wait for the device covers them.
+			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
+			drained = this.lifecycle.awaitWork(deadline)
+					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
+			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
+					+ ") closed before this work finished: it was abandoned at close, "
+					+ (drained ? "submitted while the context was closing"
+							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
+			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));
+			this.housekeeping.shutdownNow();
+			ContextThreads.awaitQuietly(this.housekeeping);
+			this.launcher.drainTimings(true);
+			abandoned = this.completions.abandonAll(reason);
+			this.completions.shutdown();
+			this.memory.closeHost(quiet);
+			this.events.destroyAll();
+			this.pool.destroyAll();
+			this.memory.releaseAtClose();
+		}
+		finally {
+			this.lifecycle.closed();
+			try {
+				this.backend.close();
+			}
+			catch (RuntimeException ex) {
+				log.warn("Releasing {} device {} failed", this.info.backend(), this.info.ordinal(), ex);
+			}
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+			if (drained) {
+				log.info("Closed GPU context #{} ({} device {}) in {} ms; its work had finished", this.id,
+						this.info.backend(), this.info.ordinal(), millis);
+			}
+			else {
+				log.warn("Closed GPU context #{} ({} device {}) in {} ms; work was still running after the drain timeout "
+						+ "of {}: {} waiting completions abandoned", this.id, this.info.backend(), this.info.ordinal(),
+						millis, this.drainTimeout, abandoned);
+			}
+		}
+	}
+
+	/**
+	 * Closes this context's {@link GpuBatcher}s (their queued items are dispatched within
+	 * {@code timeout}, what is left then is abandoned), stops handing out stream leases and waits for
+	 * the rest of {@code timeout} for the work already enqueued on the device to finish, releasing
+	 * nothing: the first half of {@link #close()}, for containers
+	 * that stop work in one phase and release resources in a later one (Spring stops its lifecycle
+	 * beans before it destroys beans). Leases already held stay usable until they are closed, and
+	 * launches on them or on default streams still run; acquiring a lease afterwards raises
+	 * {@link ContextClosedException}. Thread-safe and idempotent; {@link #close()} afterwards still
+	 * waits for whatever was enqueued after this call. Starts no thread, and returns by the timeout
+	 * even when a kernel never ends.
+	 * @param timeout longest wait for the device to become idle
+	 * @return whether the device became idle within the timeout (also {@code true} when closed)
+	 * @throws IllegalArgumentException when the timeout is negative or longer than about 292 years
+	 */
+	@Override
+	public boolean drain(Duration timeout) {
+		long nanos = Arguments.nanos(timeout, "timeout");
+		if (this.lifecycle.isClosed()) {
+			return true;
+		}
+		long started = System.nanoTime();
+		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
+		this.pool.stopAccepting();
+		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
+	}
+
+	/**
+	 * The work in flight now, in words, or {@code null} when none (for {@link dev.gpucompute.LeakTracker#pendingWork()}):
+	 * pooled streams not idle, the calling thread's default stream (or the shared legacy one) not
+	 * idle, futures of stream work not complete. A query: nothing waits.
+	 */
+	String workInFlight() {
+		List<String> parts = new java.util.ArrayList<>();
+		try {
+			if (this.pool.anyBusy()) {
+				parts.add("a pooled stream has work in flight");
+			}
+			int completions = this.completions.pending();
+			if (completions > 0) {
+				parts.add(completions + ((completions == 1) ? " future of stream work is" : " futures of stream work are")
+						+ " not complete");
+			}
+			GpuStream own = defaultStream();
+			if (!own.isIdle()) {
+				parts.add("the default stream " + own.name() + " has work in flight");
+			}
+		}
+		catch (RuntimeException ex) {
+			return null; // closed meanwhile, or the device failed: nothing left that runs
+		}
+		return parts.isEmpty() ? null : this + ": " + String.join(", ", parts);
+	}
+
+	@Override
+	public String toString() {
+		return "GpuContext#" + this.id + "[" + this.info.backend() + " " + this.info.name() + ", "
+				+ this.lifecycle.phase().toUpperCase(java.util.Locale.ROOT) + "]";
+	}
+
+}

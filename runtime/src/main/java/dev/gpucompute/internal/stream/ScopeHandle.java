@@ -1,0 +1,42 @@
+package dev.gpucompute.internal.stream;
+
+import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuStream;
+import dev.gpucompute.StreamScope;
+
+/** The implementation of {@link StreamScope}: restores the previous current stream when closed. */
+final class ScopeHandle implements StreamScope {
+
+	private final Streams streams;
+
+	private final StreamHandle previous;
+
+	private final Thread thread;
+
+	private boolean closed;
+
+	ScopeHandle(Streams streams, StreamHandle previous) {
+		this.streams = streams;
+		this.previous = previous;
+		this.thread = Thread.currentThread();
+	}
+
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		if (Thread.currentThread() != this.thread) {
+			throw new GpuException("A stream scope must be closed on the thread that opened it ('"
+					+ this.thread.getName() + "'), not on '" + Thread.currentThread().getName() + "'");
+		}
+		this.closed = true;
+		this.streams.restore(this.previous);
+	}
+
+	/** The stream that was current before this scope (for tests of the scopes), or null: the default. */
+	GpuStream previous() {
+		return this.previous;
+	}
+
+}

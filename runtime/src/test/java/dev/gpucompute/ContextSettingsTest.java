@@ -1,0 +1,67 @@
+package dev.gpucompute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ContextSettings} made without the builder (it is a public record, and {@link GpuRuntime#open}
+ * is public) are refused when the runtime could not open with them, naming the value, instead of
+ * failing later inside the runtime.
+ */
+class ContextSettingsTest {
+
+	private static final ContextSettings DEFAULTS = GpuContext.builder().backend(Backend.CPU).settings();
+
+	@Test
+	void theBuildersSettingsPassAndOpen() {
+		assertThat(DEFAULTS.priorityLimits()).hasSize(StreamPriority.values().length);
+		try (GpuContext context = GpuContextBuilder.runtime().open(DEFAULTS.withDevice(0))) {
+			assertThat(context.isClosed()).isFalse();
+		}
+	}
+
+	@Test
+	void aLimitMissingForAPriorityIsRefused() {
+		assertThatThrownBy(() -> withPriorityLimits(List.of(4, 4, 4))).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("one limit per StreamPriority");
+		assertThatThrownBy(() -> withPriorityLimits(List.of(0, 4))).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("priorityLimits must be between 1 and");
+	}
+
+	@Test
+	void missingValuesAndNegativeDurationsAreRefusedByName() {
+		ContextSettings d = DEFAULTS;
+		assertThatThrownBy(() -> new ContextSettings(d.backend(), d.device(), d.poolSize(), d.maxSize(),
+				d.acquireTimeout(), d.defaultStream(), d.leakDetectionThreshold(), d.drainTimeout(), d.cpuThreads(),
+				d.cpuMemoryBudget(), d.memoryPoolReleaseThreshold(), d.compileOptions(), d.kernelCacheDir(),
+				d.kernelTiming(), null, d.utilizationSamplePeriod(), d.utilizationWindow(), d.stagingCacheBytes(),
+				d.copyChunkBytes(), d.stagingBudgetBytes(), d.stagingTimeout(), d.copyThreads(), d.waitSpinNanos(),
+				d.cpuDevices(), d.kernels(), d.kernelLoadWaitThreshold(), d.priorityLimits()))
+			.isInstanceOf(NullPointerException.class)
+			.hasMessage("listener");
+		assertThatThrownBy(() -> new ContextSettings(d.backend(), d.device(), d.poolSize(), d.maxSize(),
+				Duration.ofSeconds(-1), d.defaultStream(), d.leakDetectionThreshold(), d.drainTimeout(), d.cpuThreads(),
+				d.cpuMemoryBudget(), d.memoryPoolReleaseThreshold(), d.compileOptions(), d.kernelCacheDir(),
+				d.kernelTiming(), d.listener(), d.utilizationSamplePeriod(), d.utilizationWindow(), d.stagingCacheBytes(),
+				d.copyChunkBytes(), d.stagingBudgetBytes(), d.stagingTimeout(), d.copyThreads(), d.waitSpinNanos(),
+				d.cpuDevices(), d.kernels(), d.kernelLoadWaitThreshold(), d.priorityLimits()))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("acquireTimeout must not be negative");
+	}
+
+	private static ContextSettings withPriorityLimits(List<Integer> limits) {
+		ContextSettings d = DEFAULTS;
+		return new ContextSettings(d.backend(), d.device(), d.poolSize(), d.maxSize(), d.acquireTimeout(),
+				d.defaultStream(), d.leakDetectionThreshold(), d.drainTimeout(), d.cpuThreads(), d.cpuMemoryBudget(),
+				d.memoryPoolReleaseThreshold(), d.compileOptions(), d.kernelCacheDir(), d.kernelTiming(), d.listener(),
+				d.utilizationSamplePeriod(), d.utilizationWindow(), d.stagingCacheBytes(), d.copyChunkBytes(),
+				d.stagingBudgetBytes(), d.stagingTimeout(), d.copyThreads(), d.waitSpinNanos(), d.cpuDevices(),
+				d.kernels(), d.kernelLoadWaitThreshold(), limits);
+	}
+
+}

@@ -1,0 +1,111 @@
+package dev.gpucompute.architecture;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The runtime's package boundaries (docs/architecture.md), checked on its main classes: the API
+ * package ({@code dev.gpucompute}) depends on no implementation, the SPI and the kernel files
+ * package on nothing but the API, the backends on neither each other nor the rooms, and no two
+ * packages depend on each other in a circle.
+ */
+class RuntimeBoundariesTest {
+
+	private static final String API = "dev.gpucompute";
+
+	private static JavaClasses runtime;
+
+	@BeforeAll
+	static void importRuntime() {
+		runtime = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+			.importPackages(API);
+		// Without this, a wrong import location would check nothing and pass.
+		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, "dev.gpucompute.spi",
+				"dev.gpucompute.kernels", "dev.gpucompute.cpu", "dev.gpucompute.cuda", "dev.gpucompute.internal.context",
+				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory");
+	}
+
+	@Test
+	void noPackageCycles() {
+		slices().assignedFrom(eachPackageUnder(API)).should().beFreeOfCycles().check(runtime);
+	}
+
+	@Test
+	void theApiDependsOnNoImplementation() {
+		noClasses().that()
+			.resideInAPackage(API)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
+			.because("applications compile against the API alone; it reaches the implementation through "
+					+ "GpuRuntime (ServiceLoader)")
+			.check(runtime);
+	}
+
+	@Test
+	void theSpiAndKernelFilesDependOnlyOnTheApi() {
+		noClasses().that()
+			.resideInAnyPackage(API + ".spi..", API + ".kernels..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
+			.because("backends and tools build on these exported packages")
+			.check(runtime);
+	}
+
+	@Test
+	void theBackendsDependOnNeitherEachOtherNorTheRooms() {
+		noClasses().that()
+			.resideInAPackage(API + ".cpu..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".cuda..", API + ".internal..")
+			.check(runtime);
+		noClasses().that()
+			.resideInAPackage(API + ".cuda..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".cpu..", API + ".internal..")
+			.check(runtime);
+	}
+
+	@Test
+	void theRoomsReachBackendsOnlyThroughTheSpi() {
+		noClasses().that()
+			.resideInAPackage(API + ".internal..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".cpu..", API + ".cuda..")
+			.check(runtime);
+	}
+
+	/** Each package its own slice, so that a cycle between any two packages under {@code root} shows. */
+	static SliceAssignment eachPackageUnder(String root) {
+		return new SliceAssignment() {
+
+			@Override
+			public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+				String name = javaClass.getPackageName();
+				return (name.equals(root) || name.startsWith(root + ".")) ? SliceIdentifier.of(name)
+						: SliceIdentifier.ignore();
+			}
+
+			@Override
+			public String getDescription() {
+				return "the packages under " + root;
+			}
+
+		};
+	}
+
+}

@@ -1,0 +1,107 @@
+package dev.gpucompute.internal.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.ContextInternals;
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.HostArray;
+import dev.gpucompute.spi.DeviceBackend;
+
+class StagingPoolTest {
+
+	@Test
+	void reusesBuffersBySizeClassUpToTheCap() {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(1).stagingCache(64 * 1024)
+			.open()) {
+			StagingPool pool = ContextInternals.memory(context).host.pool;
+			ByteBuffer first = pool.take(5000);
+			assertThat(first.capacity()).isEqualTo(8192);
+			assertThat(first.position()).isZero();
+			pool.give(first);
+			assertThat(pool.cachedBytes()).isEqualTo(8192);
+			assertThat(pool.take(6000)).isSameAs(first);
+			assertThat(pool.cachedBytes()).isZero();
+			ByteBuffer small = pool.take(1);
+			assertThat(small.capacity()).isEqualTo(4096);
+			ByteBuffer big = pool.take(100_000);
+			pool.give(big);
+			assertThat(pool.cachedBytes()).as("over the cap: freed, not kept").isZero();
+			pool.give(small);
+			pool.give(first);
+			assertThat(pool.cachedBytes()).isEqualTo(4096 + 8192);
+		}
+	}
+
+	@Test
+	void copiesReuseStagingAndStillCopyTheRightBytes() {
+		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).open();
+				DeviceBuffer buffer = context.launcher().allocate(4 * 1000, ElementType.BYTE)) {
+			for (int round = 0; round < 5; round++) {
+				float[] data = new float[1000];
+				for (int i = 0; i < data.length; i++) {
+					data[i] = round * 1000 + i;
+				}
+				buffer.upload(HostArray.of(data), buffer.stream()).join();
+				float[] back = new float[1000];
+				buffer.download(HostArray.of(back), buffer.stream()).join();
+				assertThat(back).containsExactly(data);
+			}
+			assertThat(ContextInternals.memory(context).host.pool.cachedBytes()).isPositive();
+		}
+	}
+
+	/** A backend that only hands out and frees staging buffers, recording the frees. */
+	private static DeviceBackend stagingOnly(List<ByteBuffer> freed) {
+		return (DeviceBackend) Proxy.newProxyInstance(DeviceBackend.class.getClassLoader(),
+				new Class<?>[] { DeviceBackend.class }, (proxy, method, args) -> switch (method.getName()) {
+					case "allocateStaging" -> ByteBuffer.allocateDirect((int) (long) args[0]);
+					case "freeStaging" -> {
+						freed.add((ByteBuffer) args[0]);
+						yield null;
+					}
+					case "toString" -> "staging-only backend";
+					default -> throw new UnsupportedOperationException(method.getName());
+				});
+	}
+
+	@Test
+	void aCloseThatReleasesFreesTheCachedBlocksAndLaterReturns() {
+		List<ByteBuffer> freed = new ArrayList<>();
+		StagingPool pool = new StagingPool(stagingOnly(freed), 1 << 20);
+		ByteBuffer cached = pool.take(5000);
+		ByteBuffer lent = pool.take(5000);
+		pool.give(cached);
+		pool.close(true);
+		assertThat(freed).containsExactly(cached);
+		assertThat(pool.cachedBytes()).isZero();
+		pool.give(lent);
+		assertThat(freed).containsExactly(cached, lent);
+	}
+
+	@Test
+	void aCloseAfterAbandonedWorkFreesNothingNotEvenTheCachedBlocks() {
+		// An abandoned copy's completion gives its staging back before the close (as abandoned), while
+		// the device may still copy into it behind a kernel that never ends: on CUDA, cuMemFreeHost
+		// would free it under that copy or wait for the kernel. The memory goes with the process.
+		List<ByteBuffer> freed = new ArrayList<>();
+		StagingPool pool = new StagingPool(stagingOnly(freed), 1 << 20);
+		ByteBuffer givenBackByAnAbandonedCopy = pool.take(5000);
+		ByteBuffer stillWithACopy = pool.take(70_000);
+		pool.give(givenBackByAnAbandonedCopy);
+		pool.close(false);
+		pool.give(stillWithACopy);
+		assertThat(freed).isEmpty();
+		assertThat(pool.cachedBytes()).isZero();
+	}
+
+}
