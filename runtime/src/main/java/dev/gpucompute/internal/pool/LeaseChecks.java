@@ -76,8 +76,8 @@ final class LeaseChecks {
 	 * priority, leaves no room for {@code count} more beside the streams held
 	 */
 	void checkNested(StreamPriority priority, int count) {
-		StreamHandle scoped = this.streams.currentQuietly();
-		if (scoped.kind() != StreamKind.POOLED || scoped.lifecycle() != this.lifecycle) {
+		StreamHandle scoped = this.streams.scopedQuietly();
+		if (scoped == null || scoped.kind() != StreamKind.POOLED || scoped.lifecycle() != this.lifecycle) {
 			return;
 		}
 		// In a branch of a group the thread holds every stream of the group, not only its branch's.

@@ -80,12 +80,23 @@ public final class Streams {
 	// ---- the current stream --------------------------------------------------------------------
 
 	/**
-	 * The calling thread's current stream without side effects: its scope's stream while that lease
-	 * is open, else its default stream. For reports and checks; launches use {@link #current()}.
+	 * The calling thread's current stream without dropping a stale scope: its scope's stream while
+	 * that lease is open, else its default stream (created for the thread when it has none yet). For
+	 * reports; launches use {@link #current()}.
 	 */
 	public StreamHandle currentQuietly() {
 		StreamHandle stream = this.current.get();
 		return (stream == null || stream.leaseClosed()) ? defaultStream() : stream;
+	}
+
+	/**
+	 * The stream of the calling thread's scope while that lease is open, else {@code null}. Unlike
+	 * {@link #currentQuietly()} it never creates the thread's default stream, so checks that care
+	 * only about scopes (the pool's, on every acquire) leave threads without one as they are.
+	 */
+	public StreamHandle scopedQuietly() {
+		StreamHandle stream = this.current.get();
+		return (stream == null || stream.leaseClosed()) ? null : stream;
 	}
 
 	/**

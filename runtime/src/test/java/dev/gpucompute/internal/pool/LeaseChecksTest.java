@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -14,12 +17,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
+import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.spi.DeviceBackend;
 
 /**
  * The requests a pool refuses before its lock ({@link LeaseChecks}), checked directly: the checks
@@ -149,6 +156,23 @@ class LeaseChecksTest {
 		};
 		this.context.launcher().parallel(List.of(branch, branch));
 		assertThat(checked).hasValue(2);
+	}
+
+	@Test
+	void aThreadWithoutAScopeIsCheckedWithoutCreatingItsDefaultStream() throws Exception {
+		// Every acquire runs this check: a thread with no scope (a request or batch thread) must not
+		// get a default stream for it, which the backend would keep until the context closes.
+		AtomicInteger backendCalls = new AtomicInteger();
+		DeviceBackend backend = (DeviceBackend) Proxy.newProxyInstance(getClass().getClassLoader(),
+				new Class<?>[] { DeviceBackend.class }, (proxy, method, args) -> {
+					backendCalls.incrementAndGet();
+					throw new UnsupportedOperationException(method.getName());
+				});
+		ContextState lifecycle = new ContextState(1, null);
+		Streams streams = new Streams(lifecycle, null, null, backend, DefaultStreamMode.PER_THREAD);
+		LeaseChecks checks = new LeaseChecks(lifecycle, streams, new PoolLedger(4, new int[] { 4, 2 }));
+		CompletableFuture.runAsync(() -> checks.checkNested(StreamPriority.NORMAL, 4)).get(10, TimeUnit.SECONDS);
+		assertThat(backendCalls).hasValue(0);
 	}
 
 }
