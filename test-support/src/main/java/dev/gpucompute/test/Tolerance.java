@@ -139,6 +139,11 @@ public final class Tolerance {
 		return (this.mode == Mode.FUSED_MULTIPLY_ADDS) ? fusedBound(FLOAT_ROUNDOFF, Float.MIN_VALUE) : Double.NaN;
 	}
 
+	/** The largest difference {@link #fusedMultiplyAdds(int, double)} accepts between two doubles; NaN for others. */
+	double doubleBound() {
+		return (this.mode == Mode.FUSED_MULTIPLY_ADDS) ? fusedBound(DOUBLE_ROUNDOFF, Double.MIN_VALUE) : Double.NaN;
+	}
+
 	private double fusedBound(double roundoff, double smallest) {
 		return this.multiplyAdds * (3 * roundoff * this.magnitude + 1.5 * smallest);
 	}
@@ -152,7 +157,7 @@ public final class Tolerance {
 			case EXACT -> false;
 			case ULPS -> !Float.isNaN(a) && !Float.isNaN(b) && ulpsApart(a, b) <= this.ulps;
 			case ABSOLUTE_OR_RELATIVE -> within(a, b);
-			case FUSED_MULTIPLY_ADDS -> Math.abs((double) a - (double) b) <= fusedBound(FLOAT_ROUNDOFF, Float.MIN_VALUE);
+			case FUSED_MULTIPLY_ADDS -> Math.abs((double) a - (double) b) <= floatBound();
 		};
 	}
 
@@ -165,7 +170,7 @@ public final class Tolerance {
 			case EXACT -> false;
 			case ULPS -> !Double.isNaN(a) && !Double.isNaN(b) && ulpsApart(a, b) <= this.ulps;
 			case ABSOLUTE_OR_RELATIVE -> within(a, b);
-			case FUSED_MULTIPLY_ADDS -> Math.abs(a - b) <= fusedBound(DOUBLE_ROUNDOFF, Double.MIN_VALUE);
+			case FUSED_MULTIPLY_ADDS -> Math.abs(a - b) <= doubleBound();
 		};
 	}
 
@@ -215,7 +220,7 @@ public final class Tolerance {
 			case ABSOLUTE_OR_RELATIVE -> "absolute " + this.absolute + " or relative " + this.relative;
 			case FUSED_MULTIPLY_ADDS -> this.multiplyAdds + " fused multiply-add" + ((this.multiplyAdds == 1) ? "" : "s")
 					+ " over magnitudes up to " + this.magnitude + " (floats within " + (float) floatBound()
-					+ ", doubles within " + (float) fusedBound(DOUBLE_ROUNDOFF, Double.MIN_VALUE) + ")";
+					+ ", doubles within " + (float) doubleBound() + ")";
 		};
 	}
 

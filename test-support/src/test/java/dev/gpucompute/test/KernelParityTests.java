@@ -173,7 +173,7 @@ class KernelParityTests {
 			assertThat(buffer.maxAbsoluteDifference()).isPositive()
 				.isLessThanOrEqualTo(Tolerance.fusedMultiplyAdds(1, 3.5).floatBound());
 		});
-		// A bound for products up to 1 only is too small for these: the tolerance is no blanket.
+		// A bound for magnitudes up to 0.1 only is too small for these: the tolerance is no blanket.
 		assertThatThrownBy(() -> contractedSaxpy(Tolerance.fusedMultiplyAdds(1, 0.1)).check(this.first, this.second))
 			.hasMessageContaining("disagree");
 	}
