@@ -58,8 +58,11 @@ final class GpuPropertiesValidator {
 			errors.rejectValue("copies.stagingBudget", GpuProperties.CODE_BLANK, "must be set");
 		}
 		else if (stagingBudget.toBytes() < GpuContext.MIN_COPY_CHUNK) {
-			errors.rejectValue("copies.stagingBudget", GpuProperties.CODE_TOO_SMALL, new Object[] { "4KB" },
-					"must be at least 4KB (and at least one copy chunk, 2MB unless a customizer changes it)");
+			// The smallest chunk is a whole number of KB; say it in the unit the property is written in.
+			String minimum = (GpuContext.MIN_COPY_CHUNK / 1024) + "KB";
+			errors.rejectValue("copies.stagingBudget", GpuProperties.CODE_TOO_SMALL, new Object[] { minimum },
+					"must be at least " + minimum
+							+ " (and at least one copy chunk, 2MB unless a customizer changes it)");
 		}
 		rejectNegative(errors, "copies.stagingTimeout", properties.getCopies().getStagingTimeout());
 		rejectNegative(errors, "problemDetails.retryAfter", properties.getProblemDetails().getRetryAfter());
