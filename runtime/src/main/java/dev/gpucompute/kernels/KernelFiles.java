@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -411,7 +410,7 @@ public final class KernelFiles {
 		List<Path> nearby = nearby(location);
 		String missing = String.valueOf(location.toAbsolutePath().normalize().getFileName());
 		String likelyMeant = (!nearby.isEmpty()
-				&& Suggestions.distance(missing, nearby.get(0).getFileName().toString()) <= 2)
+				&& Suggestions.isLikelyMeant(missing, nearby.get(0).getFileName().toString()))
 						? nearby.get(0).toString() : null;
 		StringBuilder reason = new StringBuilder("no such kernel directory or file");
 		if (likelyMeant != null) {
@@ -445,10 +444,8 @@ public final class KernelFiles {
 		catch (IOException | UncheckedIOException ex) {
 			return List.of(); // only a hint
 		}
-		return candidates.stream()
-			.sorted(Comparator.comparingInt((Path sibling) -> Suggestions.distance(missing, sibling.getFileName().toString()))
-				.thenComparing(Comparator.naturalOrder()))
-			.limit(NEARBY)
+		return Suggestions.closest(missing, candidates, (sibling) -> sibling.getFileName().toString(), NEARBY)
+			.stream()
 			.map((sibling) -> location.resolveSibling(sibling.getFileName()))
 			.toList();
 	}

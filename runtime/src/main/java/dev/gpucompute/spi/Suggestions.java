@@ -1,6 +1,9 @@
 package dev.gpucompute.spi;
 
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Function;
 
 /**
  * "Did you mean" for error reports: the known name nearest to a misspelled one, and the edit
@@ -42,6 +45,29 @@ public final class Suggestions {
 			}
 		}
 		return sameKey;
+	}
+
+	/**
+	 * The candidates for a missing {@code name} to list in a report: the {@code limit} whose names are
+	 * fewest edits from it, closest first, ties in the candidates' natural order.
+	 * @param nameOf the part of a candidate to compare with {@code name} (a path's file name, say)
+	 */
+	public static <T extends Comparable<? super T>> List<T> closest(String name, Collection<T> candidates,
+			Function<? super T, String> nameOf, int limit) {
+		return candidates.stream()
+			.sorted(Comparator.comparingInt((T candidate) -> distance(name, nameOf.apply(candidate)))
+				.thenComparing(Comparator.naturalOrder()))
+			.limit(limit)
+			.toList();
+	}
+
+	/**
+	 * Whether {@code candidate} is close enough to a missing {@code name} to call it what was likely
+	 * meant: at most two edits away (a location's "did you mean", where {@link #nearest} weighs
+	 * property names).
+	 */
+	public static boolean isLikelyMeant(String name, String candidate) {
+		return distance(name, candidate) <= 2;
 	}
 
 	/**

@@ -30,6 +30,9 @@ final class KernelResources {
 
 	private static final Log logger = LogFactory.getLog(GpuKernels.class);
 
+	/** How many nearby directories a missing location's report lists. */
+	private static final int NEARBY = 5;
+
 	private KernelResources() {
 	}
 
@@ -137,12 +140,8 @@ final class KernelResources {
 				}
 			}
 		}
-		return directories.stream()
-			.sorted(java.util.Comparator
-				.comparingInt((String directory) -> Suggestions.distance(missing, firstSegment(directory, prefix + parent)))
-				.thenComparing(java.util.Comparator.naturalOrder()))
-			.limit(5)
-			.toList();
+		return Suggestions.closest(missing, directories, (directory) -> firstSegment(directory, prefix + parent),
+				NEARBY);
 	}
 
 	/**
@@ -159,7 +158,8 @@ final class KernelResources {
 		String parent = trimmed.substring(0, slash + 1);
 		String missing = trimmed.substring(slash + 1);
 		String first = nearby.get(0);
-		return (first.startsWith(parent) && Suggestions.distance(missing, firstSegment(first, parent)) <= 2) ? first : null;
+		return (first.startsWith(parent) && Suggestions.isLikelyMeant(missing, firstSegment(first, parent))) ? first
+				: null;
 	}
 
 	private static String firstSegment(String directory, String parent) {
