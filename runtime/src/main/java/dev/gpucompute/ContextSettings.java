@@ -73,7 +73,7 @@ public record ContextSettings(Backend backend, int device, int poolSize, int max
 		Checks.nanos(utilizationSamplePeriod, "utilizationSamplePeriod");
 		Checks.nanos(utilizationWindow, "utilizationWindow");
 		atLeast(stagingCacheBytes, 0, "stagingCacheBytes");
-		atLeast(copyChunkBytes, GpuContext.MIN_COPY_CHUNK, "copyChunkBytes");
+		checkCopyChunk(copyChunkBytes);
 		atLeast(stagingBudgetBytes, GpuContext.MIN_COPY_CHUNK, "stagingBudgetBytes");
 		Checks.nanos(stagingTimeout, "stagingTimeout");
 		Checks.within(copyThreads, 0, GpuContext.MAX_COPY_THREADS, "copyThreads");
@@ -89,6 +89,19 @@ public record ContextSettings(Backend backend, int device, int poolSize, int max
 		for (int limit : priorityLimits) {
 			Checks.within(limit, 1, GpuContext.MAX_STREAMS, "priorityLimits");
 		}
+	}
+
+	/**
+	 * The copy pipeline packs and unpacks whole elements of up to 8 bytes per chunk, so a chunk is a
+	 * whole number of {@link GpuContext#MIN_COPY_CHUNK} blocks; the builder checks it when set, the
+	 * settings again for whoever builds them directly.
+	 */
+	static long checkCopyChunk(long bytes) {
+		if (bytes < GpuContext.MIN_COPY_CHUNK || bytes > GpuContext.MAX_COPY_CHUNK || bytes % GpuContext.MIN_COPY_CHUNK != 0) {
+			throw new IllegalArgumentException("copyChunkSize must be a multiple of " + GpuContext.MIN_COPY_CHUNK + " between "
+					+ GpuContext.MIN_COPY_CHUNK + " and " + GpuContext.MAX_COPY_CHUNK + ", got " + bytes);
+		}
+		return bytes;
 	}
 
 	private static void atLeast(long value, long min, String name) {

@@ -297,11 +297,7 @@ public final class GpuContextBuilder {
 	 * Copies of at most one chunk go in one step.
 	 */
 	public GpuContextBuilder copyChunkSize(long bytes) {
-		if (bytes < GpuContext.MIN_COPY_CHUNK || bytes > GpuContext.MAX_COPY_CHUNK || bytes % GpuContext.MIN_COPY_CHUNK != 0) {
-			throw new IllegalArgumentException("copyChunkSize must be a multiple of " + GpuContext.MIN_COPY_CHUNK + " between "
-					+ GpuContext.MIN_COPY_CHUNK + " and " + GpuContext.MAX_COPY_CHUNK + ", got " + bytes);
-		}
-		this.copyChunkBytes = bytes;
+		this.copyChunkBytes = ContextSettings.checkCopyChunk(bytes);
 		return this;
 	}
 

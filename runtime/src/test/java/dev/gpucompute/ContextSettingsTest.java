@@ -54,6 +54,26 @@ class ContextSettingsTest {
 			.hasMessageContaining("acquireTimeout must not be negative");
 	}
 
+	@Test
+	void aCopyChunkThatIsNotWholeBlocksIsRefused() {
+		// The copy pipeline moves whole elements per chunk: 4098 bytes would split a long across two.
+		for (long chunk : new long[] { 4098, 0, GpuContext.MAX_COPY_CHUNK + GpuContext.MIN_COPY_CHUNK }) {
+			assertThatThrownBy(() -> withCopyChunk(chunk)).isInstanceOf(IllegalArgumentException.class)
+				.hasMessage("copyChunkSize must be a multiple of 4096 between 4096 and 1073741824, got " + chunk);
+		}
+		assertThat(withCopyChunk(8192).copyChunkBytes()).isEqualTo(8192);
+	}
+
+	private static ContextSettings withCopyChunk(long chunk) {
+		ContextSettings d = DEFAULTS;
+		return new ContextSettings(d.backend(), d.device(), d.poolSize(), d.maxSize(), d.acquireTimeout(),
+				d.defaultStream(), d.leakDetectionThreshold(), d.drainTimeout(), d.cpuThreads(), d.cpuMemoryBudget(),
+				d.memoryPoolReleaseThreshold(), d.compileOptions(), d.kernelCacheDir(), d.kernelTiming(), d.listener(),
+				d.utilizationSamplePeriod(), d.utilizationWindow(), d.stagingCacheBytes(), chunk, d.stagingBudgetBytes(),
+				d.stagingTimeout(), d.copyThreads(), d.waitSpinNanos(), d.cpuDevices(), d.kernels(),
+				d.kernelLoadWaitThreshold(), d.priorityLimits());
+	}
+
 	private static ContextSettings withPriorityLimits(List<Integer> limits) {
 		ContextSettings d = DEFAULTS;
 		return new ContextSettings(d.backend(), d.device(), d.poolSize(), d.maxSize(), d.acquireTimeout(),
