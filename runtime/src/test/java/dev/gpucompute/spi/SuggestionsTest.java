@@ -39,4 +39,20 @@ class SuggestionsTest {
 		assertThat(Suggestions.nearest("anything", List.of())).isNull();
 	}
 
+	@Test
+	void closestListsTheNearestCandidatesFirstAndTiesInNaturalOrder() {
+		List<String> candidates = List.of("kernels-b", "shaders", "kernels-a", "kernel", "models", "ptx");
+		assertThat(Suggestions.closest("kernels", candidates, (name) -> name, 3)).containsExactly("kernel", "kernels-a",
+				"kernels-b");
+		assertThat(Suggestions.closest("x", List.of("dir/kernels"), (path) -> path.substring(4), 5))
+			.containsExactly("dir/kernels");
+	}
+
+	@Test
+	void aCandidateIsLikelyMeantWithinTwoEdits() {
+		assertThat(Suggestions.isLikelyMeant("kernals", "kernels")).isTrue();
+		assertThat(Suggestions.isLikelyMeant("krnls", "kernels")).isTrue();
+		assertThat(Suggestions.isLikelyMeant("knls", "kernels")).isFalse();
+	}
+
 }
