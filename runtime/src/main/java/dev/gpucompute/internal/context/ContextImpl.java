@@ -320,16 +320,6 @@ public final class ContextImpl implements GpuContext {
 		return this.streams;
 	}
 
-	/** The stream pool of this context, with what the runtime asks of it beyond the API. */
-	public Pool poolRoom() {
-		return this.pool;
-	}
-
-	/** The events of this context, for the runtime's own (fork, join, timing). */
-	public Events eventsRoom() {
-		return this.events;
-	}
-
 	@Override
 	public MemoryInfo memory() {
 		this.lifecycle.ensureOpen();
@@ -388,11 +378,6 @@ public final class ContextImpl implements GpuContext {
 
 	// ---- internals shared with the handles ---------------------------------------------
 
-	/** Identity and lifecycle of this context, for its handles. */
-	public ContextState lifecycle() {
-		return this.lifecycle;
-	}
-
 	/** This context belongs to {@code devices}: their handles may be used with it (peer waits and copies). */
 	void joinGroup(GpuDevices devices) {
 		this.lifecycle.joinGroup(devices);
@@ -406,10 +391,6 @@ public final class ContextImpl implements GpuContext {
 	public DeviceLoad load() {
 		PoolStats stats = this.pool.stats();
 		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
-	}
-
-	public Launcher launcherRoom() {
-		return this.launcher;
 	}
 
 	/**
@@ -472,8 +453,7 @@ public final class ContextImpl implements GpuContext {
 		}
 		this.lifecycle.closing();
 		// No copy may start now: those waiting for staging give up rather than hold up the drain.
-		this.memory.stopStaging("GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-				+ ") closed while a copy waited for staging memory");
+		this.memory.stopStaging(this.lifecycle.describe() + " closed while a copy waited for staging memory");
 		boolean drained = true;
 		int abandoned = 0;
 		try {
@@ -483,8 +463,7 @@ public final class ContextImpl implements GpuContext {
 			long deadline = started + Math.min(this.drainTimeout.toNanos(), Long.MAX_VALUE / 2);
 			drained = this.lifecycle.awaitWork(deadline)
 					&& this.backend.awaitIdle(Math.max(0, deadline - System.nanoTime()));
-			String reason = "GPU context #" + this.id + " (" + this.info.backend() + " device " + this.info.ordinal()
-					+ ") closed before this work finished: it was abandoned at close, "
+			String reason = this.lifecycle.describe() + " closed before this work finished: it was abandoned at close, "
 					+ (drained ? "submitted while the context was closing"
 							: "still pending when the drain timeout of " + this.drainTimeout + " passed");
 			boolean quiet = drained || this.backend.abandon(new ContextClosedException(reason));

@@ -128,13 +128,12 @@ public final class ContextState {
 		this.phase = Phase.CLOSED;
 	}
 
+	/**
+	 * This context was opened as one of a group of devices ({@code GpuDevices}; any token in the
+	 * room's own tests): the handles of the group's contexts may be used with it.
+	 */
 	public void joinGroup(Object devices) {
 		this.group = devices;
-	}
-
-	/** The group of devices this context belongs to, or {@code null} when it was opened on its own. */
-	public Object group() {
-		return this.group;
 	}
 
 	/**

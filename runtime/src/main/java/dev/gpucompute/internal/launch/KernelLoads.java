@@ -35,8 +35,6 @@ final class KernelLoads {
 
 	private final ContextState lifecycle;
 
-	private final Launcher launcher;
-
 	private final Streams streams;
 
 	private final Pool pool;
@@ -49,10 +47,9 @@ final class KernelLoads {
 
 	private final long waitThresholdNanos;
 
-	KernelLoads(ContextState lifecycle, Launcher launcher, DeviceBackend backend, GpuListener listener, Streams streams,
+	KernelLoads(ContextState lifecycle, DeviceBackend backend, GpuListener listener, Streams streams,
 			Pool pool, ContextCompletions completions, Duration waitThreshold) {
 		this.lifecycle = lifecycle;
-		this.launcher = launcher;
 		this.backend = backend;
 		this.listener = listener;
 		this.streams = streams;

@@ -98,7 +98,7 @@ public final class Launcher implements GpuLauncher {
 		this.events = events;
 		this.memory = memory;
 		this.pool = pool;
-		this.loads = new KernelLoads(lifecycle, this, backend, listener, streams, pool, completions,
+		this.loads = new KernelLoads(lifecycle, backend, listener, streams, pool, completions,
 				kernelLoadWaitThreshold);
 	}
 
@@ -399,14 +399,6 @@ public final class Launcher implements GpuLauncher {
 
 	// ---- current stream ----------------------------------------------------------------------
 
-	/**
-	 * The calling thread's current stream without side effects: its scope's stream while that
-	 * lease is open, else its default stream. For reports; launches use {@link #currentStream()}.
-	 */
-	GpuStream currentStreamQuietly() {
-		return this.streams.currentQuietly();
-	}
-
 	@Override
 	public GpuStream currentStream() {
 		return this.streams.current();
@@ -431,11 +423,6 @@ public final class Launcher implements GpuLauncher {
 	}
 
 	// ---- stream-parallel groups --------------------------------------------------------------
-
-	/** The pooled streams the stream-parallel group the calling thread runs holds; 0 outside a group. */
-	int groupLeasesHeld() {
-		return this.streams.groupLeasesHeld();
-	}
 
 	@Override
 	public void parallel(Runnable... branches) {

@@ -1,7 +1,6 @@
 package dev.gpucompute.internal.stream;
 
 import dev.gpucompute.GpuException;
-import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamScope;
 
 /** The implementation of {@link StreamScope}: restores the previous current stream when closed. */
@@ -32,11 +31,6 @@ final class ScopeHandle implements StreamScope {
 		}
 		this.closed = true;
 		this.streams.restore(this.previous);
-	}
-
-	/** The stream that was current before this scope (for tests of the scopes), or null: the default. */
-	GpuStream previous() {
-		return this.previous;
 	}
 
 }
