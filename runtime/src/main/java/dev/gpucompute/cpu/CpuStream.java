@@ -3,6 +3,7 @@ package dev.gpucompute.cpu;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.LongPredicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +37,8 @@ final class CpuStream implements NativeStream {
 
 	private static final Logger log = LoggerFactory.getLogger(CpuStream.class);
 
-	private final CpuDeviceBackend backend;
+	/** The device whose workers run this stream's host tasks. */
+	final CpuDeviceBackend backend;
 
 	private final String name;
 
@@ -64,6 +66,9 @@ final class CpuStream implements NativeStream {
 
 	/** Waits registered and not yet reached. */
 	private final CpuStreamWaiters waiters = new CpuStreamWaiters();
+
+	/** The waiters' claim on a failure, made once: the failure book asks it on every lease return. */
+	private final LongPredicate claimedByAWaiter = this.waiters::covers;
 
 	/** Threads blocked in a synchronisation of this stream. */
 	private int blocked;
@@ -125,7 +130,7 @@ final class CpuStream implements NativeStream {
 
 	/** Appends a host task run by one worker. */
 	void enqueueTask(Runnable task) {
-		enqueue(new CpuStreamOps.Task(this.backend, task));
+		enqueue(new CpuStreamOps.Task(task));
 	}
 
 	/**
@@ -168,7 +173,7 @@ final class CpuStream implements NativeStream {
 		synchronized (this.lock) {
 			this.completed = op.seq;
 			if (failure != null) {
-				orphan = !this.failures.keep(op.seq, failure, this.waiters::covers);
+				orphan = !this.failures.keep(op.seq, failure, this.claimedByAWaiter);
 			}
 			if (this.waiters.anyReachedAt(op.seq)) {
 				reached = this.waiters.takeReached(op.seq, this.failures);
@@ -209,7 +214,7 @@ final class CpuStream implements NativeStream {
 	public void discardFailures() {
 		List<GpuException> dropped;
 		synchronized (this.lock) {
-			dropped = this.failures.discardThrough(this.enqueued, this.waiters::covers);
+			dropped = this.failures.discardThrough(this.enqueued, this.claimedByAWaiter);
 		}
 		if (dropped != null) {
 			for (GpuException failure : dropped) {

@@ -17,18 +17,15 @@ final class CpuStreamOps {
 	/** A host task run by one of the backend's workers, at the stream's priority. */
 	static final class Task extends CpuStream.Op {
 
-		private final CpuDeviceBackend backend;
-
 		private final Runnable body;
 
-		Task(CpuDeviceBackend backend, Runnable body) {
-			this.backend = backend;
+		Task(Runnable body) {
 			this.body = body;
 		}
 
 		@Override
 		boolean start(CpuStream stream) {
-			this.backend.execute(stream.priority, () -> {
+			stream.backend.execute(stream.priority, () -> {
 				Throwable failure = null;
 				try {
 					this.body.run();
