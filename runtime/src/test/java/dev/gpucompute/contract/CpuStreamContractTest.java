@@ -4,12 +4,12 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 
-/** The copy contract on the CPU backend, which runs on every machine. */
-class CpuCopyContractTest extends CopyContractSuite {
+/** The stream and event contract on the CPU backend, which runs on every machine. */
+class CpuStreamContractTest extends StreamContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {
-		// Enough workers for a gate kernel that holds one while copies run on the others.
+		// Enough workers for two rendezvous kernels plus copies, whatever the machine's core count.
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
 	}
 

@@ -4,12 +4,12 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 
-/** The contract suite on the CPU backend, which runs on every machine. */
-class CpuContractTest extends GpuContractSuite {
+/** The launch contract on the CPU backend, which runs on every machine. */
+class CpuLaunchContractTest extends LaunchContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {
-		// Enough workers for two rendezvous kernels plus copies, whatever the machine's core count.
+		// Enough workers for two rendezvous branches of a group plus copies, whatever the machine's core count.
 		return GpuContext.builder().backend(Backend.CPU).cpuThreads(4);
 	}
 

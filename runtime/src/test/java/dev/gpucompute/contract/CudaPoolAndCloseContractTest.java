@@ -5,17 +5,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.cuda.CudaTestSupport;
 import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.cuda.CudaTestSupport;
 
 /**
- * The copy contract on the CUDA backend: page-locked host buffers, chunked copies through
- * page-locked staging. Skipped with the probe's reason without a device; fails instead when
- * {@code GPU_REQUIRED=1}.
+ * The pool and close contract on the CUDA backend. Skipped with the probe's reason without a
+ * device; fails instead when {@code GPU_REQUIRED=1} (as on the GPU machine).
  */
 @Tag("gpu")
 @ExtendWith(CudaTestSupport.RequiresCuda.class)
-class CudaCopyContractTest extends CopyContractSuite {
+class CudaPoolAndCloseContractTest extends PoolAndCloseContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {

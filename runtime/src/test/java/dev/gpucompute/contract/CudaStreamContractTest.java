@@ -5,16 +5,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.cuda.CudaTestSupport;
 import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.cuda.CudaTestSupport;
 
 /**
- * The contract suite on the CUDA backend. Skipped with the probe's reason without a device; fails
- * instead when {@code GPU_REQUIRED=1} (as on the GPU machine).
+ * The stream and event contract on the CUDA backend. Skipped with the probe's reason without a
+ * device; fails instead when {@code GPU_REQUIRED=1} (as on the GPU machine).
  */
 @Tag("gpu")
 @ExtendWith(CudaTestSupport.RequiresCuda.class)
-class CudaContractTest extends GpuContractSuite {
+class CudaStreamContractTest extends StreamContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {
