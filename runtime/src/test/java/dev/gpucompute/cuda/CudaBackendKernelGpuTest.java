@@ -280,21 +280,19 @@ class CudaBackendKernelGpuTest extends CudaBackendGpuFixture {
 		KernelSource saxpy = KernelSource.named("saxpy").params(INT, FLOAT, BUFFER, BUFFER).cuda(source);
 		try (CudaDeviceBackend first = CudaTestSupport.open(cacheDir)) {
 			CudaTestSupport.loadCudaC(first, saxpy);
-			assertThat(first.compileCount()).isEqualTo(1);
-			assertThat(first.cacheHits()).isZero();
+			assertThat(first.kernelCompilation().compiled()).isEqualTo(1);
+			assertThat(first.kernelCompilation().cacheHits()).isZero();
 		}
 		try (Stream<Path> files = Files.list(cacheDir)) {
 			assertThat(files.filter((p) -> p.getFileName().toString().endsWith(".module"))).hasSize(1);
 		}
 		try (CudaDeviceBackend second = CudaTestSupport.open(cacheDir)) {
 			NativeKernel kernel = second.loadKernel(saxpy);
-			assertThat(second.compileCount()).as("nothing compiled").isZero();
-			assertThat(second.cacheHits()).isEqualTo(1);
-			assertThat(kernel.name()).isEqualTo("saxpy");
-			// The same counts through the SPI, which is what the benchmarks' KernelLoadTimes reads.
+			// Through the SPI, which is what the benchmarks' KernelLoadTimes reads.
 			KernelCompilation compilation = second.kernelCompilation();
-			assertThat(compilation.compiled()).isZero();
+			assertThat(compilation.compiled()).as("nothing compiled").isZero();
 			assertThat(compilation.cacheHits()).isEqualTo(1);
+			assertThat(kernel.name()).isEqualTo("saxpy");
 			assertThat(compilation.prebuiltLoads()).isZero();
 			assertThat(compilation.cacheDir()).isEqualTo(cacheDir);
 			assertThat(compilation.compiler()).isNotBlank();
