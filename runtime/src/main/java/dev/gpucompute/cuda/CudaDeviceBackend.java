@@ -3,7 +3,6 @@ package dev.gpucompute.cuda;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -279,26 +278,6 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		this.modules.launch(kernel, config, args, stream);
 	}
 
-	/** How many kernels this backend compiled from CUDA C (not counting cache hits). */
-	public long compileCount() {
-		return this.modules.compileCount();
-	}
-
-	/** How many CUDA C kernels this backend took from a cache (its disk cache or its own memory). */
-	public long cacheHits() {
-		return this.modules.cacheHits();
-	}
-
-	/** How many CUDA C kernels were loaded from code compiled ahead of time ({@link KernelSource#prebuilt}), not compiled. */
-	public long prebuiltLoads() {
-		return this.modules.prebuiltLoads();
-	}
-
-	/** The compiled-kernel cache directory, or {@code null} when there is no disk cache. */
-	public Path kernelCacheDir() {
-		return this.modules.kernelCacheDir();
-	}
-
 	/**
 	 * The host memory this backend keeps for launch arguments and module images: chunks, bytes,
 	 * blocks, blocks lent now. Freed at close. Diagnostics and tests.
@@ -307,14 +286,10 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.modules.hostScratch().toString();
 	}
 
-	/** What compiles CUDA C here (NVRTC, nvcc, or none and why). */
-	public String compilerDescription() {
-		return this.modules.compilerDescription();
-	}
-
 	@Override
 	public KernelCompilation kernelCompilation() {
-		return new KernelCompilation(compilerDescription(), compileCount(), cacheHits(), prebuiltLoads(), kernelCacheDir());
+		return new KernelCompilation(this.modules.compilerDescription(), this.modules.compileCount(),
+				this.modules.cacheHits(), this.modules.prebuiltLoads(), this.modules.kernelCacheDir());
 	}
 
 	// ---------------------------------------------------------------- SPI: memory

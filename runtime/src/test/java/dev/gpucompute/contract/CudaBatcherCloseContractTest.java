@@ -9,13 +9,13 @@ import dev.gpucompute.cuda.CudaTestSupport;
 import dev.gpucompute.GpuContextBuilder;
 
 /**
- * The batcher's semantics on the CUDA backend: its batches launch the contract kernels on CUDA
- * streams. Skipped with the probe's reason without a device; fails instead when
- * {@code GPU_REQUIRED=1}.
+ * The batcher's close and drain on the CUDA backend: its batches launch the contract kernels on
+ * CUDA streams. Skipped with the probe's reason without a device; fails instead when {@code
+ * GPU_REQUIRED=1}.
  */
 @Tag("gpu")
 @ExtendWith(CudaTestSupport.RequiresCuda.class)
-class CudaBatcherContractTest extends BatcherContractSuite {
+class CudaBatcherCloseContractTest extends BatcherCloseContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {

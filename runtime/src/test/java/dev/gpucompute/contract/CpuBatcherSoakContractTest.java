@@ -4,8 +4,8 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 
-/** The batcher's semantics on the CPU backend, which runs on every machine. */
-class CpuBatcherContractTest extends BatcherContractSuite {
+/** The batcher soak on the CPU backend, which runs on every machine. */
+class CpuBatcherSoakContractTest extends BatcherSoakContractSuite {
 
 	@Override
 	protected GpuContextBuilder builder() {
