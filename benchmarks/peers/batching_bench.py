@@ -222,13 +222,10 @@ def main():
             report["ceiling"].append(figure)
             base.log(f"ceiling: {c} clients, GET {gsb.CEILING_PATH}: {gsb.describe(figure)}")
         # Idle: no requests to either service for 5 s (measured over the same seconds).
-        time.sleep(0.5)
-        before = {name: gsb.cpu_seconds(s["service"].pid) for name, s in services.items()}
-        time.sleep(gsb.IDLE_S)
-        for name, s in services.items():
-            used = gsb.cpu_seconds(s["service"].pid) - before[name]
-            results[name]["idle"] = {"seconds": gsb.IDLE_S, "cpu_s": used, "core_share": used / gsb.IDLE_S}
-            base.log(f"{name}: idle {gsb.IDLE_S:.0f} s, {100 * used / gsb.IDLE_S:.2f}% of one core")
+        idle = gsb.idle_window([s["service"] for s in services.values()])
+        for name, figure in zip(services, idle):
+            results[name]["idle"] = figure
+            base.log(f"{name}: idle {gsb.IDLE_S:.0f} s, {100 * figure['core_share']:.2f}% of one core")
         report["batcher"] = batcher_stats(services["on"]["service"].port)
         report["results"] = results
         report["commands"] = {name: s["command"] for name, s in services.items()}
@@ -255,8 +252,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def fmt(value, digits=0):
-    return gsb.fmt(value, digits)
+fmt = gsb.fmt
 
 
 def markdown(report):

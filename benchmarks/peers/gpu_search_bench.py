@@ -309,13 +309,17 @@ class Service:
         self.pid = pid
 
 
-def idle_window(service, seconds=IDLE_S):
-    """No requests for `seconds`: the service's CPU time over them, as a share of one core."""
+def idle_window(services, seconds=IDLE_S):
+    """No requests for `seconds`: each service's CPU time over them (the same seconds for all), as a
+    share of one core; one figure per service, in order."""
     time.sleep(0.5)  # the last answers and their meters settle
-    before = cpu_seconds(service.pid)
+    before = [cpu_seconds(service.pid) for service in services]
     time.sleep(seconds)
-    used = cpu_seconds(service.pid) - before
-    return {"seconds": seconds, "cpu_s": used, "core_share": used / seconds}
+    figures = []
+    for service, start in zip(services, before):
+        used = cpu_seconds(service.pid) - start
+        figures.append({"seconds": seconds, "cpu_s": used, "core_share": used / seconds})
+    return figures
 
 
 # ---- closed-loop clients -------------------------------------------------------------------------------
@@ -713,7 +717,7 @@ def run_service_set(service, pool, name, x, q, window, clock, torch_module, prim
             if clock.left() < IDLE_S + 15:
                 result["idle"] = {"skipped": f"the budget has {clock.left():.0f} s left"}
             else:
-                result["idle"] = idle_window(service)
+                result["idle"] = idle_window([service])[0]
                 log(f"  idle {IDLE_S:.0f} s: the service used {100 * result['idle']['core_share']:.2f}% of one core")
         client.json("DELETE", f"/collections/{name}")
     finally:

@@ -84,7 +84,21 @@ public final class BatchedSearches implements AutoCloseable {
 		if (this.batcher == null) {
 			return this.store.search(name, queries, k);
 		}
-		CollectionInfo info = this.store.get(name);
+		return search(this.store.get(name), queries, k);
+	}
+
+	/**
+	 * {@link #search(String, float[], int)} of the collection {@code info} describes, for a caller that
+	 * has just looked it up ({@link CollectionStore#get}) and checked the request against it: the
+	 * lookup takes the collection's read lock, which waits behind a write. The checks before a batch use
+	 * {@code info}; the search itself is by name, so a collection deleted meanwhile is still answered
+	 * with the store's 404.
+	 */
+	public List<List<Hit>> search(CollectionInfo info, float[] queries, int k) {
+		String name = info.name();
+		if (this.batcher == null) {
+			return this.store.search(name, queries, k);
+		}
 		int dim = info.dimension();
 		int count = (queries.length % dim == 0) ? queries.length / dim : -1;
 		if (count < 1 || count > this.maxRequestQueries || count > this.limits.maxQueries() || k < 1 || k > info.size()

@@ -244,19 +244,19 @@ public final class KnnEngine {
 	 */
 	TopK search(DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount, int k) {
 		GpuStream current = this.launcher.currentStream();
+		if (current.kind() == StreamKind.POOLED) {
+			return searchOn(current, vectors, n, dim, queries, queryCount, k);
+		}
 		// Never more groups than the pool leases at once at the current stream's priority (a priority limit
 		// may be below the pool's maximum): such a group could never be leased.
 		int groups = Math.max(1, Math.min(Math.min(this.parallelism, this.pool.priorityLimit(current.priority())),
 				ceilDiv(queryCount, this.minQueriesPerGroup)));
-		if (current.kind() == StreamKind.POOLED) {
-			return searchOn(current, vectors, n, dim, queries, queryCount, k);
-		}
 		if (groups == 1) {
 			// One stream from the pool, like a write: the pool bounds the searches on the device and its
 			// meters show them, without the fork and join events of a group of one.
 			StreamLease lease;
 			try {
-				lease = this.pool.acquire(current.priority(), this.pool.acquireTimeout());
+				lease = this.pool.acquire(current.priority());
 			}
 			catch (PoolExhaustedException ex) {
 				throw ServiceProblem.busy(1, this.pool.acquireTimeout(), ex);
@@ -276,28 +276,13 @@ public final class KnnEngine {
 			branches.add((stream) -> searchGroup(stream, vectors, n, dim, queries, from, to, k, pieces, downloads));
 		}
 		try {
-			RuntimeException failure = null;
-			try {
-				this.launcher.parallel(branches);
-			}
-			catch (RuntimeException ex) {
-				failure = ex;
-			}
 			// The join events make the current stream wait for every branch, also after a failure.
-			failure = synchronize(this.launcher.currentStream(), failure);
-			if (failure != null) {
-				throw failure;
-			}
-			await(downloads);
+			return complete(current, () -> this.launcher.parallel(branches), pieces, downloads, queryCount, k);
 		}
 		catch (PoolExhaustedException ex) {
 			// Only the group's acquireAll leases from the pool, before any branch runs.
 			throw ServiceProblem.busy(groups, this.pool.acquireTimeout(), ex);
 		}
-		catch (GpuOutOfMemoryException ex) {
-			throw ServiceProblem.searchMemoryExhausted(ex.getMessage());
-		}
-		return merge(pieces, queryCount, k);
 	}
 
 	/**
@@ -311,10 +296,23 @@ public final class KnnEngine {
 			int k) {
 		List<CompletableFuture<Void>> downloads = new ArrayList<>();
 		List<Piece> pieces = new ArrayList<>();
+		return complete(stream,
+				() -> searchGroup(stream, vectors, n, dim, queries, 0, queryCount, k, pieces, downloads), pieces,
+				downloads, queryCount, k);
+	}
+
+	/**
+	 * Runs {@code enqueue}, which puts a search and the downloads of its {@code pieces} on the device,
+	 * waits for {@code stream} and the downloads, and merges the pieces.
+	 * @param stream the stream that, once synchronized, has run all of the search's device work
+	 * @throws ServiceProblem (503, device-memory-exhausted) when the device ran out of memory
+	 */
+	private TopK complete(GpuStream stream, Runnable enqueue, List<Piece> pieces,
+			List<CompletableFuture<Void>> downloads, int queryCount, int k) {
 		try {
 			RuntimeException failure = null;
 			try {
-				searchGroup(stream, vectors, n, dim, queries, 0, queryCount, k, pieces, downloads);
+				enqueue.run();
 			}
 			catch (RuntimeException ex) {
 				failure = ex;

@@ -204,7 +204,7 @@ class CollectionsController {
 		}
 		float[] queries = Vectors.flatten(name, "vectors", body.vectors(), shape.dimension());
 		// Small requests join a batch of concurrent ones; the answers are the same as alone.
-		return new SearchResponse(this.searches.search(name, queries, body.k()));
+		return new SearchResponse(this.searches.search(shape, queries, body.k()));
 	}
 
 	/**
@@ -237,7 +237,7 @@ class CollectionsController {
 			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
 					body.bytes() / Float.BYTES);
 		}
-		return new SearchResponse(this.searches.search(name, body.values(), k));
+		return new SearchResponse(this.searches.search(shape, body.values(), k));
 	}
 
 	/** {@code k} of a binary search: one integer, else an invalid-request problem naming {@code k}. */

@@ -235,37 +235,30 @@ final class JsonErrors {
 		return ServiceProblem.malformedJson(detail, lineColumn[0], lineColumn[1]);
 	}
 
-	private static ServiceProblem malformedSyntax(JacksonException failure, byte[] body, long offset) {
-		long at = syntaxOffset(body, offset);
-		int[] lineColumn = (at == offset) ? lineColumn(failure, body, offset) : lineColumn(body, at);
-		return ServiceProblem.malformedJson(syntax(body, offset, failure), lineColumn[0], lineColumn[1]);
-	}
-
 	/**
 	 * "Malformed JSON at line 1, column 31 (in k): the body ends; expected a value". The position is
 	 * the first place where the body stops being JSON, found by {@link JsonSyntax} reading the body itself:
 	 * Jackson's own position can lie past it (a value it was binding when it noticed). Only when that
-	 * reading finds no error is Jackson's position used, with what was found there.
+	 * reading finds no error is Jackson's position used, with what was found there. The body is read
+	 * once for the detail and the problem's line and column: it may be as large as the request limit.
 	 */
-	private static String syntax(byte[] body, long offset, JacksonException failure) {
+	private static ServiceProblem malformedSyntax(JacksonException failure, byte[] body, long offset) {
 		if (!validUtf8(body, offset)) {
-			return "The body is not valid UTF-8 JSON (at " + position(failure, body, offset) + ")";
+			return malformed("The body is not valid UTF-8 JSON (at " + position(failure, body, offset) + ")", failure,
+					body, offset);
 		}
 		JsonSyntax.Error error = JsonSyntax.firstError(body);
 		if (error == null) {
-			return "Malformed JSON at " + position(failure, body, offset)
-					+ ((offset >= 0 && offset < body.length) ? ": unexpected " + character(body, (int) offset) : "");
+			return malformed("Malformed JSON at " + position(failure, body, offset)
+					+ ((offset >= 0 && offset < body.length) ? ": unexpected " + character(body, (int) offset) : ""),
+					failure, body, offset);
 		}
 		int[] lineColumn = lineColumn(body, error.offset());
-		return "Malformed JSON at line " + lineColumn[0] + ", column " + lineColumn[1]
+		String detail = "Malformed JSON at line " + lineColumn[0] + ", column " + lineColumn[1]
 				+ (error.where().isEmpty() ? "" : " (" + error.where() + ")") + ": " + error.found() + "; expected "
 				+ error.expected();
-	}
-
-	/** Where {@link #syntax} found the error, for the problem's line and column. */
-	private static long syntaxOffset(byte[] body, long offset) {
-		JsonSyntax.Error error = validUtf8(body, offset) ? JsonSyntax.firstError(body) : null;
-		return (error != null) ? error.offset() : offset;
+		int[] at = (error.offset() == offset) ? lineColumn(failure, body, offset) : lineColumn;
+		return ServiceProblem.malformedJson(detail, at[0], at[1]);
 	}
 
 	/** The offending bytes: a word ('tru', 'vectors'), one printable character, or a byte in hex. */
