@@ -116,10 +116,8 @@ final class BatchAdmission<I, O> {
 				own.queued = false;
 				List<Item<I, O>> inline = List.of(own);
 				this.state.counters.submitted();
-				this.state.inFlight++;
-				this.state.busy++;
-				this.state.running.add(inline);
-				this.state.counters.dispatched(1);
+				this.state.reserve();
+				this.state.started(inline);
 				return inline;
 			}
 			add(own);

@@ -158,8 +158,7 @@ final class BatchDispatch<I, O> {
 			finally {
 				this.state.idleDispatchers--;
 			}
-			this.state.inFlight++;
-			this.state.busy++;
+			this.state.reserve();
 			return true;
 		}
 		finally {
@@ -187,8 +186,7 @@ final class BatchDispatch<I, O> {
 			this.state.counters.cancelled(dropped.size());
 			this.state.counters.expired(expiredNow.size());
 			if (!batch.isEmpty()) {
-				this.state.running.add(batch);
-				this.state.counters.dispatched(batch.size());
+				this.state.started(batch);
 			}
 		}
 		finally {

@@ -78,6 +78,18 @@ final class BatcherState<I, O> {
 		return !this.open && this.queue.size() == 0 && this.inFlight == 0;
 	}
 
+	/** A dispatcher or an inline caller takes a slot for a batch: in flight and busy until the batch ends. */
+	void reserve() {
+		this.inFlight++;
+		this.busy++;
+	}
+
+	/** {@code batch} starts in a reserved slot: it runs (abandoned at close if still running) and counts as dispatched. */
+	void started(List<Item<I, O>> batch) {
+		this.running.add(batch);
+		this.counters.dispatched(batch.size());
+	}
+
 	/** Wakes one idle dispatcher when items wait: a batch ended or a slot freed, so one may be ready now. */
 	void signalWorkIfQueued() {
 		if (this.queue.size() > 0 && this.idleDispatchers > 0) {
