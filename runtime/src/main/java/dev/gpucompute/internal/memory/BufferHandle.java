@@ -153,9 +153,9 @@ public final class BufferHandle implements DeviceBuffer {
 	@Override
 	public CompletableFuture<Void> download(HostArray dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		CopyPipeline.checkWritable(dst, "download destination");
+		CopyPipeline.Sink sink = CopyPipeline.sink(dst, "download destination");
 		long offset = byteOffset(dst, elementOffset, "download");
-		return toHost(offset, dst.byteSize(), stream, CopyPipeline.sink(dst));
+		return toHost(offset, dst.byteSize(), stream, sink);
 	}
 
 	/**

@@ -312,8 +312,15 @@ final class CopyPipeline {
 		};
 	}
 
-	/** Unpacks into {@code dst}, like {@link #source(HostArray)}. */
-	static Sink sink(HostArray dst) {
+	/**
+	 * Unpacks into {@code dst}, the destination of a copy ({@code what}), like {@link #source(HostArray)}.
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}: refused here,
+	 * before anything is enqueued
+	 */
+	static Sink sink(HostArray dst, String what) {
+		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
+			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
+		}
 		int at = dst.offset();
 		Object array = dst.array();
 		return switch (dst.type()) {
@@ -323,16 +330,6 @@ final class CopyPipeline {
 			case DOUBLE -> sink((double[]) array, at);
 			case BYTE -> (array instanceof ByteBuffer buffer) ? sink(buffer, at) : sink((byte[]) array, at);
 		};
-	}
-
-	/**
-	 * Refuses a read-only {@code ByteBuffer} as the destination of a copy ({@code what}), before
-	 * anything is enqueued.
-	 */
-	static void checkWritable(HostArray dst, String what) {
-		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
-			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
-		}
 	}
 
 	private static Source source(float[] src, int start) {

@@ -84,8 +84,7 @@ public final class HostBufferHandle implements HostBuffer {
 	@Override
 	public HostBuffer get(long byteOffset, HostArray dst) {
 		Objects.requireNonNull(dst, "dst");
-		CopyPipeline.checkWritable(dst, "destination");
-		CopyPipeline.sink(dst).unpack(0, this.state.range(byteOffset, dst.byteSize(), false));
+		CopyPipeline.sink(dst, "destination").unpack(0, this.state.range(byteOffset, dst.byteSize(), false));
 		return this;
 	}
 
