@@ -92,32 +92,17 @@ public final class BufferHandle implements DeviceBuffer {
 		return elementOffset * type.bytes();
 	}
 
-	/**
-	 * Copies all of {@code src} to the start of this buffer on the current stream, straight from its
-	 * memory, like {@link #upload(HostBuffer, GpuStream)}.
-	 */
 	@Override
 	public CompletableFuture<Void> upload(HostBuffer src) {
 		return upload(src, current());
 	}
 
-	/**
-	 * Copies all of {@code src} to the start of this buffer on {@code stream}, straight from its memory
-	 * (no staging copy; a DMA transfer on CUDA). The copy reads {@code src} when it runs: leave those
-	 * bytes unchanged until the returned future completes (see {@link HostBuffer}).
-	 */
 	@Override
 	public CompletableFuture<Void> upload(HostBuffer src, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
 		return upload(src, 0, 0, src.byteSize(), stream);
 	}
 
-	/**
-	 * Copies {@code bytes} bytes of {@code src} from its byte {@code srcOffset} into this buffer at
-	 * {@code dstOffset}, straight from its memory, like {@link #upload(HostBuffer, GpuStream)}.
-	 * @throws InvalidBufferRangeException when the range does not fit either buffer
-	 * @throws dev.gpucompute.ContextMismatchException when {@code src} belongs to another context
-	 */
 	@Override
 	public CompletableFuture<Void> upload(HostBuffer src, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
 		Objects.requireNonNull(src, "src");
@@ -153,37 +138,22 @@ public final class BufferHandle implements DeviceBuffer {
 	@Override
 	public CompletableFuture<Void> download(HostArray dst, long elementOffset, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
-		CopyPipeline.checkWritable(dst, "download destination");
+		CopyPipeline.Sink sink = CopyPipeline.sink(dst, "download destination");
 		long offset = byteOffset(dst, elementOffset, "download");
-		return toHost(offset, dst.byteSize(), stream, CopyPipeline.sink(dst));
+		return toHost(offset, dst.byteSize(), stream, sink);
 	}
 
-	/**
-	 * Copies the start of this buffer into all of {@code dst} on the current stream, straight into its
-	 * memory, like {@link #download(HostBuffer, GpuStream)}.
-	 */
 	@Override
 	public CompletableFuture<Void> download(HostBuffer dst) {
 		return download(dst, current());
 	}
 
-	/**
-	 * Copies the start of this buffer into all of {@code dst}, straight into its memory (no staging
-	 * copy; a DMA transfer on CUDA). Read those bytes of {@code dst} only after the returned future
-	 * completed (see {@link HostBuffer}).
-	 */
 	@Override
 	public CompletableFuture<Void> download(HostBuffer dst, GpuStream stream) {
 		Objects.requireNonNull(dst, "dst");
 		return download(dst, 0, 0, dst.byteSize(), stream);
 	}
 
-	/**
-	 * Copies {@code bytes} bytes of this buffer from {@code srcOffset} into {@code dst} from its byte
-	 * {@code dstOffset} on, like {@link #download(HostBuffer, GpuStream)}.
-	 * @throws InvalidBufferRangeException when the range does not fit either buffer
-	 * @throws dev.gpucompute.ContextMismatchException when {@code dst} belongs to another context
-	 */
 	@Override
 	public CompletableFuture<Void> download(HostBuffer dst, long srcOffset, long dstOffset, long bytes,
 			GpuStream stream) {
@@ -224,14 +194,6 @@ public final class BufferHandle implements DeviceBuffer {
 		this.state.room.backend.fill(this.state.memory, 0, byteSize(), value, target);
 	}
 
-	/**
-	 * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to this buffer at
-	 * {@code dstOffset}, on {@code stream} (one of this buffer's context). {@code src} may be a buffer
-	 * of another device of the same {@link dev.gpucompute.GpuDevices}: the copy then waits (without blocking the host)
-	 * for {@code src}'s owning stream's work so far, goes device to device (peer access where the
-	 * hardware allows, staged through the host by the driver where not), and {@code src}'s free
-	 * waits for it.
-	 */
 	@Override
 	public void copyFrom(DeviceBuffer source, long srcOffset, long dstOffset, long bytes, GpuStream stream) {
 		Objects.requireNonNull(source, "src");
@@ -274,27 +236,6 @@ public final class BufferHandle implements DeviceBuffer {
 		return nativeHandle(type, current());
 	}
 
-	/**
-	 * This buffer's memory as a handle of the backend's own API, for work that code outside the
-	 * runtime enqueues on {@code stream} (JCuda calls, cuBLAS through JCublas, another CUDA library):
-	 * <ul>
-	 * <li>CUDA: {@code jcuda.driver.CUdeviceptr} (a new pointer object each call) and {@link Long} (the
-	 * device address);
-	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link dev.gpucompute.KernelArgs}).
-	 * </ul>
-	 * The use is ordered like the runtime's own: the first use on a stream other than the owning one
-	 * waits (on the device) for the owning stream's work so far, which includes the allocation, and
-	 * {@link #close()} frees the memory only after the work enqueued on {@code stream} so far. So ask
-	 * for the handle with the stream you will enqueue on, just before enqueueing there. Asking also makes
-	 * the device's context current on the calling thread (CUDA), for the driver calls that follow.
-	 *
-	 * <p>The runtime still owns the memory: never free it through the handle. The handle is valid until
-	 * this buffer is closed (or its context closes); work enqueued after that, or on a stream other than
-	 * one the handle was asked for, is the caller's fault and may read or write memory reused by
-	 * another buffer.
-	 * @return the handle, or empty when the backend has none of that type
-	 * @throws GpuException when the buffer or its context is closed, or {@code stream} cannot be used
-	 */
 	@Override
 	public <T> Optional<T> nativeHandle(Class<T> type, GpuStream stream) {
 		Objects.requireNonNull(type, "type");
@@ -342,10 +283,6 @@ public final class BufferHandle implements DeviceBuffer {
 		this.state.usedOn(stream);
 	}
 
-	/**
-	 * Frees the memory, stream-ordered after all its uses. Idempotent; a no-op once the context has
-	 * closed (the context freed it).
-	 */
 	@Override
 	public void close() {
 		this.state.markExplicit();

@@ -212,14 +212,14 @@ final class ChunkedDownload {
 
 	/** The chunk at {@code index} is on the stream but nobody will see it end: its block is lost. */
 	private void lose(int index) {
-		ByteBuffer block;
+		List<ByteBuffer> lost = new ArrayList<>(1);
 		synchronized (this) {
-			block = this.staging[index];
-			this.staging[index] = null;
-			this.window.released();
+			this.window.takeBack(this.staging, index, index + 1, lost);
 			this.remaining--;
 		}
-		this.host.loseStaging(block);
+		for (ByteBuffer block : lost) {
+			this.host.loseStaging(block);
+		}
 	}
 
 	/** Enqueueing failed at chunk {@code enqueued}: the chunks before it end through {@link #arrived}. */

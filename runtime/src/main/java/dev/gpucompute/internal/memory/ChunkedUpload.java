@@ -301,13 +301,7 @@ final class ChunkedUpload {
 	private void loseUnwatched(int from, int to) {
 		List<ByteBuffer> lost = new ArrayList<>();
 		synchronized (this) {
-			for (int i = from; i < to; i++) {
-				if (this.staging[i] != null) {
-					lost.add(this.staging[i]);
-					this.staging[i] = null;
-					this.window.released();
-				}
-			}
+			this.window.takeBack(this.staging, from, to, lost);
 		}
 		for (ByteBuffer block : lost) {
 			this.host.loseStaging(block);
@@ -350,13 +344,7 @@ final class ChunkedUpload {
 			this.pendingCompletions--;
 			if (this.pendingCompletions == 0 && (this.allEnqueued || this.stopped)) {
 				List<ByteBuffer> left = new ArrayList<>(List.of(this.window.drainSpare()));
-				for (int i = 0; i < this.count; i++) {
-					if (this.staging[i] != null) {
-						left.add(this.staging[i]);
-						this.staging[i] = null;
-						this.window.released();
-					}
-				}
+				this.window.takeBack(this.staging, 0, this.count, left);
 				rest = left.toArray(new ByteBuffer[0]);
 				ended = this.future;
 				outcome = this.streamFailure;
@@ -403,13 +391,7 @@ final class ChunkedUpload {
 			this.window.takeBackUnenqueued(this.staging, enqueued, this.count, unused);
 			if (!this.recycling) {
 				// No chunk has a completion of its own: one gives back those on the stream.
-				for (int i = 0; i < enqueued; i++) {
-					if (this.staging[i] != null) {
-						onStream.add(this.staging[i]);
-						this.staging[i] = null;
-						this.window.released();
-					}
-				}
+				this.window.takeBack(this.staging, 0, enqueued, onStream);
 			}
 		}
 		this.window.giveBack(unused.toArray(new ByteBuffer[0]));

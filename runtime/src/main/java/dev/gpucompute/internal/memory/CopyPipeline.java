@@ -3,6 +3,7 @@ package dev.gpucompute.internal.memory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
@@ -214,19 +215,10 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
-		try {
-			fault(CopyFaults.Step.WATCH, 0);
-			return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException failure) -> {
-				this.host.giveStaging(staging);
-				complete(done, failure);
-			});
-		}
-		catch (RuntimeException ex) {
-			// On the stream with nobody to see it end: the block stays out of the pool (the stream may still
-			// use it), its room in the budget comes back, as for a chunk of a chunked copy.
-			this.host.loseStaging(staging);
-			throw ex;
-		}
+		return whenStagedDone(staging, target, (CompletableFuture<Void> done, GpuException failure) -> {
+			this.host.giveStaging(staging);
+			complete(done, failure);
+		});
 	}
 
 	/** Copies {@code bytes} (at least 1) of {@code src} from {@code offset} into {@code sink}; all checked. */
@@ -256,24 +248,33 @@ final class CopyPipeline {
 			this.host.giveStaging(staging);
 			throw ex;
 		}
+		return whenStagedDone(staging, target, (CompletableFuture<Void> done, GpuException outcome) -> {
+			GpuException failure = outcome;
+			try {
+				if (failure == null) {
+					fault(CopyFaults.Step.UNPACK, 0);
+					sink.unpack(0, packed(staging, bytes));
+				}
+			}
+			catch (RuntimeException ex) {
+				failure = new GpuException("Copying the download into host memory failed", ex);
+			}
+			finally {
+				this.host.giveStaging(staging);
+			}
+			complete(done, failure);
+		});
+	}
+
+	/**
+	 * The future of a one-step copy through {@code staging} that is on {@code target}: {@code action}
+	 * (which gives the block back) completes it once the stream has passed the copy.
+	 */
+	private CompletableFuture<Void> whenStagedDone(ByteBuffer staging, NativeStream target,
+			BiConsumer<CompletableFuture<Void>, GpuException> action) {
 		try {
 			fault(CopyFaults.Step.WATCH, 0);
-			return this.completions.whenDone(target, (CompletableFuture<Void> done, GpuException outcome) -> {
-				GpuException failure = outcome;
-				try {
-					if (failure == null) {
-						fault(CopyFaults.Step.UNPACK, 0);
-						sink.unpack(0, packed(staging, bytes));
-					}
-				}
-				catch (RuntimeException ex) {
-					failure = new GpuException("Copying the download into host memory failed", ex);
-				}
-				finally {
-					this.host.giveStaging(staging);
-				}
-				complete(done, failure);
-			});
+			return this.completions.whenDone(target, action);
 		}
 		catch (RuntimeException ex) {
 			// On the stream with nobody to see it end: the block stays out of the pool (the stream may still
@@ -312,8 +313,15 @@ final class CopyPipeline {
 		};
 	}
 
-	/** Unpacks into {@code dst}, like {@link #source(HostArray)}. */
-	static Sink sink(HostArray dst) {
+	/**
+	 * Unpacks into {@code dst}, the destination of a copy ({@code what}), like {@link #source(HostArray)}.
+	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}: refused here,
+	 * before anything is enqueued
+	 */
+	static Sink sink(HostArray dst, String what) {
+		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
+			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
+		}
 		int at = dst.offset();
 		Object array = dst.array();
 		return switch (dst.type()) {
@@ -323,16 +331,6 @@ final class CopyPipeline {
 			case DOUBLE -> sink((double[]) array, at);
 			case BYTE -> (array instanceof ByteBuffer buffer) ? sink(buffer, at) : sink((byte[]) array, at);
 		};
-	}
-
-	/**
-	 * Refuses a read-only {@code ByteBuffer} as the destination of a copy ({@code what}), before
-	 * anything is enqueued.
-	 */
-	static void checkWritable(HostArray dst, String what) {
-		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
-			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
-		}
 	}
 
 	private static Source source(float[] src, int start) {

@@ -43,10 +43,6 @@ public final class HostBufferHandle implements HostBuffer {
 
 	// ---- views ------------------------------------------------------------------------------------
 
-	/**
-	 * A view of the whole buffer in native byte order, position 0 and limit {@link #byteSize()}; each
-	 * call returns an independent view. Valid until {@link #close()}.
-	 */
 	@Override
 	public ByteBuffer asByteBuffer() {
 		return this.state.view();
@@ -84,8 +80,7 @@ public final class HostBufferHandle implements HostBuffer {
 	@Override
 	public HostBuffer get(long byteOffset, HostArray dst) {
 		Objects.requireNonNull(dst, "dst");
-		CopyPipeline.checkWritable(dst, "destination");
-		CopyPipeline.sink(dst).unpack(0, this.state.range(byteOffset, dst.byteSize(), false));
+		CopyPipeline.sink(dst, "destination").unpack(0, this.state.range(byteOffset, dst.byteSize(), false));
 		return this;
 	}
 
@@ -113,7 +108,7 @@ public final class HostBufferHandle implements HostBuffer {
 	 * Closes the buffer at once, without waiting for its copies: from now on every method but
 	 * {@link #byteSize()}, {@link #isClosed()}, {@code toString} and {@code close} throws. Copies still
 	 * pending keep the memory out of the pool until they end; it goes back to the context's pool then
-	 * (see "Ownership" above). Idempotent; a no-op once the context has closed (it released the memory).
+	 * (see {@link HostBuffer}). Idempotent; a no-op once the context has closed (it released the memory).
 	 */
 	@Override
 	public void close() {

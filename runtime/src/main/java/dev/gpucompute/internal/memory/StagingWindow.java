@@ -2,6 +2,8 @@ package dev.gpucompute.internal.memory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * The staging blocks of one chunked copy ({@link ChunkedUpload}, {@link ChunkedDownload}): a few
@@ -83,17 +85,12 @@ final class StagingWindow {
 		return blocks;
 	}
 
-	/** {@code block}, which held a chunk, is given back by the copy itself (a failed or abandoned copy). */
-	void released() {
-		this.held--;
-	}
-
 	/**
-	 * A copy that stops: the blocks of its chunks {@code [from, to)}, which never went on the stream,
-	 * leave {@code staging} (set to null there) and join the spare blocks in {@code into}, to be
-	 * given back ({@link #giveBack}).
+	 * The blocks of chunks {@code [from, to)} leave {@code staging} (set to null there; chunks without
+	 * a block are skipped) and this window, into {@code into}: the copy itself gives them back
+	 * ({@link #giveBack}) or loses them ({@link HostMemory#loseStaging}).
 	 */
-	void takeBackUnenqueued(ByteBuffer[] staging, int from, int to, java.util.List<ByteBuffer> into) {
+	void takeBack(ByteBuffer[] staging, int from, int to, List<ByteBuffer> into) {
 		for (int i = from; i < to; i++) {
 			if (staging[i] != null) {
 				into.add(staging[i]);
@@ -101,7 +98,16 @@ final class StagingWindow {
 				this.held--;
 			}
 		}
-		java.util.Collections.addAll(into, drainSpare());
+	}
+
+	/**
+	 * A copy that stops: the blocks of its chunks {@code [from, to)}, which never went on the stream,
+	 * leave {@code staging} (set to null there) and join the spare blocks in {@code into}, to be
+	 * given back ({@link #giveBack}).
+	 */
+	void takeBackUnenqueued(ByteBuffer[] staging, int from, int to, List<ByteBuffer> into) {
+		takeBack(staging, from, to, into);
+		Collections.addAll(into, drainSpare());
 	}
 
 	/** Gives blocks back to the pool and the budget; call without the copy's monitor. Null entries are skipped. */
