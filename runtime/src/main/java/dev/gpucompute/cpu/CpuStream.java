@@ -447,9 +447,24 @@ final class CpuStream implements NativeStream {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Work already enqueued here still runs, as on CUDA, where {@code cuStreamDestroy} returns at
+	 * once: the pool replaces an idle stream whose last holder returned it before its work ended (a
+	 * download whose future is pending). Until that work is done the backend keeps the stream among
+	 * those its drain waits for and its close abandons, so close neither abandons the work's
+	 * completions after a drain that succeeded nor frees host memory the work still writes.
+	 */
 	@Override
 	public void destroy() {
-		if (this.destroyable) {
+		if (!this.destroyable) {
+			return;
+		}
+		long last;
+		synchronized (this.lock) {
+			last = this.enqueued;
+		}
+		if (whenReached(last, () -> this.backend.forget(this))) {
 			this.backend.forget(this);
 		}
 	}

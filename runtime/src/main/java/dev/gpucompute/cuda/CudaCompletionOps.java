@@ -10,9 +10,9 @@ import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 
 /**
- * The driver side of one backend's {@link CudaCompletions}: creating, recording, querying and
- * destroying the events it polls, and turning their failures into the backend's exceptions (which
- * keeps its health up to date).
+ * The driver side of one backend's {@link CudaCompletions} and of its drain's {@link DrainMarkers}:
+ * creating, recording, querying and destroying the events they poll, and turning their failures into
+ * the backend's exceptions (which keeps its health up to date).
  *
  * <p>Owns nothing: each call goes to the driver or to the backend given at construction. Called on
  * the completion thread and on the threads that ask for completions; thread-safe as the driver

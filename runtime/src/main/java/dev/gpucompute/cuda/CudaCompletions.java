@@ -73,7 +73,11 @@ final class CudaCompletions<S, E> {
 		/** Called once on the completion thread before it polls (makes the context current). */
 		void enterThread();
 
-		/** Sleeps between two polls while work is in flight; returns early when the thread is unparked. */
+		/**
+		 * Sleeps for a pause between two checks: the completion thread's polls while work is in flight,
+		 * a {@link #flush}'s or a drain's looks while they wait. May return early (an unpark ends the
+		 * completion thread's nap).
+		 */
 		default void nap(Object blocker, long nanos) {
 			LockSupport.parkNanos(blocker, nanos);
 		}
@@ -87,6 +91,11 @@ final class CudaCompletions<S, E> {
 	/** Events kept for reuse. */
 	private static final int MAX_IDLE_EVENTS = 1024;
 
+	/** A flush's first pause between two looks; it doubles up to {@link #FLUSH_MAX_PAUSE_NANOS}, as the work gate's wait does. */
+	static final long FLUSH_FIRST_PAUSE_NANOS = 10_000;
+
+	static final long FLUSH_MAX_PAUSE_NANOS = 1_000_000;
+
 	private record Pending<S, E>(S stream, E event, Consumer<GpuException> callback) {
 	}
 
@@ -99,6 +108,13 @@ final class CudaCompletions<S, E> {
 	private final Queue<E> idleEvents = new ConcurrentLinkedQueue<>();
 
 	private final AtomicInteger idleCount = new AtomicInteger();
+
+	/**
+	 * Callbacks queued by {@link #whenDone} whose run has not ended: counted up before one is queued,
+	 * down once it returned. Zero means every callback queued so far has run, which {@link #flush}
+	 * can tell without the completion thread (and with no time left).
+	 */
+	private final AtomicInteger unsettled = new AtomicInteger();
 
 	private final Object lifecycle = new Object();
 
@@ -150,6 +166,7 @@ final class CudaCompletions<S, E> {
 			return;
 		}
 		Pending<S, E> pending = new Pending<>(stream, event, callback);
+		this.unsettled.incrementAndGet();
 		this.inbox.add(pending);
 		if (this.closed && this.inbox.remove(pending)) {
 			// Raced with close, which may already have settled the queue: no driver call any more.
@@ -274,24 +291,25 @@ final class CudaCompletions<S, E> {
 	 * Waits until the completion thread has run every callback whose work was done when this call
 	 * began: for a caller that knows the work is done (the backend's {@code awaitIdle} saw its marker
 	 * events complete) but whose callbacks the thread may not have seen yet, since it polls (up to
-	 * about 100 µs late while it naps). Waits for the end of a pass that began after the call (the
-	 * pass in progress may have polled a queue before its work ended), polling closely meanwhile, as
-	 * a waiter does. Callbacks of work still running are not waited for.
+	 * about 100 µs late while it naps).
+	 *
+	 * <p>First it looks, without waiting and whatever the deadline, whether any callback queued so far
+	 * has not run: when none has, there is nothing to wait for, so an idle device is idle at any
+	 * deadline (a drain with no time left included). Otherwise it waits for the end of a pass that
+	 * began after the call (the pass in progress may have polled a queue before its work ended), while
+	 * the thread polls closely, as for a waiter; this thread meanwhile sleeps between its looks, 10 µs
+	 * doubling to 1 ms, so a callback that is stuck costs no core until the deadline. Callbacks of
+	 * work still running are not waited for.
 	 * @param deadline {@link System#nanoTime()} to give up at
 	 * @return whether those callbacks ran by the deadline (also when nothing was ever queued, or after
 	 * close, which settles every queued callback itself); false when the thread is stuck in a callback
-	 * or gone
+	 * or gone, or when callbacks are left and no time is
 	 */
 	boolean flush(long deadline) {
-		if (this.closed) {
+		if (this.closed || this.unsettled.get() == 0) {
 			return true;
 		}
-		if (this.thread == null) {
-			if (this.inbox.isEmpty()) {
-				return true; // never started: nothing was queued (whenDone queues before it starts the thread)
-			}
-			ensureStarted();
-		}
+		ensureStarted(); // whenDone queues before it starts the thread
 		Thread running = this.thread;
 		if (running == null) {
 			return this.closed;
@@ -299,16 +317,22 @@ final class CudaCompletions<S, E> {
 		long target = this.passes + 2;
 		waiterArrived();
 		try {
-			while (this.passes < target) {
+			// Ends a park for want of work: an idle thread makes its passes at once (waiterArrived ends a nap).
+			LockSupport.unpark(running);
+			long pause = FLUSH_FIRST_PAUSE_NANOS;
+			while (this.passes < target && this.unsettled.get() > 0) {
 				if (this.closed) {
 					return true;
 				}
-				if (!running.isAlive() || deadline - System.nanoTime() <= 0) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0 || !running.isAlive() || Thread.currentThread().isInterrupted()) {
 					return false;
 				}
-				// Ends a park for want of work, as well as a nap: an idle thread makes its passes at once.
-				LockSupport.unpark(running);
-				Thread.onSpinWait();
+				if (this.sleeping) {
+					LockSupport.unpark(running);
+				}
+				this.ops.nap(this, Math.min(left, pause));
+				pause = Math.min(pause * 2, FLUSH_MAX_PAUSE_NANOS);
 			}
 			return true;
 		}
@@ -377,12 +401,16 @@ final class CudaCompletions<S, E> {
 				+ this.ops.name(stream) + " was seen to finish; it was abandoned");
 	}
 
+	/** Runs a queued callback; it counts as settled once it returned. */
 	private void run(Pending<S, E> pending, GpuException failure) {
 		try {
 			pending.callback().accept(failure);
 		}
 		catch (Throwable ex) {
 			logger.error("A completion callback of stream {} threw; callbacks must not throw", this.ops.name(pending.stream()), ex);
+		}
+		finally {
+			this.unsettled.decrementAndGet();
 		}
 	}
 

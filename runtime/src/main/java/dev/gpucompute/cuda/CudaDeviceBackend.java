@@ -41,9 +41,9 @@ import jcuda.driver.CUevent;
  * {@link CudaPrimaryContext}). The work is done by four package-private rooms, each behind a narrow
  * door: {@link CudaDeviceFacts} (what the device is), {@link CudaStreams} (streams and events),
  * {@link CudaModules} (kernels and launches) and {@link CudaMemoryManager} (device and staging
- * memory); {@link CudaCompletionOps} is the driver side of its completions. This class checks that
- * handles belong to it, makes the context current, maps errors, tracks health and closes the
- * rooms in order. Besides the SPI it exposes a few facts for diagnostics and tests.
+ * memory); {@link CudaCompletionOps} is the driver side of its completions and drain markers. This
+ * class checks that handles belong to it, makes the context current, maps errors, tracks health and
+ * closes the rooms in order. Besides the SPI it exposes a few facts for diagnostics and tests.
  */
 public final class CudaDeviceBackend implements DeviceBackend {
 
@@ -88,8 +88,9 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		try {
 			CudaDriver.check(this.primary.setCurrent(), "cuCtxSetCurrent");
 			this.facts = CudaDeviceFacts.read(this.primary.device(), this.ordinal, driver.driverVersion());
-			this.streams = new CudaStreams(this, this.facts);
-			this.completions = new CudaCompletions<>(new CudaCompletionOps(this), this.ordinal);
+			CudaCompletionOps events = new CudaCompletionOps(this);
+			this.streams = new CudaStreams(this, this.facts, events);
+			this.completions = new CudaCompletions<>(events, this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
 			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
@@ -194,6 +195,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	@Override
 	public void completionWaitEnded() {
 		this.completions.waiterLeft();
+	}
+
+	/** A stream about to be destroyed: its work stays covered by the drain (see {@link CudaStreams#retire}). */
+	boolean retire(CudaStream stream) {
+		return this.streams.retire(stream);
 	}
 
 	void forget(CudaStream stream) {
@@ -390,11 +396,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	/**
 	 * {@inheritDoc}
 	 * <p>Polls marker events, so a kernel that never ends cannot hang shutdown (see
-	 * {@link CudaStreams#awaitIdle}). After a sticky failure the device counts as idle (nothing more
-	 * will run on it). Then waits for the completion thread to run the callbacks of that work
+	 * {@link CudaStreams#awaitIdle}); streams destroyed while their work ran (evicted by the pool) are
+	 * waited for too. After a sticky failure the device counts as idle (nothing more will run on it).
+	 * Then waits for the completion thread to run the callbacks of that work
 	 * ({@link CudaCompletions#flush}): it polls, so it may not have seen the work end yet, and the
-	 * context's close abandons every completion still pending once this returns (issue 33: futures
-	 * of finished work were abandoned under a 30 s drain).
+	 * context's close abandons every completion still pending once this returns, futures of finished
+	 * work included. Each step looks once before it minds the deadline, so an idle device whose
+	 * callbacks have all run answers {@code true} with no time left (a drain timeout of 0, or one that
+	 * the batchers' close used up).
 	 */
 	@Override
 	public boolean awaitIdle(long timeoutNanos) {

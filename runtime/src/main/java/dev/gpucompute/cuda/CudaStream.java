@@ -163,27 +163,47 @@ final class CudaStream implements NativeStream {
 
 	/**
 	 * Records {@code event} here for the backend's drain; under the lock shared with {@link #destroy()},
-	 * so a destroyed handle never reaches the driver. Returns the driver's result, or {@code -1} when
-	 * the stream was destroyed (it holds nothing the drain must wait for then).
+	 * so a destroyed handle never reaches the driver. Returns the driver's result, or
+	 * {@link DrainMarkers#DESTROYED} when the stream was destroyed (its work, if any, is covered by the
+	 * marker it retired with).
 	 */
 	synchronized int recordForDrain(jcuda.driver.CUevent event) {
 		if (this.destroyed) {
-			return -1;
+			return DrainMarkers.DESTROYED;
 		}
 		return cuEventRecord(event, this.handle);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>{@code cuStreamDestroy} returns at once and the device finishes the work already enqueued
+	 * here (a download into a page-locked block, say, of a lease returned before its future
+	 * completed). The backend's drain must still wait for that work, so the stream first retires
+	 * with a marker event the drain polls ({@link CudaStreams#retire}); where no marker can be
+	 * recorded, it waits for the stream itself. Retiring precedes forgetting: a drain that no longer
+	 * lists the stream finds its marker.
+	 */
 	@Override
 	public synchronized void destroy() {
 		if (this.kind != Kind.CREATED || this.destroyed) {
 			return; // default streams belong to CUDA
 		}
 		this.destroyed = true;
-		this.backend.forget(this);
-		if (this.backend.isClosed()) {
-			return;
+		try {
+			if (this.backend.isClosed()) {
+				return;
+			}
+			this.backend.enterQuietly();
+			if (!this.backend.retire(this)) {
+				int waited = cuStreamSynchronize(this.handle);
+				if (waited != CudaErrors.SUCCESS) {
+					logger.debug("cuStreamSynchronize({}) before its destruction returned {}", this.name, CudaErrors.name(waited));
+				}
+			}
 		}
-		this.backend.enterQuietly();
+		finally {
+			this.backend.forget(this);
+		}
 		int result = cuStreamDestroy(this.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamDestroy", null, this);

@@ -1,17 +1,15 @@
 package dev.gpucompute.cuda;
 
 import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventQuery;
 import static jcuda.driver.JCudaDriver.cuStreamCreateWithPriority;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 import dev.gpucompute.DefaultStreamMode;
+import dev.gpucompute.GpuException;
 import dev.gpucompute.StreamPriority;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
@@ -39,9 +37,13 @@ final class CudaStreams {
 
 	private final Set<CudaEvent> events = ConcurrentHashMap.newKeySet();
 
-	CudaStreams(CudaDeviceBackend backend, CudaDeviceFacts facts) {
+	/** The drain's marker events, those of streams destroyed while their work ran included. */
+	private final DrainMarkers<CudaStream, CUevent> markers;
+
+	CudaStreams(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompletions.Ops<CudaStream, CUevent> ops) {
 		this.backend = backend;
 		this.facts = facts;
+		this.markers = new DrainMarkers<>(ops, backend::enterQuietly);
 		this.legacy = new CudaStream(backend, JCudaDriver.CU_STREAM_LEGACY, "default-legacy", CudaStream.Kind.LEGACY, 0);
 	}
 
@@ -49,49 +51,31 @@ final class CudaStreams {
 	 * Waits up to {@code timeoutNanos} for the work enqueued so far: records a marker event on the
 	 * legacy default stream, which CUDA orders after all work of every blocking stream (the per-thread
 	 * default streams of all threads included), and on each created (non-blocking) stream, then polls
-	 * them with a growing pause until the deadline. No thread is started and none blocks in the
-	 * driver. The caller has entered the backend.
+	 * them, and the markers of streams destroyed while their work ran ({@link #retire}), with a growing
+	 * pause until the deadline ({@link DrainMarkers}). Each marker is queried once even when no time
+	 * is left, so an idle device answers {@code true} at any deadline. No thread is started and none
+	 * blocks in the driver. The caller has entered the backend.
 	 * @return whether all of it finished in time (or the context failed: nothing runs any more)
 	 */
 	boolean awaitIdle(long timeoutNanos) {
 		List<CudaStream> targets = new ArrayList<>(this.streams.size() + 1);
 		targets.add(this.legacy);
 		targets.addAll(this.streams);
-		List<CUevent> markers = new ArrayList<>(targets.size());
 		try {
-			for (CudaStream stream : targets) {
-				CUevent marker = new CUevent();
-				if (cuEventCreate(marker, CUevent_flags.CU_EVENT_DISABLE_TIMING) != CudaErrors.SUCCESS) {
-					return this.backend.healthProblem() != null;
-				}
-				markers.add(marker);
-				int recorded = stream.recordForDrain(marker);
-				if (recorded != CudaErrors.SUCCESS && recorded != -1) {
-					return true;
-				}
-			}
-			long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-			long pauseNanos = 20_000;
-			for (int i = 0; i < markers.size();) {
-				if (cuEventQuery(markers.get(i)) != CudaErrors.NOT_READY) {
-					i++; // done, or the context failed
-					continue;
-				}
-				long left = deadline - System.nanoTime();
-				if (left <= 0 || Thread.currentThread().isInterrupted()) {
-					return false;
-				}
-				LockSupport.parkNanos(Math.min(left, pauseNanos));
-				pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
-				this.backend.enterQuietly(); // a virtual thread may be on another carrier after parking
-			}
-			return true;
+			return this.markers.awaitIdle(targets, CudaStream::recordForDrain, timeoutNanos);
 		}
-		finally {
-			for (CUevent marker : markers) {
-				cuEventDestroy(marker);
-			}
+		catch (GpuException ex) {
+			return this.backend.healthProblem() != null; // no marker: idle only when nothing runs any more
 		}
+	}
+
+	/**
+	 * Covers the work on {@code stream}, about to be destroyed, until it is done (see
+	 * {@link DrainMarkers#retire}); the caller holds the stream's lock and has entered the backend.
+	 * @return false when the caller must wait for the stream itself before destroying it
+	 */
+	boolean retire(CudaStream stream) {
+		return this.markers.retire(stream);
 	}
 
 	/** The {@code CU_STREAM_LEGACY} stream, which always exists. */
@@ -153,7 +137,8 @@ final class CudaStreams {
 	}
 
 	/**
-	 * Destroys every stream and event still tracked, without throwing (backend close).
+	 * Destroys every stream and event still tracked, and the markers of retired streams, without
+	 * throwing (backend close).
 	 * @return how many streams and events were left, for the close report
 	 */
 	int[] destroyAll() {
@@ -167,6 +152,7 @@ final class CudaStreams {
 			event.destroyQuietly();
 		}
 		this.events.clear();
+		this.markers.destroyAll();
 		return new int[] { leftStreams, leftEvents };
 	}
 

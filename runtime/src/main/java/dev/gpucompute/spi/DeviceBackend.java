@@ -110,10 +110,13 @@ public interface DeviceBackend extends AutoCloseable {
 	/**
 	 * Waits up to {@code timeoutNanos} for the work enqueued so far on every stream of this device
 	 * to finish, and for the {@link NativeStream#whenDone} callbacks of that work to have run, without
-	 * reporting failures. Used by the context's drain and close; never blocks past the timeout (a
-	 * runaway kernel must not hang shutdown). The callbacks matter: close abandons every completion
-	 * still waiting for one once this returns, so a backend that learns of finished work late (by
-	 * polling) must catch up before it answers {@code true}.
+	 * reporting failures. Streams destroyed while their work still ran count too (see
+	 * {@link NativeStream#destroy}). Used by the context's drain and close; never blocks past the
+	 * timeout (a runaway kernel must not hang shutdown). The callbacks matter: close abandons every
+	 * completion still waiting for one once this returns, so a backend that learns of finished work
+	 * late (by polling) must catch up before it answers {@code true}. An idle device is idle at any
+	 * timeout: with none left (0, or a drain budget that the batchers used up) the backend still looks
+	 * once, without waiting, and answers {@code true} when nothing runs and no callback is left to run.
 	 * @return whether all of it finished, and its callbacks ran, in time
 	 */
 	boolean awaitIdle(long timeoutNanos);

@@ -61,7 +61,13 @@ public interface NativeStream {
 		return null;
 	}
 
-	/** Destroys a stream created by {@link DeviceBackend#createStream}; its work must be done. */
+	/**
+	 * Destroys a stream created by {@link DeviceBackend#createStream}. Work already enqueued on it may
+	 * still run (the pool replaces an idle stream whose last holder returned it before its work
+	 * ended) and still finishes, as {@code cuStreamDestroy} lets it: until it has, the backend's
+	 * {@link DeviceBackend#awaitIdle} and {@link DeviceBackend#synchronizeDevice} wait for it, and its
+	 * {@link #whenDone} callbacks run as on a live stream.
+	 */
 	void destroy();
 
 }

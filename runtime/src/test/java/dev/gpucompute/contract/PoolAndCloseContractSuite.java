@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -37,7 +38,9 @@ import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.internal.memory.HostMemoryProbe;
 
 /**
  * The stream pool and the context's end on every backend (docs/runtime.md, "Semantics"): the pool is
@@ -381,6 +384,71 @@ public abstract class PoolAndCloseContractSuite extends GpuContractFixture {
 		this.context.close();
 		assertThat(this.pool.stats().size()).isZero();
 		assertThat(this.context.events().live()).isZero();
+	}
+
+	@Test
+	void anIdleDeviceIsIdleWithNoTimeLeft() {
+		try (DeviceBuffer cells = zeros(4)) {
+			assertThat(read(cells, 4, cells.stream())).as("a copy that completed").containsExactly(0, 0, 0, 0);
+		}
+		// Spring drains on stop and then closes with what is left of the timeout, often nothing. The first
+		// drain also lets the copy's completion callback return (it may still be returning for a few
+		// microseconds once the future completed); after it nothing runs, whatever the deadline.
+		assertThat(this.context.drain(Duration.ofSeconds(30))).isTrue();
+		assertThat(this.context.drain(Duration.ZERO)).as("drain with no time left on an idle device").isTrue();
+	}
+
+	@Test
+	void aCloseWithItsDrainTimeSpentStillReleasesAnIdleDevice() {
+		GpuContext spent = builder().drainTimeout(Duration.ZERO).kernelTiming(KernelTiming.OFF).open();
+		try {
+			try (DeviceBuffer cells = spent.launcher().allocate(16, ElementType.BYTE)) {
+				cells.upload(HostArray.of(new int[] { 1, 2, 3, 4 }), cells.stream()).join();
+				int[] back = new int[4];
+				cells.download(HostArray.of(back), cells.stream()).join();
+				assertThat(back).containsExactly(1, 2, 3, 4);
+			}
+			// As in the test above: Spring's first phase; the close that follows has no time left.
+			assertThat(spent.drain(Duration.ofSeconds(30))).isTrue();
+		}
+		finally {
+			spent.close();
+		}
+		// Close with a drain timeout of 0 on an idle device: nothing was abandoned, so the staging blocks
+		// (page-locked on CUDA) are freed rather than left to the process under work that may still run.
+		assertThat(HostMemoryProbe.blocksLeftToProcess(spent)).as("host blocks left to the process").isFalse();
+	}
+
+	@Test
+	void closeWaitsForWorkOnAStreamThePoolReplacedWhileTheWorkRan() {
+		GpuContext small = builder().poolSize(0).maxSize(1).kernelTiming(KernelTiming.OFF).open();
+		int[] host = new int[4];
+		CompletableFuture<Void> download;
+		DeviceBuffer cells = null;
+		try {
+			Kernel slow = small.launcher().load(ContractKernels.SLEEP_THEN_SET);
+			cells = small.launcher().allocate(16, ElementType.BYTE);
+			cells.fill((byte) 0, cells.stream());
+			StreamPool pool = small.streams();
+			try (StreamLease lease = pool.acquire(StreamPriority.NORMAL)) {
+				lease.stream().waitFor(cells.stream());
+				small.launcher().launch(lease.stream(), slow, ONE, cells, 0, 7, 500);
+				download = cells.download(HostArray.of(host), lease.stream());
+			}
+			// The lease went back with its kernel and download in flight: the pool counts the stream idle.
+			// A caller of the other priority at the pool's maximum gets it replaced.
+			try (StreamLease high = pool.acquire(StreamPriority.HIGH)) {
+				assertThat(pool.stats().destroyed()).as("streams the pool replaced").isEqualTo(1);
+			}
+		}
+		finally {
+			small.close();
+		}
+		assertThat(download).as("download on the replaced stream, after close").isCompleted()
+			.isNotCompletedExceptionally();
+		assertThat(host).containsExactly(7, 0, 0, 0);
+		assertThat(HostMemoryProbe.blocksLeftToProcess(small)).as("host blocks left to the process").isFalse();
+		cells.close();
 	}
 
 	@Test

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
@@ -25,9 +26,10 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.KernelLaunchException;
 
 /**
- * The event-polling completion path (issue 16, item 6) against fake events that the test completes
- * or fails: callbacks run off the caller's thread with the outcome, in order per stream, nothing is
- * lost between whenDone and the sleeping poller, and close settles what is queued.
+ * The event-polling completion path against fake events that the test completes or fails: callbacks
+ * run off the caller's thread with the outcome, in order per stream, each once, nothing is lost
+ * between whenDone and the sleeping poller, close settles what is queued, and a flush answers at
+ * once when nothing is left to run and otherwise sleeps between its looks until its deadline.
  */
 class CudaCompletionsTest {
 
@@ -85,9 +87,18 @@ class CudaCompletionsTest {
 		/** cuEventQuery calls so far. */
 		final AtomicInteger queries = new AtomicInteger();
 
+		/** cuEventQuery calls by threads other than the completion thread (a drain's), by stream. */
+		final Map<String, AtomicInteger> otherQueries = new ConcurrentHashMap<>();
+
 		@Override
 		public int query(Event event) {
 			this.queries.incrementAndGet();
+			if (event.stream == null) {
+				return CudaErrors.SUCCESS; // never recorded: no work before it, as the driver answers
+			}
+			if (Thread.currentThread() != this.pollerThread) {
+				this.otherQueries.computeIfAbsent(event.stream, (key) -> new AtomicInteger()).incrementAndGet();
+			}
 			Integer failure = this.failures.get(event.stream);
 			if (failure != null) {
 				return failure;
@@ -136,8 +147,21 @@ class CudaCompletionsTest {
 
 		final Map<Integer, Long> napEnds = new ConcurrentHashMap<>();
 
+		/** The pauses asked for by threads other than the completion thread (a flush's, a drain's), in order. */
+		final List<Long> otherPauses = Collections.synchronizedList(new ArrayList<>());
+
 		@Override
 		public void nap(Object blocker, long nanos) {
+			if (Thread.currentThread() != this.pollerThread) {
+				// A waiting caller's pause: it lasts the whole time asked for, so the number of pauses
+				// before a deadline shows how often the caller looked.
+				this.otherPauses.add(nanos);
+				long end = System.nanoTime() + nanos;
+				for (long left = nanos; left > 0; left = end - System.nanoTime()) {
+					LockSupport.parkNanos(blocker, left);
+				}
+				return;
+			}
 			int nap = this.naps.incrementAndGet();
 			this.queriesBeforeNap.put(nap, this.queries.get());
 			this.napStarts.put(nap, System.nanoTime());
@@ -350,18 +374,31 @@ class CudaCompletionsTest {
 	}
 
 	@Test
-	void manyProducersLoseNoCompletion() throws Exception {
+	void manyProducersGetEachCompletionExactlyOnce() throws Exception {
 		int producers = 4;
 		int each = 5_000;
-		CountDownLatch all = new CountDownLatch(producers * each);
+		// One count per completion: a lost callback leaves its count at 0, a doubled one at 2, which
+		// one latch for all of them cannot tell apart (a double would stand in for a loss).
+		AtomicIntegerArray calls = new AtomicIntegerArray(producers * each);
+		AtomicIntegerArray failed = new AtomicIntegerArray(producers * each);
+		CountDownLatch firstCalls = new CountDownLatch(producers * each);
 		ExecutorService pool = Executors.newFixedThreadPool(producers);
 		try {
 			for (int p = 0; p < producers; p++) {
 				String stream = "S" + p;
+				int base = p * each;
 				pool.submit(() -> {
 					for (int i = 0; i < each; i++) {
+						int index = base + i;
 						this.ops.enqueue(stream);
-						this.completions.whenDone(stream, (failure) -> all.countDown());
+						this.completions.whenDone(stream, (failure) -> {
+							if (failure != null) {
+								failed.incrementAndGet(index);
+							}
+							if (calls.incrementAndGet(index) == 1) {
+								firstCalls.countDown();
+							}
+						});
 						if (i % 7 == 0) {
 							this.ops.finish(stream);
 						}
@@ -373,10 +410,17 @@ class CudaCompletionsTest {
 					return null;
 				});
 			}
-			assertThat(all.await(30, TimeUnit.SECONDS)).as("%d callbacks still missing", all.getCount()).isTrue();
+			assertThat(firstCalls.await(30, TimeUnit.SECONDS)).as("%d completions never called", firstCalls.getCount())
+				.isTrue();
 		}
 		finally {
 			pool.shutdownNow();
+		}
+		// After close no callback can run any more: a late second call would have happened by now.
+		this.completions.close();
+		for (int index = 0; index < calls.length(); index++) {
+			assertThat(calls.get(index)).as("calls of completion %d", index).isEqualTo(1);
+			assertThat(failed.get(index)).as("failures of completion %d (all work finished)", index).isZero();
 		}
 	}
 
@@ -411,7 +455,7 @@ class CudaCompletionsTest {
 		assertThat(late.get()).as("after close: settled at once, no thread").isInstanceOf(ContextClosedException.class);
 	}
 
-	// ---- flush: what the backend's awaitIdle waits for once the device is idle (issue 33, item 4) ----
+	// ---- flush: what the backend's awaitIdle waits for once the device is idle ----
 
 	@Test
 	void flushRunsTheCallbacksOfFinishedWorkThatANappingPollerHasNotSeen() throws Exception {
@@ -462,7 +506,43 @@ class CudaCompletionsTest {
 	}
 
 	@Test
-	void flushGivesUpAtItsDeadlineWhileACallbackIsStuck() throws Exception {
+	void flushWithNoTimeLeftAnswersIdleOnceEveryCallbackRan() throws Exception {
+		// A drain whose budget is spent (drainTimeout 0, or batchers that used it) on an idle device
+		// whose completion thread once ran: nothing is left to run, so it is idle whatever the deadline.
+		this.ops.enqueue("A");
+		CountDownLatch done = new CountDownLatch(1);
+		this.completions.whenDone("A", (failure) -> done.countDown());
+		this.ops.finish("A");
+		assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+		awaitParkedForWantOfWork();
+		assertThat(this.completions.flush(System.nanoTime())).as("deadline reached, nothing left").isTrue();
+		assertThat(this.completions.flush(System.nanoTime() - TimeUnit.SECONDS.toNanos(1))).as("deadline long past")
+			.isTrue();
+		assertThat(this.ops.otherPauses).as("answered without waiting").isEmpty();
+	}
+
+	@Test
+	void flushWithNoTimeLeftAnswersNotIdleWithoutWaitingWhileACallbackIsQueued() throws Exception {
+		this.ops.enqueue("A");
+		this.completions.whenDone("A", (failure) -> {
+		});
+		assertThat(this.completions.flush(System.nanoTime())).isFalse();
+		assertThat(this.ops.otherPauses).as("answered without waiting").isEmpty();
+	}
+
+	/** Waits (up to 5 s) until the completion thread is parked with nothing queued: every callback has returned. */
+	private void awaitParkedForWantOfWork() throws InterruptedException {
+		long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		Thread poller = this.ops.pollerThread;
+		while ((poller.getState() != Thread.State.WAITING || LockSupport.getBlocker(poller) != this.completions)
+				&& System.nanoTime() - until < 0) {
+			Thread.sleep(1);
+		}
+		assertThat(poller.getState()).as("completion thread parked for want of work").isEqualTo(Thread.State.WAITING);
+	}
+
+	@Test
+	void flushGivesUpAtItsDeadlineWhileACallbackIsStuckSleepingLongerBetweenLooks() throws Exception {
 		CountDownLatch release = new CountDownLatch(1);
 		CountDownLatch entered = new CountDownLatch(1);
 		this.ops.enqueue("A");
@@ -477,12 +557,35 @@ class CudaCompletionsTest {
 		});
 		this.ops.finish("A");
 		assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+		long span = TimeUnit.MILLISECONDS.toNanos(200);
+		long deadline = System.nanoTime() + span;
+		boolean flushed;
 		try {
-			assertThat(this.completions.flush(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100))).isFalse();
+			flushed = this.completions.flush(deadline);
 		}
 		finally {
 			release.countDown();
 		}
+		assertThat(flushed).isFalse();
+		assertThat(System.nanoTime() - deadline).as("gave up at the deadline, not before").isNotNegative();
+		// Each pause of the fake lasts the time asked for, so the pauses are all the looks flush took.
+		// A spin would take none (or a pause per look: thousands); this backs off as the work gate does.
+		List<Long> pauses = List.copyOf(this.ops.otherPauses);
+		assertThat(pauses).as("flush sleeps between its looks").isNotEmpty();
+		long expected = CudaCompletions.FLUSH_FIRST_PAUSE_NANOS;
+		for (int i = 0; i < pauses.size(); i++) {
+			if (i < pauses.size() - 1) {
+				assertThat(pauses.get(i)).as("pause %d", i).isEqualTo(expected);
+			}
+			else {
+				assertThat(pauses.get(i)).as("the last pause, cut at the deadline").isPositive().isLessThanOrEqualTo(expected);
+			}
+			expected = Math.min(expected * 2, CudaCompletions.FLUSH_MAX_PAUSE_NANOS);
+		}
+		long doublings = Long.numberOfTrailingZeros(Long.highestOneBit(
+				CudaCompletions.FLUSH_MAX_PAUSE_NANOS / CudaCompletions.FLUSH_FIRST_PAUSE_NANOS)) + 1;
+		assertThat(pauses).as("looks in %d ms", TimeUnit.NANOSECONDS.toMillis(span))
+			.hasSizeLessThanOrEqualTo((int) (doublings + span / CudaCompletions.FLUSH_MAX_PAUSE_NANOS + 1));
 	}
 
 }

@@ -1,0 +1,163 @@
+package dev.gpucompute.cuda;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import dev.gpucompute.GpuException;
+
+/**
+ * How the backend's drain learns that the work enqueued so far is done, streams destroyed before
+ * it included. {@link #awaitIdle} records a marker event on each live stream and polls the markers
+ * with a growing pause until they complete or the deadline passes; no thread is started and none
+ * blocks in the driver.
+ *
+ * <p>A stream destroyed while work on it may still run (the pool evicts an idle stream of one
+ * priority to make room for the other, and an idle lease may still have a download in flight) is
+ * no longer among the live streams, and {@code cuStreamDestroy} returns at once while the device
+ * finishes that work. Its completions and the page-locked blocks that work writes must still wait
+ * for it, so {@link #retire} records a marker on the stream just before it is destroyed, and the
+ * drain waits for that marker as for the others (an event stays valid after its stream is
+ * destroyed; it completes when the work before it does). Completed retired markers are destroyed
+ * when the next stream retires or the next drain looks, so they stay few.
+ *
+ * <p>The driver calls are those of the completions ({@link CudaCompletions.Ops}), so the ordering
+ * is tested with the same fake. Thread-safe: the retired markers are guarded by their list, since a
+ * drain and a retiring stream may query and destroy them at once.
+ *
+ * @param <S> the stream type
+ * @param <E> the event type
+ */
+final class DrainMarkers<S, E> {
+
+	/** Records a drain's marker on a live stream. */
+	interface Recorder<S, E> {
+
+		/** {@code cuEventRecord}: a {@code CUresult}, or {@link #DESTROYED} when the stream was destroyed meanwhile. */
+		int record(S stream, E marker);
+
+	}
+
+	/** What a {@link Recorder} answers for a stream destroyed since it was listed (it retired first). */
+	static final int DESTROYED = -1;
+
+	private static final long FIRST_PAUSE_NANOS = 20_000;
+
+	private static final long MAX_PAUSE_NANOS = 5_000_000;
+
+	private final CudaCompletions.Ops<S, E> ops;
+
+	/** Runs after each pause: a virtual thread may be on another carrier, without the context current. */
+	private final Runnable afterPause;
+
+	/** Markers on streams destroyed before their work was seen done; guarded by itself. */
+	private final List<E> retired = new ArrayList<>();
+
+	DrainMarkers(CudaCompletions.Ops<S, E> ops, Runnable afterPause) {
+		this.ops = ops;
+		this.afterPause = afterPause;
+	}
+
+	/**
+	 * Waits up to {@code timeoutNanos} for the work enqueued so far on {@code streams} and on the
+	 * streams retired before. Every marker is queried once before the deadline is looked at, so a
+	 * timeout of 0 (or a drain budget already spent) still answers {@code true} for an idle device.
+	 * The caller has entered the backend.
+	 * @return whether all of it finished in time (also when a marker cannot be recorded because the
+	 * context failed: nothing runs any more)
+	 * @throws GpuException when a marker cannot be created
+	 */
+	boolean awaitIdle(Collection<S> streams, Recorder<S, E> recorder, long timeoutNanos) {
+		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+		List<E> markers = new ArrayList<>(streams.size());
+		try {
+			for (S stream : streams) {
+				E marker = this.ops.createEvent();
+				markers.add(marker);
+				int recorded = recorder.record(stream, marker);
+				if (recorded != CudaErrors.SUCCESS && recorded != DESTROYED) {
+					return true;
+				}
+			}
+			// Read after the live markers are recorded: a stream destroyed meanwhile retired before it
+			// left the live ones, so its marker is in the list by now.
+			long pauseNanos = FIRST_PAUSE_NANOS;
+			int done = 0;
+			while (true) {
+				while (done < markers.size() && this.ops.query(markers.get(done)) != CudaErrors.NOT_READY) {
+					done++; // done, or the context failed
+				}
+				if (done == markers.size() && retiredDone()) {
+					return true;
+				}
+				long left = deadline - System.nanoTime();
+				if (left <= 0 || Thread.currentThread().isInterrupted()) {
+					return false;
+				}
+				this.ops.nap(this, Math.min(left, pauseNanos));
+				pauseNanos = Math.min(pauseNanos * 2, MAX_PAUSE_NANOS);
+				this.afterPause.run();
+			}
+		}
+		finally {
+			for (E marker : markers) {
+				this.ops.destroy(marker);
+			}
+		}
+	}
+
+	/**
+	 * Covers the work enqueued on {@code stream}, which is about to be destroyed, until it is done:
+	 * records a marker there that later drains wait for. The caller holds the stream's lock (no drain
+	 * records on it meanwhile) and has entered the backend.
+	 * @return whether the work is covered, or over for good (the context failed); {@code false} when
+	 * no marker could be recorded, and the caller must wait for the stream before destroying it
+	 */
+	boolean retire(S stream) {
+		retiredDone();
+		E marker;
+		try {
+			marker = this.ops.createEvent();
+		}
+		catch (GpuException ex) {
+			return false;
+		}
+		int recorded = this.ops.record(marker, stream);
+		if (recorded != CudaErrors.SUCCESS) {
+			this.ops.destroy(marker);
+			return CudaErrors.isSticky(recorded);
+		}
+		synchronized (this.retired) {
+			this.retired.add(marker);
+		}
+		return true;
+	}
+
+	/** Destroys the retired markers whose work is done (or failed); whether none is left. */
+	private boolean retiredDone() {
+		synchronized (this.retired) {
+			this.retired.removeIf((marker) -> {
+				if (this.ops.query(marker) == CudaErrors.NOT_READY) {
+					return false;
+				}
+				this.ops.destroy(marker);
+				return true;
+			});
+			return this.retired.isEmpty();
+		}
+	}
+
+	/**
+	 * Destroys the retired markers left, at the backend's close ({@code cuEventDestroy} of an event
+	 * whose work still runs returns at once; the driver releases it when the work ends).
+	 */
+	void destroyAll() {
+		synchronized (this.retired) {
+			for (E marker : this.retired) {
+				this.ops.destroy(marker);
+			}
+			this.retired.clear();
+		}
+	}
+
+}
