@@ -48,11 +48,16 @@ public interface DeviceBuffer extends AutoCloseable {
 
 	/**
 	 * Copies {@code src} to the start of this buffer on the current stream; like
-	 * {@link #upload(HostArray, long, GpuStream)} at element 0.
+	 * {@link #upload(HostArray, long, GpuStream)} at element 0, which says when it waits.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout
 	 */
 	CompletableFuture<Void> upload(HostArray src);
 
-	/** Copies {@code src} to the start of this buffer on {@code stream}; like {@link #upload(HostArray, long, GpuStream)} at element 0. */
+	/**
+	 * Copies {@code src} to the start of this buffer on {@code stream}; like
+	 * {@link #upload(HostArray, long, GpuStream)} at element 0, which says when it waits.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout
+	 */
 	CompletableFuture<Void> upload(HostArray src, GpuStream stream);
 
 	/**
@@ -60,6 +65,15 @@ public interface DeviceBuffer extends AutoCloseable {
 	 * {@code src}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
 	 * {@code ByteBuffer}), on {@code stream}. The data is copied before this returns (through staging
 	 * memory, see the class comment): the array may be reused at once.
+	 *
+	 * <p>So the call may wait: for room in the context's staging budget, and, for a copy larger than
+	 * the few chunk-sized staging blocks it holds ({@link GpuContextBuilder#copyChunkSize(long)}: up
+	 * to 8, or two per packing thread), for the stream to pass its earlier chunks so that their blocks
+	 * take later ones. Behind a long kernel on {@code stream} that is as long as the kernel runs, but
+	 * at most the staging timeout ({@link GpuContextBuilder#stagingTimeout(java.time.Duration)}) for
+	 * room and for each block; then it throws. A {@link HostBuffer} upload never waits.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout; the
+	 * chunks it had enqueued still run (this buffer's range has unspecified contents)
 	 * @throws InvalidBufferRangeException when the elements do not fit this buffer at that offset
 	 * @throws NullPointerException when {@code src} or {@code stream} is null
 	 */
@@ -88,11 +102,16 @@ public interface DeviceBuffer extends AutoCloseable {
 
 	/**
 	 * Copies the start of this buffer into {@code dst} on the current stream; like
-	 * {@link #download(HostArray, long, GpuStream)} from element 0.
+	 * {@link #download(HostArray, long, GpuStream)} from element 0, which says when it waits.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout
 	 */
 	CompletableFuture<Void> download(HostArray dst);
 
-	/** Copies the start of this buffer into {@code dst} on {@code stream}; like {@link #download(HostArray, long, GpuStream)} from element 0. */
+	/**
+	 * Copies the start of this buffer into {@code dst} on {@code stream}; like
+	 * {@link #download(HostArray, long, GpuStream)} from element 0, which says when it waits.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout
+	 */
 	CompletableFuture<Void> download(HostArray dst, GpuStream stream);
 
 	/**
@@ -100,6 +119,19 @@ public interface DeviceBuffer extends AutoCloseable {
 	 * elements of {@code dst}'s {@linkplain HostArray#type() type}: bytes for a {@code byte[]} or
 	 * {@code ByteBuffer}) into {@code dst}, on {@code stream}. {@code dst} is written when the copy has
 	 * run: read it only after the returned future completed.
+	 *
+	 * <p>Every chunk's copy is on {@code stream} when this returns, so that work enqueued there later
+	 * (a kernel that overwrites this buffer, its free) runs after the download has read it. So the call
+	 * may wait, although it returns a future: for room in the context's staging budget, and, for a
+	 * download larger than the few chunk-sized staging blocks it holds
+	 * ({@link GpuContextBuilder#copyChunkSize(long)}: up to 8, or two per packing thread), for its
+	 * earlier chunks to arrive and be unpacked so that their blocks take later ones. Behind a long kernel on {@code stream} that
+	 * is as long as the kernel runs, but at most the staging timeout
+	 * ({@link GpuContextBuilder#stagingTimeout(java.time.Duration)}) for room and for each block; then
+	 * it throws, and a {@code get} with a timeout on the future does not bound that wait. A
+	 * {@link HostBuffer} download never waits: it is one copy straight into the host buffer.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout; the
+	 * chunks it had enqueued still run on the stream, and {@code dst} has unspecified contents
 	 * @throws InvalidBufferRangeException when the elements do not lie within this buffer
 	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}
 	 * @throws NullPointerException when {@code dst} or {@code stream} is null

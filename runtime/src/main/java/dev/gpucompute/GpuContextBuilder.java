@@ -321,8 +321,13 @@ public final class GpuContextBuilder {
 	}
 
 	/**
-	 * Longest wait of a copy for room in the staging budget (default 30 s, like a stream lease's);
-	 * zero fails at once when there is none.
+	 * Longest wait of a copy for staging (default 30 s, like a stream lease's), then
+	 * {@link StagingExhaustedException}: for room in the staging budget, and, for a copy larger than
+	 * the staging blocks it holds, for each of its own blocks to come back from its stream (its
+	 * earlier chunks done), which behind a long kernel is as long as the kernel runs. Zero fails at
+	 * once when there is no room or no block: then array and buffer copies larger than their blocks
+	 * (up to 8 chunks, or two per packing thread) fail whenever their stream has not passed an
+	 * earlier chunk in time, so copy such data through a {@link HostBuffer}.
 	 */
 	public GpuContextBuilder stagingTimeout(Duration timeout) {
 		Checks.nanos(timeout, "stagingTimeout");

@@ -129,7 +129,9 @@ public interface GpuLauncher {
 	 * Allocates a buffer of {@code data}'s element type and length on the current stream and enqueues a
 	 * copy of {@code data} into it ({@code upload(HostArray.of(floats))}); an empty array gives a
 	 * buffer of 0 bytes. The data is copied before this returns: the array may be reused at once. The
-	 * caller closes the buffer.
+	 * caller closes the buffer. It waits for staging as {@link DeviceBuffer#upload(HostArray, long, GpuStream)} does.
+	 * @throws StagingExhaustedException when it waits for staging longer than the staging timeout (the
+	 * buffer is closed)
 	 */
 	default DeviceBuffer upload(HostArray data) {
 		java.util.Objects.requireNonNull(data, "data");

@@ -160,7 +160,7 @@ final class CudaMemoryManager {
 			return;
 		}
 		this.backend.enter();
-		int result = cuMemcpyHtoDAsync(memory.at(dstOffset), Pointer.to(src).withByteOffset(src.position()), bytes, stream.handle);
+		int result = cuMemcpyHtoDAsync(memory.at(dstOffset), hostPointer(src), bytes, stream.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.streamFailure(result, "cuMemcpyHtoDAsync", stream);
 		}
@@ -176,7 +176,7 @@ final class CudaMemoryManager {
 			return;
 		}
 		this.backend.enter();
-		int result = cuMemcpyDtoHAsync(Pointer.to(dst).withByteOffset(dst.position()), memory.at(srcOffset), bytes, stream.handle);
+		int result = cuMemcpyDtoHAsync(hostPointer(dst), memory.at(srcOffset), bytes, stream.handle);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.streamFailure(result, "cuMemcpyDtoHAsync", stream);
 		}
@@ -258,6 +258,19 @@ final class CudaMemoryManager {
 			throw new IllegalArgumentException(what + ": " + bytes + " bytes at offset " + offset + " do not fit a buffer of "
 					+ memory.byteSize() + " bytes");
 		}
+	}
+
+	/**
+	 * The driver's pointer to a direct buffer's byte at its position, whatever the position and
+	 * wherever the buffer starts in its allocation (a host buffer's region from an offset is a slice).
+	 * JCuda's native side resolves a buffer pointer as {@code GetDirectBufferAddress(buffer)} (the
+	 * buffer's first byte, not its position) plus the pointer's byte offset. A slice starts at the
+	 * position, so its address is the byte wanted with no offset, and nothing depends on whether a
+	 * JCuda version honours positions; it costs what {@code to(buffer).withByteOffset(position)} did
+	 * (two objects per copy).
+	 */
+	static Pointer hostPointer(ByteBuffer buffer) {
+		return Pointer.to(buffer.slice());
 	}
 
 	private static void checkHost(ByteBuffer buffer, long bytes, String what) {

@@ -59,6 +59,38 @@ class CudaBackendMemoryGpuTest extends CudaBackendGpuFixture {
 	}
 
 	/**
+	 * Host memory handed over as a slice from an offset with a position of its own (a host buffer's
+	 * region is such a slice): the copies read and write the bytes from that position, each offset
+	 * applied once ({@code CudaHostPointerTest} pins the pointer without a device).
+	 */
+	@Test
+	void copiesFromAndIntoHostMemoryAtAnOffsetAndAPositionUseTheBytesFromThatPosition() {
+		ByteBuffer source = backend.allocateStaging(256);
+		ByteBuffer target = backend.allocateStaging(256);
+		try {
+			for (int i = 0; i < 256; i++) {
+				source.put(i, (byte) i);
+				target.put(i, (byte) 0xEE);
+			}
+			NativeMemory device = backend.allocate(64, this.stream);
+			ByteBuffer from = source.duplicate().position(40).slice().position(8); // source bytes 48 to 112
+			backend.copyToDevice(from, device, 0, 64, this.stream);
+			ByteBuffer into = target.duplicate().position(100).slice().position(20); // target bytes 120 to 184
+			backend.copyToHost(device, 0, into, 64, this.stream);
+			backend.free(device, this.stream);
+			this.stream.synchronize();
+			for (int i = 0; i < 256; i++) {
+				byte expected = (i >= 120 && i < 184) ? (byte) (48 + i - 120) : (byte) 0xEE;
+				assertThat(target.get(i)).as("target byte %d", i).isEqualTo(expected);
+			}
+		}
+		finally {
+			backend.freeStaging(source);
+			backend.freeStaging(target);
+		}
+	}
+
+	/**
 	 * What {@code memoryInfo} guarantees (issue 29, item 4). This backend's own figures (bytes used, live
 	 * buffers, cached bytes) are exact. The driver's free memory is device-wide and follows CUDA's
 	 * stream-ordered pool, which gives memory back at synchronisations, lazily and in its own

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
@@ -17,8 +18,15 @@ import dev.gpucompute.spi.NativeStream;
  * one), while later chunks are still on the bus. The blocks come from the download's
  * {@link StagingWindow}: when it holds fewer blocks than the download has chunks, a block comes back
  * for a later chunk once its chunk is unpacked, and the calling thread waits for it before it
- * enqueues that chunk. The future completes after the last chunk's staging is back. State is
- * guarded by this object's monitor.
+ * enqueues that chunk, at most the staging timeout for each block (then it stops with a
+ * {@link dev.gpucompute.StagingExhaustedException}). The future completes after the last chunk's
+ * staging is back. State is guarded by this object's monitor.
+ *
+ * <p>Why the caller waits rather than leaving the later chunks to the completions of earlier ones:
+ * work the caller enqueues on the stream after this returns (a kernel that overwrites the source, the
+ * source's stream-ordered free) would run before chunks enqueued later, so they would read what that
+ * work left, breaking submission order on the stream; and a per-thread default stream can only be
+ * reached from its own thread.
  */
 final class ChunkedDownload {
 
@@ -64,8 +72,9 @@ final class ChunkedDownload {
 	 * Takes the staging, enqueues every chunk's copy on {@code stream} with a completion each (waiting
 	 * for blocks to come back where the window holds fewer than all), and returns the future of the
 	 * whole download. Throws when the staging cannot be had ({@link dev.gpucompute.StagingExhaustedException},
-	 * holding nothing) or a copy cannot be enqueued; the chunks enqueued before end through their
-	 * completions. When a chunk fails meanwhile, enqueueing stops and the future fails.
+	 * holding nothing), when no block comes back within the staging timeout (the same exception) or
+	 * when a copy cannot be enqueued; the chunks enqueued before end through their completions. When
+	 * a chunk fails meanwhile, enqueueing stops and the future fails.
 	 */
 	CompletableFuture<Void> start(BufferHandle src, long offset, GpuStream stream, NativeStream target) {
 		StagingWindow blocks = new StagingWindow(this.host, this.chunk, this.count);
@@ -76,7 +85,7 @@ final class ChunkedDownload {
 		try {
 			src.usedOn(stream);
 			for (; enqueued < this.count; enqueued++) {
-				if (!nextBlock(enqueued)) {
+				if (!nextBlock(enqueued, stream)) {
 					break;
 				}
 				this.copies.fault(CopyFaults.Step.COPY, enqueued);
@@ -110,10 +119,12 @@ final class ChunkedDownload {
 	/**
 	 * Gives chunk {@code index} a block, waiting for one to come back from an earlier chunk where
 	 * none is spare; false when the download failed meanwhile (it stops enqueueing).
+	 * @throws dev.gpucompute.StagingExhaustedException when none comes back within the staging timeout
 	 */
-	private synchronized boolean nextBlock(int index) {
+	private synchronized boolean nextBlock(int index, GpuStream stream) {
 		boolean interrupted = false;
 		boolean announced = false;
+		long remaining = this.host.ownBlockTimeoutNanos();
 		try {
 			for (;;) {
 				if (this.failure != null) {
@@ -125,13 +136,21 @@ final class ChunkedDownload {
 					this.assigned++;
 					return true;
 				}
+				if (remaining <= 0) {
+					// The stream has not passed an earlier chunk all this time (a long kernel before the
+					// download): the caller gets an error rather than an unbounded wait.
+					throw this.host.ownBlocksLate("a download", this.chunk, this.window.held(), index, this.count,
+							stream.name());
+				}
 				if (!announced) {
 					// Waiting for the stream: a backend that polls for completions polls closely meanwhile.
 					this.copies.backend().completionWaitStarted();
 					announced = true;
 				}
 				try {
-					wait();
+					long start = System.nanoTime();
+					TimeUnit.NANOSECONDS.timedWait(this, remaining);
+					remaining -= System.nanoTime() - start;
 				}
 				catch (InterruptedException ex) {
 					// The chunks on the stream come back (or are abandoned at close); the flag is restored.

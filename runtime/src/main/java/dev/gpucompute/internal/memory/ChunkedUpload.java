@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,9 +21,12 @@ import dev.gpucompute.spi.NativeStream;
  * only thread allowed to use its stream), and packs one itself whenever the next is not ready, so
  * chunk i is on the bus while chunk i+1 is packed. When the window holds fewer blocks than the
  * upload has chunks, each chunk's block comes back for a later chunk once the stream has passed it
- * (a completion per chunk), and a packer without a block waits for one: the calling thread waits,
- * a copy thread leaves and is called again when a block comes back. {@link #run} returns when every
- * chunk is packed and enqueued. All state is guarded by this object's monitor.
+ * (a completion per chunk), and a packer without a block waits for one: the calling thread waits
+ * (at most the staging timeout for each block, then the upload stops with a
+ * {@link dev.gpucompute.StagingExhaustedException}), a copy thread leaves and is called again when a
+ * block comes back. {@link #run} returns when every chunk is packed and enqueued: the caller may
+ * reuse its array at once, so the upload cannot leave chunks to be packed later. All state is
+ * guarded by this object's monitor.
  */
 final class ChunkedUpload {
 
@@ -105,7 +109,8 @@ final class ChunkedUpload {
 	/**
 	 * Packs and enqueues every chunk; returns the future of the whole upload, which completes once
 	 * the stream has passed every chunk and their staging is back. Throws when the staging cannot be
-	 * had ({@link dev.gpucompute.StagingExhaustedException}, holding nothing) or a chunk cannot be packed or
+	 * had ({@link dev.gpucompute.StagingExhaustedException}, holding nothing), when no block comes back
+	 * from the stream within the staging timeout (the same exception) or a chunk cannot be packed or
 	 * enqueued (see {@link #abort}).
 	 */
 	CompletableFuture<Void> run() {
@@ -161,11 +166,14 @@ final class ChunkedUpload {
 	/**
 	 * The chunk for the calling thread to pack (its block taken from the window), or -1 when chunk
 	 * {@code enqueued} is ready to enqueue. Waits while neither is the case: for a packer, or for a
-	 * block to come back from the stream.
+	 * block to come back from the stream, at most the staging timeout for the block.
+	 * @throws dev.gpucompute.StagingExhaustedException when chunk {@code enqueued} has no block and none
+	 * comes back within the staging timeout
 	 */
 	private synchronized int next(int enqueued) {
 		boolean interrupted = false;
 		boolean announced = false;
+		long remaining = this.host.ownBlockTimeoutNanos();
 		try {
 			for (;;) {
 				if (this.failure != null) {
@@ -177,13 +185,27 @@ final class ChunkedUpload {
 				if (this.claimed < this.count && this.window.hasSpare()) {
 					return claim();
 				}
+				// Only the stream can give chunk enqueued a block (a packer has none to finish): bounded, so
+				// that an upload behind a long kernel fails rather than holds its caller without limit.
+				boolean stalledOnStream = this.claimed == enqueued;
+				if (stalledOnStream && remaining <= 0) {
+					throw this.host.ownBlocksLate("an upload", this.chunk, this.window.held(), enqueued, this.count,
+							this.stream.name());
+				}
 				if (!announced && this.claimed < this.count) {
 					// Waiting for the stream: a backend that polls for completions polls closely meanwhile.
 					this.copies.backend().completionWaitStarted();
 					announced = true;
 				}
 				try {
-					wait();
+					if (stalledOnStream) {
+						long start = System.nanoTime();
+						TimeUnit.NANOSECONDS.timedWait(this, remaining);
+						remaining -= System.nanoTime() - start;
+					}
+					else {
+						wait(); // for a packer, which ends
+					}
 				}
 				catch (InterruptedException ex) {
 					interrupted = true; // the copy finishes; the flag is restored for the caller

@@ -28,7 +28,10 @@ import dev.gpucompute.spi.NativeStream;
  * ({@link StagingWindow}) and reuses each once the stream has passed its chunk, so the calling
  * thread of a copy larger than its blocks returns only when the last of its chunks are enqueued.
  * A copy that finds no room within the staging timeout fails with {@link dev.gpucompute.StagingExhaustedException}
- * before anything is enqueued.
+ * before anything is enqueued; one that waits longer than the staging timeout for one of its own
+ * blocks to come back (its stream held by earlier work) fails with it too, after the chunks it
+ * enqueued, which end through their completions. Later chunks are never left to those completions to
+ * enqueue: work the caller enqueues on the stream after the call would overtake them.
  *
  * <p>Semantics, the same on every backend: an upload has packed all of its data when it returns
  * (the caller may reuse its array at once); a download's destination holds the data when its future

@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.StagingExhaustedException;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
@@ -209,6 +210,33 @@ final class HostMemory {
 		int capacity = block.capacity();
 		this.stagingBytes.addAndGet(-capacity);
 		this.budget.release(capacity);
+	}
+
+	/**
+	 * The longest a chunked copy waits for one of its own blocks to come back from its stream (the
+	 * staging timeout): past it the copy stops with {@link #ownBlocksLate}.
+	 */
+	long ownBlockTimeoutNanos() {
+		return this.budget.timeoutNanos();
+	}
+
+	/**
+	 * Counts a chunked copy that gave up waiting for its own blocks and describes it: {@code enqueued}
+	 * of its {@code chunks} chunks of {@code chunkBytes} were on {@code stream}, holding all
+	 * {@code blocks} of its blocks, and the stream had passed none of them within the staging timeout.
+	 */
+	StagingExhaustedException ownBlocksLate(String copy, long chunkBytes, int blocks, int enqueued, int chunks,
+			String stream) {
+		this.budget.ownBlockTimedOut();
+		long millis = TimeUnit.NANOSECONDS.toMillis(this.budget.timeoutNanos());
+		return new StagingExhaustedException("Staging memory exhausted: " + copy + " of " + chunks + " chunks of "
+				+ chunkBytes + " bytes waited " + millis + " ms for one of its " + blocks
+				+ " staging blocks to come back, and none did: stream " + stream + " had not passed the " + enqueued
+				+ " chunks it had enqueued, held by earlier work on that stream. A copy larger than its staging blocks "
+				+ "waits for its stream as it goes, at most gpu.copies.staging-timeout for each block; the chunks "
+				+ "enqueued end on the stream and the rest were not enqueued. Raise gpu.copies.staging-timeout, copy "
+				+ "after that work, or copy large data through a HostBuffer (no staging, never waits).",
+				chunkBytes, this.budget.limit());
 	}
 
 	/** Whether a copy waits for staging: copies then give blocks back as their chunks complete. */

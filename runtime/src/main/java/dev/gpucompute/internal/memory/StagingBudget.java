@@ -45,6 +45,11 @@ final class StagingBudget {
 		return this.limit;
 	}
 
+	/** The staging timeout: the longest a copy waits for room here, or for one of its own blocks to come back. */
+	long timeoutNanos() {
+		return this.timeoutNanos;
+	}
+
 	/**
 	 * Reserves {@code bytes}, waiting behind the copies that wait already until they fit.
 	 * @throws StagingExhaustedException when they do not fit within the staging timeout
@@ -167,7 +172,21 @@ final class StagingBudget {
 		}
 	}
 
-	/** Waits that ended with {@link StagingExhaustedException} since the context opened. */
+	/** A chunked copy gave up waiting for one of its own blocks ({@link StagingExhaustedException}): counted with the timeouts here. */
+	void ownBlockTimedOut() {
+		this.lock.lock();
+		try {
+			this.timeouts++;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Waits that ended with {@link StagingExhaustedException} since the context opened: here, or for a
+	 * copy's own blocks.
+	 */
 	long timeouts() {
 		this.lock.lock();
 		try {

@@ -74,10 +74,13 @@ final class StagingPool {
 				ConcurrentLinkedDeque<ByteBuffer> queue = this.free.computeIfAbsent(capacity,
 						(size) -> new ConcurrentLinkedDeque<>());
 				queue.addLast(buffer);
-				if (this.closed && queue.remove(buffer)) {
-					// Raced with close, which may already have emptied this queue.
-					this.cachedBytes.addAndGet(-capacity);
-					release(buffer);
+				if (this.closed) {
+					// Raced with close, which may already have emptied this queue: empty it again. Whoever
+					// polls a block frees it, so each is freed once. Not remove(buffer): ByteBuffer.equals
+					// compares contents, so it could take out another block of the same bytes (zeroed, or
+					// the same data staged twice), leaving this one to be freed a second time by close and
+					// the other never.
+					drain(queue);
 				}
 				return;
 			}
@@ -104,11 +107,16 @@ final class StagingPool {
 		this.leaveToProcess = !release;
 		this.closed = true;
 		for (ConcurrentLinkedDeque<ByteBuffer> queue : this.free.values()) {
-			ByteBuffer buffer;
-			while ((buffer = queue.pollFirst()) != null) {
-				this.cachedBytes.addAndGet(-buffer.capacity());
-				release(buffer);
-			}
+			drain(queue);
+		}
+	}
+
+	/** Takes every block out of {@code queue} and frees it: after close, by close and by returns that raced it. */
+	private void drain(ConcurrentLinkedDeque<ByteBuffer> queue) {
+		ByteBuffer buffer;
+		while ((buffer = queue.pollFirst()) != null) {
+			this.cachedBytes.addAndGet(-buffer.capacity());
+			release(buffer);
 		}
 	}
 

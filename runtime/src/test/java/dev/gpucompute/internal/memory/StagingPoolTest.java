@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -102,6 +108,102 @@ class StagingPoolTest {
 		pool.give(stillWithACopy);
 		assertThat(freed).isEmpty();
 		assertThat(pool.cachedBytes()).isZero();
+	}
+
+	/**
+	 * Returns that race close: each block is freed exactly once, and none is left unfreed. The blocks
+	 * all hold the same bytes (zeroed), so {@code ByteBuffer.equals} finds them equal: a return that
+	 * undid its racing add by {@code remove(buffer)} could take another block out of the queue, freeing
+	 * its own (which close then freed again) and leaking the other. Two threads take and give blocks
+	 * while the pool closes, many times over, so that close lands between a return's add and its
+	 * second look at the flag.
+	 */
+	@Test
+	void returnsThatRaceCloseFreeEveryBlockOnceEvenWhenBlocksHoldTheSameBytes() throws Exception {
+		int rounds = 400;
+		int mismatchedRounds = 0;
+		String firstMismatch = null;
+		for (int round = 0; round < rounds; round++) {
+			Map<ByteBuffer, Integer> frees = Collections.synchronizedMap(new IdentityHashMap<>());
+			List<ByteBuffer> allocated = Collections.synchronizedList(new ArrayList<>());
+			StagingPool pool = new StagingPool(counting(allocated, frees), 1 << 20);
+			ByteBuffer[] zeroed = new ByteBuffer[16];
+			for (int i = 0; i < zeroed.length; i++) {
+				zeroed[i] = pool.take(4096);
+			}
+			for (ByteBuffer block : zeroed) {
+				pool.give(block);
+			}
+			AtomicBoolean stop = new AtomicBoolean();
+			AtomicLong cycles = new AtomicLong();
+			CyclicBarrier start = new CyclicBarrier(3);
+			List<Thread> threads = new ArrayList<>();
+			for (int t = 0; t < 2; t++) {
+				Thread thread = new Thread(() -> {
+					try {
+						start.await();
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					while (!stop.get()) {
+						pool.give(pool.take(4096));
+						cycles.incrementAndGet();
+					}
+				});
+				thread.start();
+				threads.add(thread);
+			}
+			start.await();
+			while (cycles.get() < 200) {
+				Thread.onSpinWait();
+			}
+			pool.close(true);
+			stop.set(true);
+			for (Thread thread : threads) {
+				thread.join();
+			}
+			assertThat(pool.cachedBytes()).isZero();
+			List<String> wrong = new ArrayList<>();
+			for (ByteBuffer block : List.copyOf(allocated)) {
+				int freed = frees.getOrDefault(block, 0);
+				if (freed != 1) {
+					wrong.add("a block freed " + freed + " times");
+				}
+			}
+			if (!wrong.isEmpty()) {
+				mismatchedRounds++;
+				if (firstMismatch == null) {
+					firstMismatch = "round " + round + ": " + wrong;
+				}
+			}
+		}
+		assertThat(mismatchedRounds).as("rounds where a block was not freed exactly once (first: %s)", firstMismatch)
+			.isZero();
+	}
+
+	/** A backend that hands out zeroed staging buffers and counts the frees of each, by identity. */
+	private static DeviceBackend counting(List<ByteBuffer> allocated, Map<ByteBuffer, Integer> frees) {
+		return (DeviceBackend) Proxy.newProxyInstance(DeviceBackend.class.getClassLoader(),
+				new Class<?>[] { DeviceBackend.class }, (proxy, method, args) -> switch (method.getName()) {
+					case "allocateStaging" -> {
+						ByteBuffer buffer = ByteBuffer.allocateDirect((int) (long) args[0]);
+						allocated.add(buffer);
+						yield buffer;
+					}
+					case "freeStaging" -> {
+						frees.merge((ByteBuffer) args[0], 1, Integer::sum);
+						// A free takes a while (cuMemFreeHost does): close is still emptying the queue when a
+						// return that raced it looks at the queue.
+						long until = System.nanoTime() + 20_000;
+						while (System.nanoTime() < until) {
+							Thread.onSpinWait();
+						}
+						yield null;
+					}
+					case "toString" -> "counting staging backend";
+					default -> throw new UnsupportedOperationException(method.getName());
+				});
 	}
 
 }
