@@ -509,8 +509,11 @@ public class GpuProperties implements Validator {
 		private DataSize stagingBudget = DataSize.ofGigabytes(1);
 
 		/**
-		 * Longest wait of a copy for room in gpu.copies.staging-budget, then
-		 * StagingExhaustedException. Zero means do not wait.
+		 * Longest wait of a copy for staging, then StagingExhaustedException: for room in
+		 * gpu.copies.staging-budget, and, for a copy larger than the staging blocks it holds, for each
+		 * of its own blocks to come back from its stream (behind a long kernel, as long as the kernel
+		 * runs). Zero means do not wait: array copies larger than their blocks then fail whenever
+		 * their stream has not passed an earlier chunk in time; copy such data through a host buffer.
 		 */
 		private Duration stagingTimeout = Duration.ofSeconds(30);
 
