@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -44,6 +45,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 @SpringBootTest(classes = GpuBadRequestWebTests.WebApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cpu", "gpu.streams.pool-size=2", "gpu.streams.max-size=2",
 				"management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always" })
+@ExtendWith(QuietOutputExtension.class)
 class GpuBadRequestWebTests {
 
 	@LocalServerPort

@@ -74,6 +74,18 @@ class ReadmeTests {
 		}
 	}
 
+	@Test
+	void usingItDeclaresWhatTheApplicationAboveRunsWith() throws IOException {
+		String xml = block(section(Files.readString(README), "## Using it"), "xml");
+		List<String> artifacts = Pattern.compile("<artifactId>([^<]+)</artifactId>").matcher(xml).results()
+			.map((result) -> result.group(1))
+			.toList();
+		// Without a web server an application copied from the README starts and exits at once, and
+		// nothing answers on /actuator/gpu, which the test above reads over HTTP.
+		assertThat(artifacts).as("the README's dependencies").contains("gpu-compute-spring-boot-starter",
+				"spring-boot-starter-webmvc", "spring-boot-starter-actuator", "micrometer-registry-prometheus");
+	}
+
 	private static HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
 		return HttpClient.newHttpClient()
 			.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).GET().build(),

@@ -7,9 +7,10 @@ import java.nio.file.Path;
 import java.util.Comparator;
 
 /**
- * Data directories of application tests that start a service of their own: each test class with
- * its own settings gets its own directory (Spring keeps each context alive for the whole run, so
- * two services must never share one), deleted after the class.
+ * The data directory of the service that {@link RunningAppTests}' subclasses share (Spring keeps that
+ * context for the whole run, so it is deleted when the test JVM ends). A test class with a service of
+ * its own takes a static {@code @TempDir} instead and closes its service after the class
+ * ({@code @DirtiesContext}), before JUnit deletes the directory.
  */
 final class DataDirectories {
 

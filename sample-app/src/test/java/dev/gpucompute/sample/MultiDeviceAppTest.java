@@ -15,6 +15,7 @@ import tools.jackson.databind.JsonNode;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -32,6 +33,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 		properties = { "gpu.devices=all", "gpu.cpu.devices=3", "gpu.cpu.threads=1", "gpu.streams.pool-size=2",
 				"gpu.streams.max-size=8", "sample.memory-budget=256000B", "sample.limits.max-results=20000" })
 @GpuCpuBackend
+// Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
+// logs into a directory that no longer exists, and log that as an error.
+@DirtiesContext
 class MultiDeviceAppTest {
 
 	@TempDir

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletionException;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * small. The sample's own problems keep the sample's types.
  */
 @Import(SampleGpuProblemsTest.FailingController.class)
+@ExtendWith(QuietOutputExtension.class)
 class SampleGpuProblemsTest extends RunningAppTests {
 
 	private static final String STARTER = "urn:gpu-compute:problem:";

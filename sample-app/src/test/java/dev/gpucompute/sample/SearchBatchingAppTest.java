@@ -18,13 +18,14 @@ import java.util.stream.IntStream;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -44,22 +45,22 @@ import dev.gpucompute.test.GpuCpuBackend;
 		properties = { "gpu.streams.pool-size=1", "gpu.streams.max-size=1", "gpu.streams.acquire-timeout=3s",
 				"gpu.batching.search.max-concurrent-batches=1", "gpu.cpu.threads=2", "sample.memory-budget=4MB" })
 @GpuCpuBackend
+// Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
+// logs into a directory that no longer exists, and log that as an error.
+@DirtiesContext
 class SearchBatchingAppTest {
 
 	private static final String OCTETS = "application/octet-stream";
 
 	private static final int DIMENSION = 8;
 
-	private static final Path DATA = DataDirectories.create("sample-batching-");
+	/** Deleted after the class, once {@code @DirtiesContext} has closed the service that writes to it. */
+	@TempDir
+	static Path data;
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
-		registry.add("sample.data-dir", DATA::toString);
-	}
-
-	@AfterAll
-	static void deleteData() {
-		DataDirectories.delete(DATA);
+		registry.add("sample.data-dir", () -> data.toString());
 	}
 
 

@@ -16,13 +16,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -41,18 +42,18 @@ import dev.gpucompute.test.GpuCpuBackend;
 		properties = { "gpu.batching.search.max-queued=2", "gpu.streams.pool-size=2", "gpu.streams.max-size=4",
 				"gpu.cpu.threads=2", "sample.memory-budget=4MB" })
 @GpuCpuBackend
+// Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
+// logs into a directory that no longer exists, and log that as an error.
+@DirtiesContext
 class SearchQueueFullTest {
 
-	private static final Path DATA = DataDirectories.create("sample-queue-full-");
+	/** Deleted after the class, once {@code @DirtiesContext} has closed the service that writes to it. */
+	@TempDir
+	static Path data;
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
-		registry.add("sample.data-dir", DATA::toString);
-	}
-
-	@AfterAll
-	static void deleteData() {
-		DataDirectories.delete(DATA);
+		registry.add("sample.data-dir", () -> data.toString());
 	}
 
 

@@ -5,13 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -31,18 +32,18 @@ import dev.gpucompute.test.GpuCpuBackend;
 				"gpu.cpu.threads=2", "sample.memory-budget=4MB", "sample.search.parallelism=4",
 				"sample.search.min-queries-per-group=1", "sample.search.batching.enabled=false" })
 @GpuCpuBackend
+// Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
+// logs into a directory that no longer exists, and log that as an error.
+@DirtiesContext
 class SearchWithinPoolLimitsAppTest {
 
-	private static final Path DATA = DataDirectories.create("sample-pool-too-small-");
+	/** Deleted after the class, once {@code @DirtiesContext} has closed the service that writes to it. */
+	@TempDir
+	static Path data;
 
 	@DynamicPropertySource
 	static void dataDir(DynamicPropertyRegistry registry) {
-		registry.add("sample.data-dir", DATA::toString);
-	}
-
-	@AfterAll
-	static void deleteData() {
-		DataDirectories.delete(DATA);
+		registry.add("sample.data-dir", () -> data.toString());
 	}
 
 

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.SpringApplication;
@@ -17,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A collection that cannot be loaded fails start-up with a message naming it, its file, the cause
  * and the remedy, instead of a service that is UP and answers 404 for it.
  */
+@ExtendWith(QuietOutputExtension.class)
 class StartupFailureTest {
 
 	@TempDir

@@ -11,6 +11,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
@@ -21,6 +22,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -45,7 +47,11 @@ import static org.awaitility.Awaitility.await;
 				"gpu.streams.max-size=8", "sample.memory-budget=64000B", "sample.limits.max-results=20000",
 				"sample.storage.retry-after=200ms", "sample.storage.health.min-free=1KB" })
 @GpuCpuBackend
+// Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
+// logs into a directory that no longer exists, and log that as an error.
+@DirtiesContext
 @Import(StorageFaultsAppTest.FaultyStorage.class)
+@ExtendWith(QuietOutputExtension.class)
 class StorageFaultsAppTest {
 
 	private static final int DIM = 16;

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.SpringApplication;
@@ -45,6 +46,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * and {@code StorageFaultsAppTest} cover the same paths with injected faults. The mount is removed
  * after the test, whatever happened.
  */
+@ExtendWith(QuietOutputExtension.class)
 class TmpfsStorageTest {
 
 	private static final int DIM = 64;

@@ -13,13 +13,13 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
  * start-up with a report that names the property, its value, where it was set and what to do, and
  * leaves no device open.
  */
-@ExtendWith(OutputCaptureExtension.class)
+@ExtendWith(QuietOutputExtension.class)
 class GpuDevicesFailureAnalysisTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()

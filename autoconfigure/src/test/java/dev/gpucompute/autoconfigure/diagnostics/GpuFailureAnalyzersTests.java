@@ -18,7 +18,6 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -35,6 +34,7 @@ import dev.gpucompute.KernelCompilationException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 import dev.gpucompute.kernels.KernelDefinitionException;
 import dev.gpucompute.kernels.KernelLoadException;
 import dev.gpucompute.spi.Backends;
@@ -47,7 +47,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * Tests for the GPU failure analyzers: each start-up error users will hit gets a description and an
  * action, and the analyzers are registered ahead of Spring Boot's generic ones.
  */
-@ExtendWith(OutputCaptureExtension.class)
+@ExtendWith(QuietOutputExtension.class)
 class GpuFailureAnalyzersTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()

@@ -15,12 +15,12 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.autoconfigure.GpuProperties;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 import dev.gpucompute.autoconfigure.UnknownGpuPropertiesException;
 import dev.gpucompute.autoconfigure.UnknownGpuPropertiesException.UnknownProperty;
 
@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
  * {@code gpu.unknown-properties} says), named with where they were set and the nearest known key;
  * keys bound by nested groups, lists, maps and other {@code gpu.*} properties classes are known.
  */
-@ExtendWith(OutputCaptureExtension.class)
+@ExtendWith(QuietOutputExtension.class)
 public class UnknownGpuPropertiesTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()

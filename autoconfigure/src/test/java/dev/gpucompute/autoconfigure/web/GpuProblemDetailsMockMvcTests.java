@@ -2,6 +2,7 @@ package dev.gpucompute.autoconfigure.web;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -22,6 +23,7 @@ import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
@@ -36,6 +38,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  */
 @SpringBootTest(classes = GpuProblemDetailsMockMvcTests.App.class,
 		properties = { "gpu.backend=cpu", "gpu.cpu.threads=1", "gpu.streams.pool-size=1", "gpu.streams.max-size=1" })
+@ExtendWith(QuietOutputExtension.class)
 class GpuProblemDetailsMockMvcTests {
 
 	@Autowired

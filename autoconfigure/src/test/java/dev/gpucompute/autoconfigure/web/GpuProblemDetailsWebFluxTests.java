@@ -7,6 +7,7 @@ import java.net.http.HttpResponse;
 
 import com.jayway.jsonpath.DocumentContext;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -20,6 +21,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = GpuProblemDetailsWebFluxTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "gpu.backend=cpu", "gpu.cpu.threads=1",
 				"gpu.streams.pool-size=1", "gpu.streams.max-size=1" })
+@ExtendWith(QuietOutputExtension.class)
 class GpuProblemDetailsWebFluxTests {
 
 	private final HttpClient http = HttpClient.newHttpClient();

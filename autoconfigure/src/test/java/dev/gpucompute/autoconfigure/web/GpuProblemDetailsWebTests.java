@@ -9,17 +9,20 @@ import java.util.List;
 import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.autoconfigure.QuietOutputExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = GpuProblemDetailsWebTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cpu", "gpu.cpu.threads=1", "gpu.streams.pool-size=1", "gpu.streams.max-size=1",
 				"gpu.problem-details.retry-after=2500ms" })
+@ExtendWith(QuietOutputExtension.class)
 class GpuProblemDetailsWebTests {
 
 	private final HttpClient http = HttpClient.newHttpClient();
@@ -85,7 +89,7 @@ class GpuProblemDetailsWebTests {
 	}
 
 	@Test
-	void aKernelFailureSeenThroughJoinIs500NamingTheKernelAndNothingElse() throws Exception {
+	void aKernelFailureSeenThroughJoinIs500NamingTheKernelAndNothingElse(CapturedOutput output) throws Exception {
 		HttpResponse<String> response = get("/kernel");
 		DocumentContext body = problem(response, 500);
 		assertThat(body.read("$.type", String.class)).isEqualTo("urn:gpu-compute:problem:kernel-failed");
@@ -93,6 +97,9 @@ class GpuProblemDetailsWebTests {
 		assertThat(body.read("$.kernel", String.class)).isEqualTo("out_of_bounds");
 		assertThat(response.body()).doesNotContain("pool-").doesNotContain("Exception").doesNotContain("\tat ")
 			.doesNotContain("trace");
+		// What the client is not told is in the service's log, with the stack.
+		assertThat(output).contains("ERROR").contains("GPU failure answered with 500")
+			.contains("KernelLaunchException").contains("\tat ");
 	}
 
 	@Test

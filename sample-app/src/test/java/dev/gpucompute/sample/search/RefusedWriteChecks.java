@@ -8,11 +8,13 @@ import java.util.Random;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.sample.BruteForce;
+import dev.gpucompute.sample.QuietOutputExtension;
 import dev.gpucompute.sample.storage.CollectionFiles;
 import dev.gpucompute.sample.storage.FaultyDisk;
 
@@ -29,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * {@link StorageFaultsCpuTest} on the CPU backend in CI, so that the GPU test cannot drift from the
  * store's API and answers unnoticed.
  */
+@ExtendWith(QuietOutputExtension.class)
 abstract class RefusedWriteChecks {
 
 	private static final int DIM = 64;

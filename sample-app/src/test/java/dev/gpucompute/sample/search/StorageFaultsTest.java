@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.gpucompute.Backend;
@@ -28,6 +29,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.sample.BruteForce;
+import dev.gpucompute.sample.QuietOutputExtension;
 import dev.gpucompute.sample.storage.CollectionFiles;
 import dev.gpucompute.sample.storage.FaultyDisk;
 import dev.gpucompute.sample.storage.WriteAheadLog;
@@ -45,6 +47,7 @@ import static org.awaitility.Awaitility.await;
  * for replay; a write the device refuses after its record was forced is taken back from the log;
  * and under writers, searchers and faults at once no search ever sees a refused write.
  */
+@ExtendWith(QuietOutputExtension.class)
 class StorageFaultsTest {
 
 	private static final int DIM = 16;

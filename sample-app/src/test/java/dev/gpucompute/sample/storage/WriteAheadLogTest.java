@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+
+import dev.gpucompute.sample.QuietOutputExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * a failed reset never reuses earlier positions, and damage in the middle of a log is an error, not
  * a torn tail.
  */
+@ExtendWith(QuietOutputExtension.class)
 class WriteAheadLogTest {
 
 	@TempDir
