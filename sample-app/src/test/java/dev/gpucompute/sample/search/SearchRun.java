@@ -148,17 +148,25 @@ final class SearchRun implements AutoCloseable {
 
 	/** A whole search through {@link DeviceSearch#search} (the path its rule picks). */
 	Result search(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.CHOSEN);
+		return run(vectors, dim, queries, k, Path.CHOSEN, null);
 	}
 
 	/** A whole search through the fused path, whatever the rule would pick. */
 	Result fused(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.FUSED);
+		return run(vectors, dim, queries, k, Path.FUSED, null);
+	}
+
+	/**
+	 * {@link #fused(float[], int, float[], int)}, adding to {@code pieces} the (first query, queries) of
+	 * each piece the search delivered, in order: one per sub-batch.
+	 */
+	Result fused(float[] vectors, int dim, float[] queries, int k, java.util.List<java.util.List<Integer>> pieces) {
+		return run(vectors, dim, queries, k, Path.FUSED, pieces);
 	}
 
 	/** A whole search through the general path (score matrix, knn_topk or the whole-row sort). */
 	Result general(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.GENERAL);
+		return run(vectors, dim, queries, k, Path.GENERAL, null);
 	}
 
 	private enum Path {
@@ -167,7 +175,8 @@ final class SearchRun implements AutoCloseable {
 
 	}
 
-	private Result run(float[] vectors, int dim, float[] queries, int k, Path path) {
+	private Result run(float[] vectors, int dim, float[] queries, int k, Path path,
+			java.util.List<java.util.List<Integer>> pieces) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
 		// Every piece (a sub-batch's, or on the general path a slab's) is merged by the total order.
@@ -180,6 +189,9 @@ final class SearchRun implements AutoCloseable {
 			java.util.List<Runnable> collect = new java.util.ArrayList<>();
 			java.util.List<java.util.concurrent.CompletableFuture<Void>> downloads = new java.util.ArrayList<>();
 			DeviceSearch.Results sink = (first, pieceQueries, pieceScores, pieceSlots) -> {
+				if (pieces != null) {
+					pieces.add(java.util.List.of(first, pieceQueries));
+				}
 				float[] s = new float[pieceQueries * k];
 				int[] d = new int[pieceQueries * k];
 				downloads.add(pieceScores.download(HostArray.of(s), stream));
