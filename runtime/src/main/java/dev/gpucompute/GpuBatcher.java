@@ -8,6 +8,10 @@ import java.util.function.Function;
 
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.settings.InvalidSettingException;
+import dev.gpucompute.settings.Limits;
+import dev.gpucompute.settings.StreamSettings;
+
 /**
  * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
  * leased stream. Callers {@link #submit(Object)} items and get a {@link CompletableFuture} of their
@@ -60,12 +64,6 @@ import org.slf4j.LoggerFactory;
  * @param <O> result type
  */
 public interface GpuBatcher<I, O> extends AutoCloseable {
-
-	/** Most items per batch ({@code maxBatchSize}). */
-	int MAX_BATCH_SIZE = 1 << 16;
-
-	/** Most items a queue may hold ({@code maxQueued}). */
-	int MAX_QUEUED = 1 << 24;
 
 	/**
 	 * A builder of a batcher on {@code context}'s stream pool, running batches with {@code handler}.
@@ -146,7 +144,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 	 * @return whether every batcher finished its items in time (nothing abandoned)
 	 */
 	static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
-		long deadline = System.nanoTime() + Checks.nanos(timeout, "timeout");
+		long deadline = System.nanoTime() + Limits.nanos(timeout, "timeout");
 		for (GpuBatcher<?, ?> batcher : batchers) {
 			batcher.shutdown();
 		}
@@ -218,21 +216,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 
 		private Function<? super I, ?> keyOf = (item) -> null;
 
-		private int maxBatchSize = 64;
-
-		private Duration maxQueueDelay = Duration.ZERO;
-
-		private int maxQueued = 1024;
-
-		private StreamPriority priority = StreamPriority.NORMAL;
-
-		private Duration timeout = Duration.ZERO;
-
-		private int maxConcurrentBatches = 1;
-
-		private Duration acquireTimeout;
-
-		private Duration drainTimeout;
+		private Settings settings = Settings.DEFAULTS;
 
 		Builder(GpuContext context, BatchHandler<I, O> handler) {
 			this.context = Objects.requireNonNull(context, "context");
@@ -244,12 +228,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * unique among the open batchers of the context; it names the threads and tags the meters.
 		 */
 		public Builder<I, O> name(String name) {
-			Objects.requireNonNull(name, "name");
-			if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
-				throw new IllegalArgumentException("A batcher name must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-						+ name + "'");
-			}
-			this.name = name;
+			this.name = Settings.checkName(name);
 			return this;
 		}
 
@@ -262,9 +241,15 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 			return this;
 		}
 
-		/** Most items per batch: 1 to {@value GpuBatcher#MAX_BATCH_SIZE} (default 64). */
+		/** The settings as a whole (see {@link Settings}), replacing those set before. */
+		public Builder<I, O> settings(Settings settings) {
+			this.settings = Objects.requireNonNull(settings, "settings");
+			return this;
+		}
+
+		/** Most items per batch: 1 to {@value Settings#MAX_BATCH_SIZE} (default 64). */
 		public Builder<I, O> maxBatchSize(int maxBatchSize) {
-			this.maxBatchSize = Checks.within(maxBatchSize, 1, MAX_BATCH_SIZE, "maxBatchSize");
+			this.settings = this.settings.withMaxBatchSize(maxBatchSize);
 			return this;
 		}
 
@@ -276,27 +261,25 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * once.
 		 */
 		public Builder<I, O> maxQueueDelay(Duration delay) {
-			Checks.nanos(delay, "maxQueueDelay");
-			this.maxQueueDelay = delay;
+			this.settings = this.settings.withMaxQueueDelay(delay);
 			return this;
 		}
 
-		/** Most items waiting; beyond, submit fails at once: 1 to {@value GpuBatcher#MAX_QUEUED} (default 1024). */
+		/** Most items waiting; beyond, submit fails at once: 1 to {@value Settings#MAX_QUEUED} (default 1024). */
 		public Builder<I, O> maxQueued(int maxQueued) {
-			this.maxQueued = Checks.within(maxQueued, 1, MAX_QUEUED, "maxQueued");
+			this.settings = this.settings.withMaxQueued(maxQueued);
 			return this;
 		}
 
 		/** The priority of the batches' stream leases (default {@link StreamPriority#NORMAL}). */
 		public Builder<I, O> priority(StreamPriority priority) {
-			this.priority = Objects.requireNonNull(priority, "priority");
+			this.settings = this.settings.withPriority(priority);
 			return this;
 		}
 
 		/** Longest wait of an item in the queue before it times out; zero (the default) for none. */
 		public Builder<I, O> timeout(Duration timeout) {
-			Checks.nanos(timeout, "timeout");
-			this.timeout = timeout;
+			this.settings = this.settings.withTimeout(timeout);
 			return this;
 		}
 
@@ -305,7 +288,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * pool's maximum size and the priority's limit.
 		 */
 		public Builder<I, O> maxConcurrentBatches(int batches) {
-			this.maxConcurrentBatches = Checks.within(batches, 1, GpuContext.MAX_STREAMS, "maxConcurrentBatches");
+			this.settings = this.settings.withMaxConcurrentBatches(batches);
 			return this;
 		}
 
@@ -314,15 +297,13 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * batch's items fail with {@link PoolExhaustedException}.
 		 */
 		public Builder<I, O> acquireTimeout(Duration timeout) {
-			Checks.nanos(timeout, "acquireTimeout");
-			this.acquireTimeout = timeout;
+			this.settings = this.settings.withAcquireTimeout(Objects.requireNonNull(timeout, "acquireTimeout"));
 			return this;
 		}
 
 		/** Longest wait at {@link GpuBatcher#close()} for queued and running items (default: the context's drain timeout). */
 		public Builder<I, O> drainTimeout(Duration timeout) {
-			Checks.nanos(timeout, "drainTimeout");
-			this.drainTimeout = timeout;
+			this.settings = this.settings.withDrainTimeout(Objects.requireNonNull(timeout, "drainTimeout"));
 			return this;
 		}
 
@@ -334,42 +315,145 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * @throws ContextClosedException when the context is closing or closed
 		 */
 		public GpuBatcher<I, O> build() {
-			int leasable = Math.min(this.context.streams().maxSize(), this.context.streams().priorityLimit(this.priority));
-			if (this.maxConcurrentBatches > leasable) {
-				throw new IllegalArgumentException("maxConcurrentBatches (" + this.maxConcurrentBatches + ") exceeds the "
-						+ leasable + " streams the pool can lease at priority " + this.priority);
-			}
-			return GpuContextBuilder.runtime().openBatcher(this.context, this.handler, settings());
+			StreamPriority priority = this.settings.priority();
+			this.settings.checkedFor(Math.min(this.context.streams().maxSize(), this.context.streams().priorityLimit(priority)));
+			return GpuContextBuilder.runtime().openBatcher(this.context, this.handler, this.name, this.keyOf, this.settings);
 		}
 
-		/** The configuration so far, as an immutable value. */
-		public Settings<I> settings() {
-			return new Settings<>(this.name, this.keyOf, this.maxBatchSize, this.maxQueueDelay, this.maxQueued,
-					this.priority, this.timeout, this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		/** The settings so far, as an immutable value. */
+		public Settings settings() {
+			return this.settings;
 		}
-
 
 	}
 
 	/**
-	 * The configuration of a batcher, as its {@link Builder} collected and checked it. Immutable; the
-	 * builder's setters say what each value means and its limits.
+	 * The settings of a batcher ({@code gpu.batching.<name>.*} in the Spring Boot starter): their
+	 * defaults ({@link #DEFAULTS}), limits and checks, held here once; {@link Builder}'s setters and the
+	 * starter's properties map onto it. Immutable; each value is checked when the record is made.
 	 *
-	 * @param name the batcher's name
-	 * @param keyOf the batch key of an item
-	 * @param maxBatchSize most items per batch
-	 * @param maxQueueDelay longest hold for a fuller batch
-	 * @param maxQueued most items waiting
+	 * @param maxBatchSize most items per batch, 1 to {@link #MAX_BATCH_SIZE}
+	 * @param maxQueueDelay longest hold for a fuller batch (see {@link Builder#maxQueueDelay})
+	 * @param maxQueued most items waiting, 1 to {@link #MAX_QUEUED}
 	 * @param priority the priority of the batches' stream leases
 	 * @param timeout longest wait of an item in the queue; zero for none
-	 * @param maxConcurrentBatches most batches at once
+	 * @param maxConcurrentBatches most batches at once, 1 to what the pool can lease at the priority
+	 * (checked when the batcher is built)
 	 * @param acquireTimeout longest wait for a batch's lease, or {@code null} for the pool's
 	 * @param drainTimeout longest wait at close, or {@code null} for the context's
-	 * @param <I> item type
 	 */
-	record Settings<I>(String name, Function<? super I, ?> keyOf, int maxBatchSize, Duration maxQueueDelay,
-			int maxQueued, StreamPriority priority, Duration timeout, int maxConcurrentBatches, Duration acquireTimeout,
-			Duration drainTimeout) {
+	record Settings(int maxBatchSize, Duration maxQueueDelay, int maxQueued, StreamPriority priority, Duration timeout,
+			int maxConcurrentBatches, Duration acquireTimeout, Duration drainTimeout) {
+
+		/** Most items per batch. */
+		public static final int MAX_BATCH_SIZE = 1 << 16;
+
+		/** Most items a queue may hold. */
+		public static final int MAX_QUEUED = 1 << 24;
+
+		/**
+		 * The defaults: batches of up to 64 items, no hold for fuller batches, 1024 items queued, normal
+		 * priority, no item timeout, one batch at a time, the pool's acquire timeout and the context's
+		 * drain timeout.
+		 */
+		public static final Settings DEFAULTS = new Settings(64, Duration.ZERO, 1024, StreamPriority.NORMAL, Duration.ZERO,
+				1, null, null);
+
+		/**
+		 * Checks each value.
+		 * @throws InvalidSettingException when one is out of its limits
+		 * @throws NullPointerException when a required value is missing
+		 */
+		public Settings {
+			Limits.within(maxBatchSize, 1, MAX_BATCH_SIZE, "maxBatchSize");
+			Limits.nanos(maxQueueDelay, "maxQueueDelay");
+			Limits.within(maxQueued, 1, MAX_QUEUED, "maxQueued");
+			Objects.requireNonNull(priority, "priority");
+			Limits.nanos(timeout, "timeout");
+			Limits.within(maxConcurrentBatches, 1, StreamSettings.MAX_STREAMS, "maxConcurrentBatches");
+			if (acquireTimeout != null) {
+				Limits.nanos(acquireTimeout, "acquireTimeout");
+			}
+			if (drainTimeout != null) {
+				Limits.nanos(drainTimeout, "drainTimeout");
+			}
+		}
+
+		/**
+		 * These settings, once {@code maxConcurrentBatches} is checked against the streams the pool can
+		 * lease at the batcher's priority.
+		 * @throws InvalidSettingException ({@link InvalidSettingException.Problem#EXCEEDS}) when it is larger
+		 */
+		public Settings checkedFor(int leasable) {
+			if (this.maxConcurrentBatches > leasable) {
+				throw new InvalidSettingException("maxConcurrentBatches", InvalidSettingException.Problem.EXCEEDS, leasable,
+						"maxConcurrentBatches (" + this.maxConcurrentBatches + ") exceeds the " + leasable
+								+ " streams the pool can lease at priority " + this.priority);
+			}
+			return this;
+		}
+
+		/**
+		 * {@code name} when it can name a batcher: 1 to 64 letters, digits, '.', '_' or '-'.
+		 * @throws InvalidSettingException when it cannot
+		 */
+		public static String checkName(String name) {
+			Objects.requireNonNull(name, "name");
+			if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
+				throw new InvalidSettingException("name", InvalidSettingException.Problem.MALFORMED, null,
+						"A batcher name must be 1 to 64 letters, digits, '.', '_' or '-', got '" + name + "'");
+			}
+			return name;
+		}
+
+		/** With batches of at most {@code maxBatchSize} items. */
+		public Settings withMaxBatchSize(int maxBatchSize) {
+			return new Settings(maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, this.timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With {@code maxQueueDelay}. */
+		public Settings withMaxQueueDelay(Duration maxQueueDelay) {
+			return new Settings(this.maxBatchSize, maxQueueDelay, this.maxQueued, this.priority, this.timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With at most {@code maxQueued} items waiting. */
+		public Settings withMaxQueued(int maxQueued) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, maxQueued, this.priority, this.timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With leases of {@code priority}. */
+		public Settings withPriority(StreamPriority priority) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, priority, this.timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With an item timeout of {@code timeout} (zero: none). */
+		public Settings withTimeout(Duration timeout) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With at most {@code batches} batches at once. */
+		public Settings withMaxConcurrentBatches(int batches) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, this.timeout,
+					batches, this.acquireTimeout, this.drainTimeout);
+		}
+
+		/** With {@code acquireTimeout} ({@code null}: the pool's). */
+		public Settings withAcquireTimeout(Duration acquireTimeout) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, this.timeout,
+					this.maxConcurrentBatches, acquireTimeout, this.drainTimeout);
+		}
+
+		/** With {@code drainTimeout} ({@code null}: the context's). */
+		public Settings withDrainTimeout(Duration drainTimeout) {
+			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, this.timeout,
+					this.maxConcurrentBatches, this.acquireTimeout, drainTimeout);
+		}
+
 	}
 
 }

@@ -3,6 +3,9 @@ package dev.gpucompute;
 import java.time.Duration;
 import java.util.List;
 
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelTiming;
+
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
  * {@link EventRegistry}, the loaded kernels and the device memory of its {@link DeviceBuffer}s.
@@ -16,45 +19,15 @@ import java.util.List;
  */
 public interface GpuContext extends AutoCloseable {
 
-	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
-	int MAX_STREAMS = 1024;
-
-	/** Most worker threads of the CPU backend. */
-	int MAX_CPU_THREADS = 4096;
-
-	/** Most devices the CPU backend stands in for. */
-	int MAX_CPU_DEVICES = 64;
-
-	/** Most threads that pack and unpack large copies besides the calling thread. */
-	int MAX_COPY_THREADS = 64;
-
-	/** Smallest chunk of a pipelined copy (and the unit chunk sizes are counted in). */
-	long MIN_COPY_CHUNK = 4096;
-
-	/** Largest chunk of a pipelined copy. */
-	long MAX_COPY_CHUNK = 1L << 30;
-
-	/**
-	 * Staging copies may hold at once unless {@link GpuContextBuilder#stagingBudget(long)} says otherwise: 1 GiB.
-	 * A copy runs at full speed with a few chunks in flight (16 MiB at the default chunk size), so
-	 * this lets about 64 large copies run at full speed at once, twice the default stream pool's 32
-	 * streams, while keeping page-locked memory, which the operating system cannot page out, far
-	 * below a GPU server's memory. It is a ceiling, not a reservation.
-	 */
-	long DEFAULT_STAGING_BUDGET = 1L << 30;
-
-	/** Shortest utilisation sampling period: sampling queries every pooled stream. */
-	Duration MIN_UTILIZATION_SAMPLE_PERIOD = Duration.ofMillis(1);
-
 	/**
 	 * A builder with the defaults: auto backend, device 0, a pool of 8 to 32 streams, 30 s acquire and
-	 * drain timeouts (all of them in docs/runtime.md and on the builder's setters).
+	 * drain timeouts (each group's defaults and limits are in its record of {@code dev.gpucompute.settings}).
 	 */
 	static GpuContextBuilder builder() {
 		return new GpuContextBuilder();
 	}
 
-	/** The backend this context runs on (never {@code AUTO}: the one it chose). */
+	/** The backend this context runs on: the one it chose when none was asked for. */
 	Backend backend();
 
 	/** Why this backend was chosen (one line, also logged at open). */

@@ -3,14 +3,32 @@ package dev.gpucompute;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
+import dev.gpucompute.settings.CopySettings;
+import dev.gpucompute.settings.CpuSettings;
+import dev.gpucompute.settings.CudaSettings;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.InvalidSettingException;
+import dev.gpucompute.settings.KernelSettings;
+import dev.gpucompute.settings.KernelTiming;
+import dev.gpucompute.settings.MetricsSettings;
+import dev.gpucompute.settings.ShutdownSettings;
+import dev.gpucompute.settings.StreamSettings;
+
 /**
- * Configures and opens a {@link GpuContext}: {@code GpuContext.builder()...open()}. Each setter
- * checks its argument at once; {@link #open()} checks how they fit together. {@link #settings()} is
- * the configuration as an immutable value. Not thread-safe; a builder may open several contexts
- * (each with the settings of that moment).
+ * Configures and opens a {@link GpuContext}: {@code GpuContext.builder()...open()}. The settings of
+ * each group (streams, copies, CPU backend, kernels, shutdown, metrics, CUDA memory) are records of
+ * {@code dev.gpucompute.settings} that hold their defaults, limits and checks; the setters here map
+ * onto them, value by value ({@link #maxSize(int)}) or a whole group at once ({@link #streams(StreamSettings)}).
+ * Each setter checks its argument at once; {@link #open()} checks how they fit together (a pool size
+ * within the maximum, a staging budget that holds a chunk). {@link #settings()} is the configuration as
+ * an immutable value. Not thread-safe; a builder may open several contexts (each with the settings of
+ * that moment).
  */
 public final class GpuContextBuilder {
 
@@ -18,76 +36,31 @@ public final class GpuContextBuilder {
 
 	private int device;
 
-	private int poolSize = 8;
-
-	private int maxSize = 32;
-
-	private Duration acquireTimeout = Duration.ofSeconds(30);
-
-	private DefaultStreamMode defaultStream = DefaultStreamMode.PER_THREAD;
-
-	private Duration leakDetectionThreshold = Duration.ZERO;
-
-	private Duration drainTimeout = Duration.ofSeconds(30);
-
-	private int cpuThreads = Runtime.getRuntime().availableProcessors();
-
-	/** 0: the backend's default ({@code BackendProvider.defaultMemoryBudget()}), shared by the CPU devices. */
-	private long cpuMemoryBudget;
-
-	private long memoryPoolReleaseThreshold = Long.MAX_VALUE;
-
-	private List<String> compileOptions = List.of();
-
-	private Path kernelCacheDir;
-
-	private KernelTiming kernelTiming = KernelTiming.SAMPLED;
-
 	private GpuListener listener = GpuListener.NONE;
 
-	private Duration utilizationSamplePeriod = Duration.ofMillis(100);
+	private List<KernelSource> kernels = List.of();
 
-	private long stagingCacheBytes = 256L << 20;
+	/** Most streams leased at once per priority; a priority not here has no limit but the pool's maximum. */
+	private final EnumMap<StreamPriority, Integer> priorityLimits = new EnumMap<>(StreamPriority.class);
 
-	private long copyChunkBytes = 2L << 20;
+	private StreamSettings streams = StreamSettings.DEFAULTS;
 
-	private long stagingBudgetBytes = GpuContext.DEFAULT_STAGING_BUDGET;
+	private CopySettings copies = CopySettings.DEFAULTS;
 
-	private Duration stagingTimeout = Duration.ofSeconds(30);
+	private CpuSettings cpu = CpuSettings.DEFAULTS;
 
-	private int copyThreads = defaultCopyThreads();
+	private CudaSettings cuda = CudaSettings.DEFAULTS;
 
-	private long waitSpinNanos = -1;
+	private KernelSettings kernelSettings = KernelSettings.DEFAULTS;
 
-	private Duration utilizationWindow = Duration.ofSeconds(10);
+	private ShutdownSettings shutdown = ShutdownSettings.DEFAULTS;
 
-	private int cpuDevices = 1;
-
-		private List<KernelSource> kernels = List.of();
-
-	private Duration kernelLoadWaitThreshold = Duration.ofMillis(5);
-
-	/** Per priority (by ordinal): most streams leased at once; unlimited (the pool's maximum) by default. */
-	private int[] priorityLimits = unlimited();
+	private MetricsSettings metrics = MetricsSettings.DEFAULTS;
 
 	GpuContextBuilder() {
 	}
 
-	private static int[] unlimited() {
-		int[] limits = new int[StreamPriority.values().length];
-		java.util.Arrays.fill(limits, GpuContext.MAX_STREAMS);
-		return limits;
-	}
-
-	/**
-	 * How many devices the CPU backend stands in for ({@code gpu.cpu.devices}): 1 to
-	 * {@value GpuContext#MAX_CPU_DEVICES}, default 1. Each has its own workers and, unless
-	 * {@link #cpuMemoryBudget(long)} is set, an equal share of the default budget.
-	 */
-	public GpuContextBuilder cpuDevices(int devices) {
-		this.cpuDevices = Checks.within(devices, 1, GpuContext.MAX_CPU_DEVICES, "cpuDevices");
-		return this;
-	}
+	// ---- what to open ----------------------------------------------------------------------------
 
 	/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
 	public GpuContextBuilder backend(Backend backend) {
@@ -95,105 +68,19 @@ public final class GpuContextBuilder {
 		return this;
 	}
 
+	/** The device ordinal (default 0); {@link GpuDevices} replaces it by each device's. */
 	public GpuContextBuilder device(int ordinal) {
 		if (ordinal < 0) {
-			throw new IllegalArgumentException("Device ordinal must not be negative, got " + ordinal);
+			throw new InvalidSettingException("device", InvalidSettingException.Problem.TOO_SMALL, 0,
+					"Device ordinal must not be negative, got " + ordinal);
 		}
 		this.device = ordinal;
 		return this;
 	}
 
-	/** Streams created up front: 0 to {@value GpuContext#MAX_STREAMS}, at most {@link #maxSize(int)}. */
-	public GpuContextBuilder poolSize(int poolSize) {
-		this.poolSize = Checks.within(poolSize, 0, GpuContext.MAX_STREAMS, "poolSize");
-		return this;
-	}
-
-	/** Most streams the pool will create: 1 to {@value GpuContext#MAX_STREAMS}. */
-	public GpuContextBuilder maxSize(int maxSize) {
-		this.maxSize = Checks.within(maxSize, 1, GpuContext.MAX_STREAMS, "maxSize");
-		return this;
-	}
-
-	/**
-	 * Most pooled streams leased at once at {@code priority}, 1 to {@value GpuContext#MAX_STREAMS}
-	 * (default: no limit but the pool's maximum): a limit on {@link StreamPriority#NORMAL} keeps
-	 * streams free for {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool.
-	 * Callers beyond the limit wait like callers of a full pool (see {@link StreamPool}).
-	 */
-	public GpuContextBuilder priorityLimit(StreamPriority priority, int limit) {
-		Objects.requireNonNull(priority, "priority");
-		this.priorityLimits[priority.ordinal()] = Checks.within(limit, 1, GpuContext.MAX_STREAMS,
-				"priorityLimit(" + priority + ")");
-		return this;
-	}
-
-	/** Longest wait for a lease (zero: do not wait). */
-	public GpuContextBuilder acquireTimeout(Duration timeout) {
-		Checks.nanos(timeout, "acquireTimeout");
-		this.acquireTimeout = timeout;
-		return this;
-	}
-
-	public GpuContextBuilder defaultStream(DefaultStreamMode mode) {
-		this.defaultStream = Objects.requireNonNull(mode, "mode");
-		return this;
-	}
-
-	/** A lease held longer than this logs its acquisition stack; zero turns it off. */
-	public GpuContextBuilder leakDetectionThreshold(Duration threshold) {
-		Checks.nanos(threshold, "leakDetectionThreshold");
-		this.leakDetectionThreshold = threshold;
-		return this;
-	}
-
-	/** Longest wait at close for work in flight; work still pending then is abandoned. */
-	public GpuContextBuilder drainTimeout(Duration timeout) {
-		Checks.nanos(timeout, "drainTimeout");
-		this.drainTimeout = timeout;
-		return this;
-	}
-
-	/** Worker threads of the CPU backend: 1 to {@value GpuContext#MAX_CPU_THREADS} (default: the number of cores). */
-	public GpuContextBuilder cpuThreads(int threads) {
-		this.cpuThreads = Checks.within(threads, 1, GpuContext.MAX_CPU_THREADS, "cpuThreads");
-		return this;
-	}
-
-	/**
-	 * How much memory the CPU backend may hand out as device memory. Default: half the machine's
-	 * physical memory (the container's limit where one applies) where the backend allocates through
-	 * JNA, outside the JVM's direct-memory limit; the max heap size (the direct-memory limit's
-	 * default) where it falls back to direct buffers (the CPU backend's
-	 * {@code CpuBackendProvider.machineMemoryBudget()}); with several CPU devices
-	 * ({@link #cpuDevices(int)}) each gets an equal share of that default, or this whole budget when set.
-	 */
-	public GpuContextBuilder cpuMemoryBudget(long bytes) {
-		if (bytes < 1) {
-			throw new IllegalArgumentException("cpuMemoryBudget must be positive, got " + bytes);
-		}
-		this.cpuMemoryBudget = bytes;
-		return this;
-	}
-
-	/** Bytes the CUDA allocator keeps cached between frees (default: all); not negative. */
-	public GpuContextBuilder memoryPoolReleaseThreshold(long bytes) {
-		if (bytes < 0) {
-			throw new IllegalArgumentException("memoryPoolReleaseThreshold must not be negative, got " + bytes);
-		}
-		this.memoryPoolReleaseThreshold = bytes;
-		return this;
-	}
-
-	/** Extra compiler options for CUDA C kernels; no element may be null. */
-	public GpuContextBuilder compileOptions(List<String> options) {
-		Objects.requireNonNull(options, "options");
-		for (int i = 0; i < options.size(); i++) {
-			if (options.get(i) == null) {
-				throw new NullPointerException("compileOptions[" + i + "] is null");
-			}
-		}
-		this.compileOptions = List.copyOf(options);
+	/** Told of launches, leases, batches and memory (default: nobody listens, which costs nothing). */
+	public GpuContextBuilder listener(GpuListener listener) {
+		this.listener = Objects.requireNonNull(listener, "listener");
 		return this;
 	}
 
@@ -225,55 +112,65 @@ public final class GpuContextBuilder {
 		return this;
 	}
 
-	/**
-	 * How long a kernel's load step (on CUDA the driver's module load) may take while this context
-	 * has work in flight before the load counts as having waited for that work: logged at WARN and
-	 * reported with {@link KernelLoad#waited()}. Default 5 ms (a prebuilt fatbin loads in under
-	 * 0.5 ms on an idle H200); zero reports every load made while work is in flight.
-	 */
-	public GpuContextBuilder kernelLoadWaitThreshold(Duration threshold) {
-		Checks.nanos(threshold, "kernelLoadWaitThreshold");
-		this.kernelLoadWaitThreshold = threshold;
-		return this;
-	}
+	// ---- streams: StreamSettings ------------------------------------------------------------------
 
-	/** Where compiled kernels are cached; {@code null} for no disk cache. */
-	public GpuContextBuilder kernelCacheDir(Path dir) {
-		this.kernelCacheDir = dir;
-		return this;
-	}
-
-	public GpuContextBuilder kernelTiming(KernelTiming timing) {
-		this.kernelTiming = Objects.requireNonNull(timing, "timing");
-		return this;
-	}
-
-	public GpuContextBuilder listener(GpuListener listener) {
-		this.listener = Objects.requireNonNull(listener, "listener");
+	/** The stream settings as a whole (see {@link StreamSettings}), replacing those set before. */
+	public GpuContextBuilder streams(StreamSettings streams) {
+		this.streams = Objects.requireNonNull(streams, "streams");
 		return this;
 	}
 
 	/**
-	 * How often pooled streams are sampled for the utilisation statistic, and the window it
-	 * averages over. A zero period turns sampling off; otherwise the period is at least
-	 * {@link GpuContext#MIN_UTILIZATION_SAMPLE_PERIOD} (each sample queries every pooled stream) and
-	 * the window at least the period.
+	 * Streams created up front: 0 to {@value StreamSettings#MAX_STREAMS}, at most {@link #maxSize(int)}
+	 * (default {@value StreamSettings#DEFAULT_POOL_SIZE}, or the maximum when that is smaller).
 	 */
-	public GpuContextBuilder utilizationSampling(Duration period, Duration window) {
-		Checks.nanos(period, "period");
-		Checks.nanos(window, "window");
-		if (!period.isZero()) {
-			if (period.compareTo(GpuContext.MIN_UTILIZATION_SAMPLE_PERIOD) < 0) {
-				throw new IllegalArgumentException("The utilisation sampling period must be zero (off) or at least "
-						+ GpuContext.MIN_UTILIZATION_SAMPLE_PERIOD + ", got " + period);
-			}
-			if (window.compareTo(period) < 0) {
-				throw new IllegalArgumentException("The utilisation window (" + window
-						+ ") must be at least the sampling period (" + period + ")");
-			}
-		}
-		this.utilizationSamplePeriod = period;
-		this.utilizationWindow = window;
+	public GpuContextBuilder poolSize(int poolSize) {
+		this.streams = this.streams.withPoolSize(poolSize);
+		return this;
+	}
+
+	/** Most streams the pool will create: 1 to {@value StreamSettings#MAX_STREAMS} (default {@value StreamSettings#DEFAULT_MAX_SIZE}). */
+	public GpuContextBuilder maxSize(int maxSize) {
+		this.streams = this.streams.withMaxSize(maxSize);
+		return this;
+	}
+
+	/** Longest wait for a lease (default 30 s; zero: do not wait). */
+	public GpuContextBuilder acquireTimeout(Duration timeout) {
+		this.streams = this.streams.withAcquireTimeout(timeout);
+		return this;
+	}
+
+	/** Which stream work goes to when no stream is current (default {@link DefaultStreamMode#PER_THREAD}). */
+	public GpuContextBuilder defaultStream(DefaultStreamMode mode) {
+		this.streams = this.streams.withDefaultStream(Objects.requireNonNull(mode, "mode"));
+		return this;
+	}
+
+	/** A lease held longer than this logs its acquisition stack; zero (the default) turns it off. */
+	public GpuContextBuilder leakDetectionThreshold(Duration threshold) {
+		this.streams = this.streams.withLeakDetectionThreshold(threshold);
+		return this;
+	}
+
+	/**
+	 * Most pooled streams leased at once at {@code priority}: 1 to the pool's maximum (default: no
+	 * limit but the maximum). A limit on {@link StreamPriority#NORMAL} keeps streams free for
+	 * {@link StreamPriority#HIGH} work, so bulk work cannot take the whole pool. Callers beyond the
+	 * limit wait like callers of a full pool (see {@link StreamPool}). {@link #open()} checks it
+	 * against the maximum.
+	 */
+	public GpuContextBuilder priorityLimit(StreamPriority priority, int limit) {
+		Objects.requireNonNull(priority, "priority");
+		this.priorityLimits.put(priority, StreamSettings.checkPriorityLimit(limit, "priorityLimit(" + priority + ")"));
+		return this;
+	}
+
+	// ---- copies: CopySettings ---------------------------------------------------------------------
+
+	/** The copy settings as a whole (see {@link CopySettings}), replacing those set before. */
+	public GpuContextBuilder copies(CopySettings copies) {
+		this.copies = Objects.requireNonNull(copies, "copies");
 		return this;
 	}
 
@@ -283,99 +180,178 @@ public final class GpuContextBuilder {
 	 * frees it for every copy and host buffer.
 	 */
 	public GpuContextBuilder stagingCache(long bytes) {
-		if (bytes < 0) {
-			throw new IllegalArgumentException("stagingCache must not be negative, got " + bytes);
-		}
-		this.stagingCacheBytes = bytes;
+		this.copies = this.copies.withStagingCache(bytes);
 		return this;
 	}
 
 	/**
-	 * Bytes per chunk of array and buffer copies larger than one chunk, which go through staging
-	 * memory in chunks so that packing on the host overlaps the transfer (default 2 MiB): a
-	 * multiple of {@value GpuContext#MIN_COPY_CHUNK} up to {@value GpuContext#MAX_COPY_CHUNK}.
-	 * Copies of at most one chunk go in one step.
+	 * Bytes per chunk of array and buffer copies larger than one chunk (default 2 MiB): a multiple of
+	 * {@value CopySettings#MIN_CHUNK} up to {@value CopySettings#MAX_CHUNK} (see {@link CopySettings#chunkSize()}).
 	 */
 	public GpuContextBuilder copyChunkSize(long bytes) {
-		this.copyChunkBytes = ContextSettings.checkCopyChunk(bytes);
+		this.copies = this.copies.withChunkSize(bytes);
 		return this;
 	}
 
 	/**
 	 * Most staging memory (page-locked on CUDA) that array and buffer copies hold at once, in bytes
-	 * (default {@value GpuContext#DEFAULT_STAGING_BUDGET}, 1 GiB): at least one chunk
-	 * ({@link #copyChunkSize(long)}), which {@link #open()} checks. A copy of at most one chunk
-	 * holds one block of its size; a larger copy holds a few chunks at a time (two or more when the
-	 * budget has room, up to 8 or two per copy thread and caller) and reuses each once the stream
-	 * has passed it, so a copy of any size runs within any budget. A copy that finds no room waits,
-	 * first come first served, up to {@link #stagingTimeout(Duration)}, then fails with
-	 * {@link StagingExhaustedException}. Memory from {@link GpuContext#allocateHost(long)} does
-	 * not count: it is the application's, held as long as it chooses.
+	 * (default 1 GiB): at least one chunk, which {@link #open()} checks (see
+	 * {@link CopySettings#stagingBudget()}). Memory of host buffers does not count.
 	 */
 	public GpuContextBuilder stagingBudget(long bytes) {
-		if (bytes < GpuContext.MIN_COPY_CHUNK) {
-			throw new IllegalArgumentException("stagingBudget must be at least " + GpuContext.MIN_COPY_CHUNK + " bytes, got " + bytes);
-		}
-		this.stagingBudgetBytes = bytes;
+		this.copies = this.copies.withStagingBudget(bytes);
 		return this;
 	}
 
 	/**
-	 * Longest wait of a copy for staging (default 30 s, like a stream lease's), then
-	 * {@link StagingExhaustedException}: for room in the staging budget, and, for a copy larger than
-	 * the staging blocks it holds, for each of its own blocks to come back from its stream (its
-	 * earlier chunks done), which behind a long kernel is as long as the kernel runs. Zero fails at
-	 * once when there is no room or no block: then array and buffer copies larger than their blocks
-	 * (up to 8 chunks, or two per packing thread) fail whenever their stream has not passed an
-	 * earlier chunk in time, so copy such data through a {@link HostBuffer}.
+	 * Longest wait of a copy for staging (default 30 s), then {@link StagingExhaustedException} (see
+	 * {@link CopySettings#stagingTimeout()}).
 	 */
 	public GpuContextBuilder stagingTimeout(Duration timeout) {
-		Checks.nanos(timeout, "stagingTimeout");
-		this.stagingTimeout = timeout;
+		this.copies = this.copies.withStagingTimeout(timeout);
 		return this;
 	}
 
 	/**
 	 * Threads that pack and unpack the chunks of large copies besides the calling thread: 0 to
-	 * {@value GpuContext#MAX_COPY_THREADS} (default: a quarter of the cores, 1 to 4). They start
-	 * when a copy needs them and end when idle for a few seconds.
+	 * {@value CopySettings#MAX_THREADS} (default: a quarter of the cores, 1 to 4).
 	 */
 	public GpuContextBuilder copyThreads(int threads) {
-		this.copyThreads = Checks.within(threads, 0, GpuContext.MAX_COPY_THREADS, "copyThreads");
+		this.copies = this.copies.withThreads(threads);
+		return this;
+	}
+
+	// ---- the CPU backend: CpuSettings --------------------------------------------------------------
+
+	/** The CPU backend's settings as a whole (see {@link CpuSettings}), replacing those set before. */
+	public GpuContextBuilder cpu(CpuSettings cpu) {
+		this.cpu = Objects.requireNonNull(cpu, "cpu");
+		return this;
+	}
+
+	/** Worker threads of the CPU backend: 1 to {@value CpuSettings#MAX_THREADS} (default: the number of cores). */
+	public GpuContextBuilder cpuThreads(int threads) {
+		this.cpu = this.cpu.withThreads(threads);
 		return this;
 	}
 
 	/**
-	 * How long a thread waiting for a copy's future spins for its completion;
-	 * -1 (the default): 100 µs on CUDA, none on the CPU backend. Tests set it to run the waiter's
-	 * path on the CPU backend.
+	 * How many devices the CPU backend stands in for ({@code gpu.cpu.devices}): 1 to
+	 * {@value CpuSettings#MAX_DEVICES}, default 1. Each has its own workers and, unless
+	 * {@link #cpuMemoryBudget(long)} is set, an equal share of the default budget.
 	 */
-	GpuContextBuilder waitSpinNanos(long nanos) {
-		this.waitSpinNanos = nanos;
+	public GpuContextBuilder cpuDevices(int devices) {
+		this.cpu = this.cpu.withDevices(devices);
 		return this;
 	}
 
-	private static int defaultCopyThreads() {
-		return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
+	/** How much memory the CPU backend may hand out as device memory; positive (see {@link CpuSettings#memoryBudget()}). */
+	public GpuContextBuilder cpuMemoryBudget(long bytes) {
+		this.cpu = this.cpu.withMemoryBudget(bytes);
+		return this;
 	}
 
-	/** The configuration so far, as an immutable value (for opening contexts, logging, tests). */
-	public ContextSettings settings() {
-		return new ContextSettings(this.backend, this.device, this.poolSize, this.maxSize, this.acquireTimeout,
-				this.defaultStream, this.leakDetectionThreshold, this.drainTimeout, this.cpuThreads, this.cpuMemoryBudget,
-				this.memoryPoolReleaseThreshold, this.compileOptions, this.kernelCacheDir, this.kernelTiming, this.listener,
-				this.utilizationSamplePeriod, this.utilizationWindow, this.stagingCacheBytes, this.copyChunkBytes,
-				this.stagingBudgetBytes, this.stagingTimeout, this.copyThreads, this.waitSpinNanos, this.cpuDevices,
-				this.kernels, this.kernelLoadWaitThreshold, ContextSettings.limits(this.priorityLimits));
+	// ---- the CUDA backend: CudaSettings ------------------------------------------------------------
+
+	/** The CUDA backend's settings as a whole (see {@link CudaSettings}), replacing those set before. */
+	public GpuContextBuilder cuda(CudaSettings cuda) {
+		this.cuda = Objects.requireNonNull(cuda, "cuda");
+		return this;
+	}
+
+	/** Bytes the CUDA allocator keeps cached between frees (default: all); not negative. */
+	public GpuContextBuilder memoryPoolReleaseThreshold(long bytes) {
+		this.cuda = new CudaSettings(bytes);
+		return this;
+	}
+
+	// ---- kernels: KernelSettings -------------------------------------------------------------------
+
+	/** How kernels are compiled and loaded, as a whole (see {@link KernelSettings}), replacing what was set before. */
+	public GpuContextBuilder kernelSettings(KernelSettings settings) {
+		this.kernelSettings = Objects.requireNonNull(settings, "settings");
+		return this;
+	}
+
+	/** Extra compiler options for CUDA C kernels; no element may be null. */
+	public GpuContextBuilder compileOptions(List<String> options) {
+		this.kernelSettings = this.kernelSettings.withCompileOptions(Objects.requireNonNull(options, "options"));
+		return this;
+	}
+
+	/** Where compiled kernels are cached; {@code null} (the default) for no disk cache. */
+	public GpuContextBuilder kernelCacheDir(Path dir) {
+		this.kernelSettings = this.kernelSettings.withCacheDir(dir);
+		return this;
 	}
 
 	/**
-	 * Opens the device and creates {@code poolSize} streams.
+	 * How long a kernel's load step may take while this context has work in flight before the load
+	 * counts as having waited for that work (default 5 ms; see {@link KernelSettings#loadWaitThreshold()}).
+	 */
+	public GpuContextBuilder kernelLoadWaitThreshold(Duration threshold) {
+		this.kernelSettings = this.kernelSettings.withLoadWaitThreshold(threshold);
+		return this;
+	}
+
+	// ---- shutdown: ShutdownSettings ----------------------------------------------------------------
+
+	/** How the context closes, as a whole (see {@link ShutdownSettings}), replacing what was set before. */
+	public GpuContextBuilder shutdown(ShutdownSettings shutdown) {
+		this.shutdown = Objects.requireNonNull(shutdown, "shutdown");
+		return this;
+	}
+
+	/** Longest wait at close for work in flight (default 30 s); work still pending then is abandoned. */
+	public GpuContextBuilder drainTimeout(Duration timeout) {
+		this.shutdown = new ShutdownSettings(timeout);
+		return this;
+	}
+
+	// ---- metrics: MetricsSettings ------------------------------------------------------------------
+
+	/** What the context measures, as a whole (see {@link MetricsSettings}), replacing what was set before. */
+	public GpuContextBuilder metrics(MetricsSettings metrics) {
+		this.metrics = Objects.requireNonNull(metrics, "metrics");
+		return this;
+	}
+
+	/** Which launches are timed in device time (default {@link KernelTiming#SAMPLED}). */
+	public GpuContextBuilder kernelTiming(KernelTiming timing) {
+		this.metrics = this.metrics.withKernelTiming(Objects.requireNonNull(timing, "timing"));
+		return this;
+	}
+
+	/**
+	 * How often pooled streams are sampled for the utilisation statistic, and the window it averages
+	 * over (default every 100 ms over 10 s). A zero period turns sampling off; otherwise the period is at
+	 * least {@link MetricsSettings#MIN_UTILIZATION_SAMPLE_PERIOD} and the window at least the period.
+	 */
+	public GpuContextBuilder utilizationSampling(Duration period, Duration window) {
+		this.metrics = this.metrics.withUtilizationSampling(period, window);
+		return this;
+	}
+
+	// ---- the result --------------------------------------------------------------------------------
+
+	/**
+	 * The configuration so far, as an immutable value (for opening contexts, logging, tests), without
+	 * the device ordinal: every device of {@link GpuDevices} opens with the same settings.
+	 * @throws InvalidSettingException when values contradict each other (a pool size above the
+	 * maximum, a staging budget smaller than a chunk, a priority limit above the maximum)
+	 */
+	public Settings settings() {
+		return new Settings(this.backend, this.listener, this.kernels, this.priorityLimits, this.streams, this.copies,
+				this.cpu, this.cuda, this.kernelSettings, this.shutdown, this.metrics);
+	}
+
+	/**
+	 * Opens the device and creates the pool's streams.
 	 * @throws BackendUnavailableException when the requested backend cannot run here
-	 * @throws IllegalArgumentException when sizes contradict each other
+	 * @throws InvalidSettingException when values contradict each other
 	 */
 	public GpuContext open() {
-		return runtime().open(settings());
+		return runtime().open(settings(), this.device);
 	}
 
 	/**
@@ -414,6 +390,62 @@ public final class GpuContextBuilder {
 				throw new IllegalStateException(this.problem, this.cause);
 			}
 			return this.runtime;
+		}
+
+	}
+
+
+	/**
+	 * The configuration of a context, as {@link GpuContextBuilder#settings()} collects it: what the
+	 * runtime opens a context with, on whichever device. Immutable; the records of each group checked
+	 * their own values, and this checks how they fit together.
+	 *
+	 * @param backend the backend asked for, or {@code null} to choose automatically
+	 * @param listener told of launches, leases, batches and memory
+	 * @param kernels kernels loaded when the context opens
+	 * @param priorityLimits most streams leased at once per priority; a priority missing has no limit
+	 * but the pool's maximum
+	 * @param streams the stream pool and the default stream
+	 * @param copies copies and their staging memory
+	 * @param cpu the CPU backend
+	 * @param cuda the CUDA backend's memory
+	 * @param kernelSettings how kernels are compiled and loaded
+	 * @param shutdown how the context closes
+	 * @param metrics what the context measures
+	 */
+	public record Settings(Backend backend, GpuListener listener, List<KernelSource> kernels,
+			Map<StreamPriority, Integer> priorityLimits, StreamSettings streams, CopySettings copies, CpuSettings cpu,
+			CudaSettings cuda, KernelSettings kernelSettings, ShutdownSettings shutdown, MetricsSettings metrics) {
+
+		/**
+		 * Checks that the values fit together and copies the collections.
+		 * @throws NullPointerException when a value other than the backend is missing
+		 * @throws InvalidSettingException when the pool size or a priority limit exceeds the pool's
+		 * maximum, or the staging budget does not hold a chunk
+		 */
+		public Settings {
+			Objects.requireNonNull(listener, "listener");
+			kernels = List.copyOf(kernels);
+			Objects.requireNonNull(streams, "streams").checked();
+			Objects.requireNonNull(copies, "copies").checked();
+			Objects.requireNonNull(cpu, "cpu");
+			Objects.requireNonNull(cuda, "cuda");
+			Objects.requireNonNull(kernelSettings, "kernelSettings");
+			Objects.requireNonNull(shutdown, "shutdown");
+			Objects.requireNonNull(metrics, "metrics");
+			EnumMap<StreamPriority, Integer> limits = new EnumMap<>(StreamPriority.class);
+			priorityLimits.forEach((priority, limit) -> {
+				String name = "priorityLimit(" + Objects.requireNonNull(priority, "priority") + ")";
+				StreamSettings.checkPriorityLimit(Objects.requireNonNull(limit, name), name);
+				dev.gpucompute.settings.Limits.notAbove(limit, name, streams.maxSize(), "maxSize");
+				limits.put(priority, limit);
+			});
+			priorityLimits = Collections.unmodifiableMap(limits);
+		}
+
+		/** The most streams leased at once at {@code priority}: its limit, or the pool's maximum. */
+		public int priorityLimit(StreamPriority priority) {
+			return this.priorityLimits.getOrDefault(priority, this.streams.maxSize());
 		}
 
 	}

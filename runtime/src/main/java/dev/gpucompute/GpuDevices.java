@@ -35,8 +35,8 @@ public interface GpuDevices extends AutoCloseable {
 	 */
 	static GpuDevices open(GpuContextBuilder template, Collection<Integer> ordinals) {
 		Objects.requireNonNull(template, "template");
-		ContextSettings settings = template.settings();
-		return GpuContextBuilder.runtime().openDevices(settings::withDevice, ordinals);
+		GpuContextBuilder.Settings settings = template.settings();
+		return GpuContextBuilder.runtime().openDevices((ordinal) -> settings, ordinals);
 	}
 
 	/**
@@ -48,9 +48,7 @@ public interface GpuDevices extends AutoCloseable {
 	static GpuDevices open(IntFunction<GpuContextBuilder> builderFor, Collection<Integer> ordinals) {
 		Objects.requireNonNull(builderFor, "builderFor");
 		return GpuContextBuilder.runtime().openDevices(
-				(ordinal) -> Objects.requireNonNull(builderFor.apply(ordinal), "builder for device " + ordinal)
-					.settings()
-					.withDevice(ordinal),
+				(ordinal) -> Objects.requireNonNull(builderFor.apply(ordinal), "builder for device " + ordinal).settings(),
 				ordinals);
 	}
 
@@ -60,9 +58,9 @@ public interface GpuDevices extends AutoCloseable {
 	 */
 	static GpuDevices openAll(GpuContextBuilder template) {
 		Objects.requireNonNull(template, "template");
-		ContextSettings settings = template.settings();
+		GpuContextBuilder.Settings settings = template.settings();
 		List<Integer> ordinals = new ArrayList<>();
-		for (int i = 0; i < deviceCount(settings.backend(), settings.cpuDevices()); i++) {
+		for (int i = 0; i < deviceCount(settings.backend(), settings.cpu().devices()); i++) {
 			ordinals.add(i);
 		}
 		return open(template, ordinals);

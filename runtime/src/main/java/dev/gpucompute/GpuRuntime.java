@@ -15,20 +15,21 @@ import java.util.function.IntFunction;
  */
 public interface GpuRuntime {
 
-	/** Opens a context with {@code settings} (see {@link GpuContextBuilder#open()}). */
-	GpuContext open(ContextSettings settings);
+	/** Opens a context on device {@code device} with {@code settings} (see {@link GpuContextBuilder#open()}). */
+	GpuContext open(GpuContextBuilder.Settings settings, int device);
 
 	/**
 	 * Opens one context per ordinal, each with the settings {@code settingsFor} gives for it, in the
 	 * order given (see {@link GpuDevices#open(GpuContextBuilder, Collection)}).
 	 */
-	GpuDevices openDevices(IntFunction<ContextSettings> settingsFor, Collection<Integer> ordinals);
+	GpuDevices openDevices(IntFunction<GpuContextBuilder.Settings> settingsFor, Collection<Integer> ordinals);
 
 	/** How many devices {@code backend} has here (see {@link GpuDevices#deviceCount(Backend, int)}). */
 	int deviceCount(Backend backend, int cpuDevices);
 
 	/** Builds, registers and starts a batcher on {@code context} (see {@link GpuBatcher.Builder#build()}). */
-	<I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler, GpuBatcher.Settings<I> settings);
+	<I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler, String name,
+			java.util.function.Function<? super I, ?> keyOf, GpuBatcher.Settings settings);
 
 	/** Starts recording acquisitions (see {@link LeakTracker#start()}). */
 	LeakTracker startLeakTracker();

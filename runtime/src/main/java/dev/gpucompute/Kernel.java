@@ -3,6 +3,8 @@ package dev.gpucompute;
 import java.time.Duration;
 import java.util.List;
 
+import dev.gpucompute.settings.KernelTiming;
+
 /**
  * A kernel loaded into a {@link GpuContext}, ready to launch through {@link GpuLauncher}. Obtained
  * from {@link GpuLauncher#load(KernelSource)} or {@link GpuLauncher#kernel(String)}; owned by the

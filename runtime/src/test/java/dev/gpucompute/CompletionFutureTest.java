@@ -95,7 +95,7 @@ class CompletionFutureTest {
 	/** The same on a completion thread, where a completion nobody waits for runs: its future fails, it does not hang. */
 	@Test
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
-		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).waitSpinNanos(0).open()) {
+		try (GpuContext context = ContextImpl.open(GpuContext.builder().backend(Backend.CPU).settings(), 0, 0)) {
 			IllegalStateException broken = new IllegalStateException("broken completion");
 			CompletableFuture<Void> future = ((ContextImpl) context).whenDone(StreamHandle.of(context.defaultStream()).use(),
 					(CompletableFuture<Void> done, GpuException failure) -> {
@@ -303,8 +303,9 @@ class CompletionFutureTest {
 		int rounds = 200;
 		int bytes = 4096;
 		Set<String> completedOn = ConcurrentHashMap.newKeySet();
-		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(threads)
-			.maxSize(threads).waitSpinNanos(TimeUnit.MILLISECONDS.toNanos(5)).open()) {
+		try (GpuContext context = ContextImpl.open(
+				GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(threads).maxSize(threads).settings(), 0,
+				TimeUnit.MILLISECONDS.toNanos(5))) {
 			ExecutorService callers = Executors.newFixedThreadPool(threads, (task) -> new Thread(task, "caller"));
 			CountDownLatch start = new CountDownLatch(1);
 			List<Future<?>> results = new ArrayList<>();
@@ -372,8 +373,8 @@ class CompletionFutureTest {
 	@Test
 	void closeWaitsForACompletionThatAWaiterIsRunning() throws Exception {
 		int bytes = 4096;
-		GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2)
-			.waitSpinNanos(TimeUnit.SECONDS.toNanos(30)).open();
+		GpuContext context = ContextImpl.open(GpuContext.builder().backend(Backend.CPU).cpuThreads(2).settings(), 0,
+				TimeUnit.SECONDS.toNanos(30));
 		CountDownLatch unpacking = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		AtomicReference<Thread> waiter = new AtomicReference<>();

@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.settings.KernelTiming;
+
 /** The cleaner returns what was dropped without being closed (docs/runtime.md, "Semantics", item 11). */
 class LeakSafetyNetTest {
 

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.settings.KernelTiming;
+
 /**
  * {@link StreamPool#leases()} lists what holds the pool, oldest first, with where each lease was
  * acquired; {@link StreamPool#stallReason()} tells a pool whose leases do not come back from a busy

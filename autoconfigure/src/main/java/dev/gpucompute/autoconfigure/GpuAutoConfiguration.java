@@ -11,7 +11,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.validation.ValidationBindHandler;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
@@ -51,6 +53,17 @@ import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 @ConditionalOnBooleanProperty(name = "gpu.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(GpuProperties.class)
 public final class GpuAutoConfiguration {
+
+	/**
+	 * Checks the {@code gpu.*} values against the runtime's rules when {@link GpuProperties} is bound
+	 * ({@link GpuPropertiesValidator}); other configuration properties are left alone (the validator
+	 * supports only {@link GpuProperties}).
+	 */
+	@Bean
+	static ConfigurationPropertiesBindHandlerAdvisor gpuPropertiesValidation() {
+		GpuPropertiesValidator validator = new GpuPropertiesValidator();
+		return (handler) -> new ValidationBindHandler(handler, validator);
+	}
 
 	/** Applies {@code gpu.unknown-properties} before any bean exists, so a misspelled key fails before a device opens. */
 	@Bean

@@ -93,14 +93,7 @@ public final class GpuBatchers implements SmartInitializingSingleton, Disposable
 		synchronized (this.requested) {
 			this.requested.add(name);
 		}
-		return GpuBatcher.builder(this.context, handler)
-			.name(name)
-			.maxBatchSize(configured.getMaxBatchSize())
-			.maxQueueDelay(configured.getMaxQueueDelay())
-			.maxQueued(configured.getMaxQueued())
-			.priority(configured.getPriority())
-			.timeout(configured.getTimeout())
-			.maxConcurrentBatches(configured.getMaxConcurrentBatches());
+		return GpuBatcher.builder(this.context, handler).name(name).settings(GpuSettingsMapping.batcher(configured));
 	}
 
 	/** The configured settings by name ({@code gpu.batching}); unmodifiable. */

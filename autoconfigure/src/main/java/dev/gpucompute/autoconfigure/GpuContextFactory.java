@@ -1,6 +1,5 @@
 package dev.gpucompute.autoconfigure;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -18,12 +17,12 @@ import org.springframework.core.env.Environment;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.spi.BackendProvider;
-import dev.gpucompute.spi.Backends;
-import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.spi.BackendSelection;
+import dev.gpucompute.spi.Backends;
 
 /**
  * Opens the {@link GpuDevices} bean from {@link GpuProperties}: chooses the backend and the devices
@@ -83,7 +82,7 @@ final class GpuContextFactory {
 		}
 		// Each builder logs the one line saying which backend was chosen and why.
 		GpuDevices devices = GpuDevices.open(
-				(ordinal) -> builder(requested, cpuDevices, ordinal, listenerFor(own.get(ordinal), handedOut)),
+				(ordinal) -> builder(requested, ordinal, listenerFor(own.get(ordinal), handedOut)),
 				ordinals);
 		GpuContext primary = devices.primary();
 		if (requested == null && primary.backend() == Backend.CPU) {
@@ -115,27 +114,17 @@ final class GpuContextFactory {
 		return CompositeGpuListener.of(result);
 	}
 
-	private GpuContextBuilder builder(Backend requested, int cpuDevices, int ordinal, GpuListener listener) {
+	private GpuContextBuilder builder(Backend requested, int ordinal, GpuListener listener) {
 		GpuContextBuilder builder = GpuContext.builder()
 			.backend(requested)
 			.device(ordinal)
-			.cpuDevices(cpuDevices)
-			.poolSize(this.properties.getStreams().getPoolSize())
-			.maxSize(this.properties.getStreams().getMaxSize())
-			.acquireTimeout(this.properties.getStreams().getAcquireTimeout())
-			.defaultStream(this.properties.getStreams().getDefaultStream())
-			.leakDetectionThreshold(this.properties.getStreams().getLeakDetectionThreshold())
-			.drainTimeout(this.properties.getShutdown().getDrainTimeout())
-			.stagingBudget(this.properties.getCopies().getStagingBudget().toBytes())
-			.stagingTimeout(this.properties.getCopies().getStagingTimeout())
-			.compileOptions(this.properties.getKernels().getCompileOptions())
-			.kernelCacheDir(cacheDir())
-			.kernelTiming(this.properties.getMetrics().getKernelTiming())
+			.streams(GpuSettingsMapping.streams(this.properties.getStreams()))
+			.copies(GpuSettingsMapping.copies(this.properties.getCopies()))
+			.cpu(GpuSettingsMapping.cpu(this.properties.getCpu()))
+			.kernelSettings(GpuSettingsMapping.kernels(this.properties.getKernels()))
+			.shutdown(GpuSettingsMapping.shutdown(this.properties.getShutdown()))
+			.metrics(GpuSettingsMapping.metrics(this.properties.getMetrics()))
 			.listener(listener);
-		Integer threads = this.properties.getCpu().getThreads();
-		if (threads != null) {
-			builder.cpuThreads(threads);
-		}
 		this.properties.getStreams().getPriorityLimits().forEach(builder::priorityLimit);
 		for (GpuContextCustomizer customizer : this.customizers) {
 			customizer.customize(builder);
@@ -147,7 +136,7 @@ final class GpuContextFactory {
 	private List<Integer> ordinals(Backend requested, int cpuDevices) {
 		List<String> configured = this.properties.getDevices();
 		if (configured == null) {
-			return List.of(chooseOrdinal(requested, this.properties.getDevice(), cpuDevices));
+			return List.of(chooseOrdinal(requested, device(), cpuDevices));
 		}
 		// Validated when the properties were bound.
 		DeviceSelection selection = DeviceSelection.parse(configured);
@@ -159,7 +148,7 @@ final class GpuContextFactory {
 		int count = GpuDevices.deviceCount(backend, cpuDevices);
 		List<Integer> ordinals = new ArrayList<>();
 		if (selection.all()) {
-			int primary = this.properties.getDevice();
+			int primary = device();
 			if (primary >= count) {
 				if (requested != null || backend == Backend.CUDA) {
 					throw new DeviceOrdinalOutOfRangeException(backend, "gpu.device", primary, count,
@@ -183,7 +172,7 @@ final class GpuContextFactory {
 							devicesOrigin(ordinal));
 				}
 			}
-			if (this.properties.isDeviceSet()) {
+			if (this.properties.getDevice() != null) {
 				ordinals.add(this.properties.getDevice());
 			}
 			for (int ordinal : selection.ordinals()) {
@@ -259,9 +248,10 @@ final class GpuContextFactory {
 		throw new DeviceOrdinalOutOfRangeException(backend, ordinal, count);
 	}
 
-	private Path cacheDir() {
-		Path configured = this.properties.getKernels().getCacheDir();
-		return (configured != null) ? configured : Path.of(System.getProperty("java.io.tmpdir"), "gpu-compute-kernels");
+	/** The primary device {@code gpu.device} names, 0 when it is not set. */
+	private int device() {
+		Integer device = this.properties.getDevice();
+		return (device != null) ? device : 0;
 	}
 
 }

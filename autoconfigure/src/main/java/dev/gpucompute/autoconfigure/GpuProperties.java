@@ -10,51 +10,22 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
-import org.springframework.validation.Errors;
-import org.springframework.validation.Validator;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuBatcher;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
- * Configuration of the GPU beans, bound to the {@code gpu.*} properties.
- *
- * <p>The properties validate themselves (this class is a Spring {@link Validator}, which the
- * binder applies without needing a Bean Validation provider on the class path): a value out of
- * range, or sizes that contradict each other, fail start-up with a report that names the property,
- * its value and where it was set.
+ * Configuration of the GPU beans, bound to the {@code gpu.*} properties: fields and their
+ * descriptions, which become the IDE's help. The values' defaults and limits are the runtime's (the
+ * records of {@code dev.gpucompute.settings} and {@code GpuBatcher.Settings}); a value left unset is
+ * {@code null} where its default depends on another value. {@link GpuPropertiesValidator} checks the
+ * bound values against the runtime's rules when they are bound, so that a value out of range fails
+ * start-up with a report naming the property, its value and where it was set.
  */
 @ConfigurationProperties("gpu")
-public class GpuProperties implements Validator {
-
-	/** Error code of a value below its minimum. */
-	public static final String CODE_TOO_SMALL = "gpu.too-small";
-
-	/** Error code of a negative duration. */
-	public static final String CODE_NEGATIVE = "gpu.negative";
-
-	/** Error code of {@code gpu.streams.pool-size} larger than {@code gpu.streams.max-size}. */
-	public static final String CODE_POOL_EXCEEDS_MAX = "gpu.pool-size-exceeds-max-size";
-
-	/** Error code of an empty entry in a list. */
-	public static final String CODE_BLANK = "gpu.blank";
-
-	/** Error code of a value above its maximum. */
-	public static final String CODE_TOO_LARGE = "gpu.too-large";
-
-	/** Error code of a {@code gpu.devices} value that is not {@code all} or a list of distinct ordinals. */
-	public static final String CODE_INVALID_DEVICES = "gpu.invalid-devices";
-
-	/** Error code of a {@code gpu.device} (set explicitly) that is not among {@code gpu.devices}. */
-	public static final String CODE_DEVICE_NOT_LISTED = "gpu.device-not-listed";
-
-	/** Error code of a {@code gpu.batching} name that cannot name a batcher. */
-	public static final String CODE_INVALID_NAME = "gpu.invalid-name";
-
-	/** Most devices the CPU backend stands in for ({@code gpu.cpu.devices}). */
-	public static final int MAX_CPU_DEVICES = dev.gpucompute.GpuContext.MAX_CPU_DEVICES;
+public class GpuProperties {
 
 	/**
 	 * Whether to configure the GPU beans (context, stream pool, event registry, launcher) at all.
@@ -72,12 +43,9 @@ public class GpuProperties implements Validator {
 	 * Ordinal of the device to open (0 is the first device); with several devices (gpu.devices),
 	 * the primary one, which the single-device beans use. The CPU backend has gpu.cpu.devices
 	 * devices (default 1); with 'auto', a machine without CUDA falls back to CPU device 0 when the
-	 * ordinal is beyond them.
+	 * ordinal is beyond them. Defaults to 0, or, with gpu.devices, to the first device listed.
 	 */
-	private int device = 0;
-
-	/** Whether {@code gpu.device} was bound from a property source rather than left at its default. */
-	private boolean deviceSet;
+	private Integer device;
 
 	/**
 	 * Devices to open, one GPU context each: 'all' (every device of the backend) or a list of
@@ -131,21 +99,12 @@ public class GpuProperties implements Validator {
 		this.backend = backend;
 	}
 
-	public int getDevice() {
+	public Integer getDevice() {
 		return this.device;
 	}
 
-	public void setDevice(int device) {
+	public void setDevice(Integer device) {
 		this.device = device;
-		this.deviceSet = true;
-	}
-
-	/**
-	 * Whether {@code gpu.device} was set (by a property, or by calling {@link #setDevice(int)}) rather
-	 * than left at its default.
-	 */
-	public boolean isDeviceSet() {
-		return this.deviceSet;
 	}
 
 	public List<String> getDevices() {
@@ -196,31 +155,15 @@ public class GpuProperties implements Validator {
 		return this.batching;
 	}
 
-	@Override
-	public boolean supports(Class<?> type) {
-		return GpuProperties.class.isAssignableFrom(type);
-	}
-
-	@Override
-	public void validate(Object target, Errors errors) {
-		GpuPropertiesValidator.validate((GpuProperties) target, errors);
-	}
-
 	/** The stream pool: {@code gpu.streams.*}. */
 	public static class Streams {
-
-		/** Pooled streams created at start-up when {@code gpu.streams.pool-size} is not set and the maximum allows. */
-		public static final int DEFAULT_POOL_SIZE = 8;
 
 		/**
 		 * Number of pooled streams created at start-up, before the first request needs one.
 		 * Defaults to 8, or to gpu.streams.max-size when that is smaller, so that setting only the
 		 * maximum never contradicts it.
 		 */
-		private int poolSize = DEFAULT_POOL_SIZE;
-
-		/** Whether {@code gpu.streams.pool-size} was set rather than left to follow the maximum. */
-		private boolean poolSizeSet;
+		private Integer poolSize;
 
 		/**
 		 * Most streams the pool creates; when all are leased, callers wait up to the acquire
@@ -258,17 +201,12 @@ public class GpuProperties implements Validator {
 		 */
 		private Map<StreamPriority, Integer> priorityLimits = new EnumMap<>(StreamPriority.class);
 
-		/**
-		 * The pooled streams created at start-up: the value set, else {@value #DEFAULT_POOL_SIZE} or
-		 * {@link #getMaxSize() the maximum} when that is smaller.
-		 */
-		public int getPoolSize() {
-			return this.poolSizeSet ? this.poolSize : Math.max(0, Math.min(this.poolSize, this.maxSize));
+		public Integer getPoolSize() {
+			return this.poolSize;
 		}
 
-		public void setPoolSize(int poolSize) {
+		public void setPoolSize(Integer poolSize) {
 			this.poolSize = poolSize;
-			this.poolSizeSet = true;
 		}
 
 		public int getMaxSize() {
@@ -315,7 +253,8 @@ public class GpuProperties implements Validator {
 
 	/**
 	 * One dynamic batcher: {@code gpu.batching.<name>.*}. The settings of Triton Inference Server's
-	 * dynamic batcher, as {@link GpuBatcher.Builder} describes them.
+	 * dynamic batcher, as {@link GpuBatcher.Builder} describes them; defaults and limits are
+	 * {@link GpuBatcher.Settings}'.
 	 */
 	public static class Batcher {
 

@@ -6,37 +6,75 @@ import java.util.Map;
 
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.CopySettings;
+import dev.gpucompute.settings.CpuSettings;
+import dev.gpucompute.settings.InvalidSettingException;
+import dev.gpucompute.settings.Limits;
+import dev.gpucompute.settings.ShutdownSettings;
+import dev.gpucompute.settings.StreamSettings;
 
 /**
- * The rules that bound {@code gpu.*} values must meet: ranges, sizes that contradict each other, the
- * device list, batcher names. {@link GpuProperties} is the Spring {@code Validator} that the binder
- * applies (so no Bean Validation provider is needed) and hands the checking to this class, which
- * keeps the properties class to the property surface itself.
+ * Checks bound {@code gpu.*} values against the runtime's rules: each value is handed to the runtime's
+ * settings record that holds its limits ({@code dev.gpucompute.settings}, {@link GpuBatcher.Settings}),
+ * and a refusal ({@link InvalidSettingException}) is rejected on the property it came from, with one of
+ * the {@code CODE_*} codes and its limit as the argument, which {@code InvalidGpuPropertiesFailureAnalyzer}
+ * turns into a start-up report. The rules only the starter has (the device list, kernel locations,
+ * problem details, values set to {@code null}) are checked here. Every problem is reported, in the
+ * order of the checks below, not only the first.
  *
- * <p>Each problem is rejected on the property's field path with one of the {@code GpuProperties.CODE_*}
- * codes and its arguments, which {@code InvalidGpuPropertiesFailureAnalyzer} turns into a start-up
- * report; every problem is reported, in the order of the checks below, not only the first. Stateless.
+ * <p>The auto-configuration applies it when {@link GpuProperties} is bound (through a
+ * {@code ConfigurationPropertiesBindHandlerAdvisor}, so no Bean Validation provider is needed).
+ * Stateless and thread-safe.
  */
-final class GpuPropertiesValidator {
+public final class GpuPropertiesValidator implements Validator {
 
-	private GpuPropertiesValidator() {
+	/** Error code of a value below its minimum (argument: the minimum). */
+	public static final String CODE_TOO_SMALL = "gpu.too-small";
+
+	/** Error code of a negative duration. */
+	public static final String CODE_NEGATIVE = "gpu.negative";
+
+	/** Error code of {@code gpu.streams.pool-size} larger than {@code gpu.streams.max-size} (argument: the maximum). */
+	public static final String CODE_POOL_EXCEEDS_MAX = "gpu.pool-size-exceeds-max-size";
+
+	/** Error code of a missing value, or an empty entry in a list. */
+	public static final String CODE_BLANK = "gpu.blank";
+
+	/** Error code of a value above its maximum (argument: the maximum). */
+	public static final String CODE_TOO_LARGE = "gpu.too-large";
+
+	/** Error code of a {@code gpu.devices} value that is not {@code all} or a list of distinct ordinals. */
+	public static final String CODE_INVALID_DEVICES = "gpu.invalid-devices";
+
+	/** Error code of a {@code gpu.device} that is not among {@code gpu.devices} (argument: the list). */
+	public static final String CODE_DEVICE_NOT_LISTED = "gpu.device-not-listed";
+
+	/** Error code of a {@code gpu.batching} name that cannot name a batcher (argument: the name). */
+	public static final String CODE_INVALID_NAME = "gpu.invalid-name";
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return GpuProperties.class.isAssignableFrom(type);
 	}
 
 	/**
-	 * Rejects every value of {@code properties} that breaks a rule.
-	 * @param properties the bound properties
-	 * @param errors where each problem is rejected, on the field path below {@code gpu}
+	 * Rejects every value of {@code target} (a {@link GpuProperties}) that breaks a rule, on its field
+	 * path below {@code gpu}.
 	 */
-	static void validate(GpuProperties properties, Errors errors) {
+	@Override
+	public void validate(Object target, Errors errors) {
+		GpuProperties properties = (GpuProperties) target;
 		if (properties.getBackend() == null) {
-			errors.rejectValue("backend", GpuProperties.CODE_BLANK, "must be one of auto, cuda, cpu");
+			errors.rejectValue("backend", CODE_BLANK, "must be one of auto, cuda, cpu");
 		}
-		if (properties.getDevice() < 0) {
-			errors.rejectValue("device", GpuProperties.CODE_TOO_SMALL, new Object[] { 0 }, "must be at least 0");
+		Integer device = properties.getDevice();
+		if (device != null) {
+			check(errors, "device", () -> GpuContext.builder().device(device));
 		}
 		if (properties.getDevices() != null) {
 			validateDevices(properties, errors);
@@ -45,118 +83,159 @@ final class GpuPropertiesValidator {
 		validateStreams(streams, errors);
 		for (String location : properties.getKernels().getLocations()) {
 			if (location == null || location.isBlank()) {
-				errors.rejectValue("kernels.locations", GpuProperties.CODE_BLANK, "must not contain an empty location");
+				errors.rejectValue("kernels.locations", CODE_BLANK, "must not contain an empty location");
 				break;
 			}
 		}
 		if (properties.getMetrics().getKernelTiming() == null) {
-			errors.rejectValue("metrics.kernelTiming", GpuProperties.CODE_BLANK, "must be one of off, sampled, all");
+			errors.rejectValue("metrics.kernelTiming", CODE_BLANK, "must be one of off, sampled, all");
 		}
-		rejectNegative(errors, "shutdown.drainTimeout", properties.getShutdown().getDrainTimeout());
+		Duration drainTimeout = properties.getShutdown().getDrainTimeout();
+		checkDuration(errors, "shutdown.drainTimeout", drainTimeout, () -> new ShutdownSettings(drainTimeout));
 		DataSize stagingBudget = properties.getCopies().getStagingBudget();
 		if (stagingBudget == null) {
-			errors.rejectValue("copies.stagingBudget", GpuProperties.CODE_BLANK, "must be set");
+			errors.rejectValue("copies.stagingBudget", CODE_BLANK, "must be set");
 		}
-		else if (stagingBudget.toBytes() < GpuContext.MIN_COPY_CHUNK) {
+		else if (stagingBudget.toBytes() < CopySettings.MIN_CHUNK) {
 			// The smallest chunk is a whole number of KB; say it in the unit the property is written in.
-			String minimum = (GpuContext.MIN_COPY_CHUNK / 1024) + "KB";
-			errors.rejectValue("copies.stagingBudget", GpuProperties.CODE_TOO_SMALL, new Object[] { minimum },
-					"must be at least " + minimum
-							+ " (and at least one copy chunk, 2MB unless a customizer changes it)");
+			String minimum = (CopySettings.MIN_CHUNK / 1024) + "KB";
+			errors.rejectValue("copies.stagingBudget", CODE_TOO_SMALL, new Object[] { minimum }, "must be at least "
+					+ minimum + " (and at least one copy chunk, 2MB unless a customizer changes it)");
 		}
-		rejectNegative(errors, "copies.stagingTimeout", properties.getCopies().getStagingTimeout());
-		rejectNegative(errors, "problemDetails.retryAfter", properties.getProblemDetails().getRetryAfter());
+		Duration stagingTimeout = properties.getCopies().getStagingTimeout();
+		checkDuration(errors, "copies.stagingTimeout", stagingTimeout,
+				() -> CopySettings.DEFAULTS.withStagingTimeout(stagingTimeout));
+		Duration retryAfter = properties.getProblemDetails().getRetryAfter();
+		checkDuration(errors, "problemDetails.retryAfter", retryAfter, () -> Limits.nanos(retryAfter, "retryAfter"));
 		Integer threads = properties.getCpu().getThreads();
-		if (threads != null && threads < 1) {
-			errors.rejectValue("cpu.threads", GpuProperties.CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
+		if (threads != null) {
+			check(errors, "cpu.threads", () -> CpuSettings.DEFAULTS.withThreads(threads));
 		}
 		for (Map.Entry<String, GpuProperties.Batcher> entry : properties.getBatching().entrySet()) {
 			validateBatcher(errors, entry.getKey(), entry.getValue(), streams);
 		}
 		int cpuDevices = properties.getCpu().getDevices();
-		if (cpuDevices < 1) {
-			errors.rejectValue("cpu.devices", GpuProperties.CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
-		}
-		else if (cpuDevices > GpuProperties.MAX_CPU_DEVICES) {
-			errors.rejectValue("cpu.devices", GpuProperties.CODE_TOO_LARGE, new Object[] { GpuProperties.MAX_CPU_DEVICES },
-					"must be at most " + GpuProperties.MAX_CPU_DEVICES);
-		}
+		check(errors, "cpu.devices", () -> CpuSettings.DEFAULTS.withDevices(cpuDevices));
 	}
 
 	private static void validateDevices(GpuProperties properties, Errors errors) {
 		try {
 			DeviceSelection selection = DeviceSelection.parse(properties.getDevices());
-			if (properties.isDeviceSet() && properties.getDevice() >= 0 && !selection.all()
-					&& !selection.ordinals().contains(properties.getDevice())) {
-				errors.rejectValue("device", GpuProperties.CODE_DEVICE_NOT_LISTED, new Object[] { selection.toString() },
+			Integer device = properties.getDevice();
+			if (device != null && device >= 0 && !selection.all() && !selection.ordinals().contains(device)) {
+				errors.rejectValue("device", CODE_DEVICE_NOT_LISTED, new Object[] { selection.toString() },
 						"names the primary device, which must be one of gpu.devices (" + selection + ")");
 			}
 		}
 		catch (IllegalArgumentException ex) {
-			errors.rejectValue("devices", GpuProperties.CODE_INVALID_DEVICES, ex.getMessage());
+			errors.rejectValue("devices", CODE_INVALID_DEVICES, ex.getMessage());
 		}
 	}
 
 	private static void validateStreams(GpuProperties.Streams streams, Errors errors) {
-		if (streams.getPoolSize() < 0) {
-			errors.rejectValue("streams.poolSize", GpuProperties.CODE_TOO_SMALL, new Object[] { 0 }, "must be at least 0");
-		}
-		if (streams.getMaxSize() < 1) {
-			errors.rejectValue("streams.maxSize", GpuProperties.CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
-		}
-		else if (streams.getPoolSize() > streams.getMaxSize()) {
-			errors.rejectValue("streams.poolSize", GpuProperties.CODE_POOL_EXCEEDS_MAX,
-					new Object[] { streams.getMaxSize() },
-					"must not exceed gpu.streams.max-size (" + streams.getMaxSize() + ")");
+		Integer poolSize = streams.getPoolSize();
+		int maxSize = streams.getMaxSize();
+		boolean poolSizeValid = poolSize == null
+				|| check(errors, "streams.poolSize", () -> StreamSettings.DEFAULTS.withPoolSize(poolSize));
+		if (check(errors, "streams.maxSize", () -> StreamSettings.DEFAULTS.withMaxSize(maxSize)) && poolSizeValid) {
+			check(errors, "streams.poolSize", () -> StreamSettings.DEFAULTS.withMaxSize(maxSize).withPoolSize(poolSize).checked());
 		}
 		for (Map.Entry<StreamPriority, Integer> limit : streams.getPriorityLimits().entrySet()) {
 			String field = "streams.priorityLimits[" + limit.getKey().name().toLowerCase(Locale.ROOT) + "]";
-			rejectOutside(errors, field, limit.getValue(), 1, Math.max(1, streams.getMaxSize()));
+			Integer value = limit.getValue();
+			if (value == null) {
+				errors.rejectValue(field, CODE_BLANK, "must be set");
+			}
+			else if (check(errors, field, () -> StreamSettings.checkPriorityLimit(value, field))) {
+				check(errors, field, () -> Limits.notAbove(value, field, Math.max(1, maxSize), "maxSize"));
+			}
 		}
-		rejectNegative(errors, "streams.acquireTimeout", streams.getAcquireTimeout());
-		rejectNegative(errors, "streams.leakDetectionThreshold", streams.getLeakDetectionThreshold());
+		Duration acquireTimeout = streams.getAcquireTimeout();
+		checkDuration(errors, "streams.acquireTimeout", acquireTimeout,
+				() -> StreamSettings.DEFAULTS.withAcquireTimeout(acquireTimeout));
+		Duration leakThreshold = streams.getLeakDetectionThreshold();
+		checkDuration(errors, "streams.leakDetectionThreshold", leakThreshold,
+				() -> StreamSettings.DEFAULTS.withLeakDetectionThreshold(leakThreshold));
 		if (streams.getDefaultStream() == null) {
-			errors.rejectValue("streams.defaultStream", GpuProperties.CODE_BLANK, "must be one of per-thread, legacy");
+			errors.rejectValue("streams.defaultStream", CODE_BLANK, "must be one of per-thread, legacy");
 		}
 	}
 
 	private static void validateBatcher(Errors errors, String name, GpuProperties.Batcher batcher,
 			GpuProperties.Streams streams) {
 		String field = "batching[" + name + "].";
-		if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
-			errors.rejectValue("batching", GpuProperties.CODE_INVALID_NAME, new Object[] { name },
+		try {
+			GpuBatcher.Settings.checkName(name);
+		}
+		catch (InvalidSettingException ex) {
+			errors.rejectValue("batching", CODE_INVALID_NAME, new Object[] { name },
 					"has a batcher named '" + name + "'; a name is 1 to 64 letters, digits, '.', '_' or '-'");
 		}
-		rejectOutside(errors, field + "maxBatchSize", batcher.getMaxBatchSize(), 1, GpuBatcher.MAX_BATCH_SIZE);
-		rejectOutside(errors, field + "maxQueued", batcher.getMaxQueued(), 1, GpuBatcher.MAX_QUEUED);
+		GpuBatcher.Settings defaults = GpuBatcher.Settings.DEFAULTS;
+		check(errors, field + "maxBatchSize", () -> defaults.withMaxBatchSize(batcher.getMaxBatchSize()));
+		check(errors, field + "maxQueued", () -> defaults.withMaxQueued(batcher.getMaxQueued()));
 		int leasable = Math.max(1, streams.getMaxSize());
 		Integer limit = (batcher.getPriority() != null) ? streams.getPriorityLimits().get(batcher.getPriority()) : null;
 		if (limit != null && limit >= 1) {
 			leasable = Math.min(leasable, limit);
 		}
-		rejectOutside(errors, field + "maxConcurrentBatches", batcher.getMaxConcurrentBatches(), 1, leasable);
-		rejectNegative(errors, field + "maxQueueDelay", batcher.getMaxQueueDelay());
-		rejectNegative(errors, field + "timeout", batcher.getTimeout());
+		int batches = batcher.getMaxConcurrentBatches();
+		int leasableStreams = leasable;
+		if (check(errors, field + "maxConcurrentBatches", () -> defaults.withMaxConcurrentBatches(batches))) {
+			check(errors, field + "maxConcurrentBatches",
+					() -> defaults.withMaxConcurrentBatches(batches).checkedFor(leasableStreams));
+		}
+		Duration delay = batcher.getMaxQueueDelay();
+		checkDuration(errors, field + "maxQueueDelay", delay, () -> defaults.withMaxQueueDelay(delay));
+		Duration timeout = batcher.getTimeout();
+		checkDuration(errors, field + "timeout", timeout, () -> defaults.withTimeout(timeout));
 		if (batcher.getPriority() == null) {
-			errors.rejectValue(field + "priority", GpuProperties.CODE_BLANK, "must be one of normal, high");
+			errors.rejectValue(field + "priority", CODE_BLANK, "must be one of normal, high");
 		}
 	}
 
-	private static void rejectOutside(Errors errors, String field, int value, int min, int max) {
-		if (value < min) {
-			errors.rejectValue(field, GpuProperties.CODE_TOO_SMALL, new Object[] { min }, "must be at least " + min);
-		}
-		else if (value > max) {
-			errors.rejectValue(field, GpuProperties.CODE_TOO_LARGE, new Object[] { max }, "must be at most " + max);
-		}
-	}
-
-	private static void rejectNegative(Errors errors, String field, Duration value) {
+	private static void checkDuration(Errors errors, String field, Duration value, Runnable check) {
 		if (value == null) {
-			errors.rejectValue(field, GpuProperties.CODE_BLANK, "must be set");
+			errors.rejectValue(field, CODE_BLANK, "must be set");
 		}
-		else if (value.isNegative()) {
-			errors.rejectValue(field, GpuProperties.CODE_NEGATIVE, "must not be negative");
+		else {
+			check(errors, field, check);
+		}
+	}
+
+	/**
+	 * Runs the runtime's check of one value and rejects {@code field} with what it refused.
+	 * @return whether the value passed
+	 */
+	private static boolean check(Errors errors, String field, Runnable check) {
+		try {
+			check.run();
+			return true;
+		}
+		catch (InvalidSettingException ex) {
+			reject(errors, field, ex);
+			return false;
+		}
+	}
+
+	private static void reject(Errors errors, String field, InvalidSettingException refusal) {
+		Object limit = refusal.limit();
+		switch (refusal.problem()) {
+			case NEGATIVE -> errors.rejectValue(field, CODE_NEGATIVE, "must not be negative");
+			case TOO_SMALL, NOT_A_MULTIPLE -> errors.rejectValue(field, CODE_TOO_SMALL, new Object[] { limit },
+					"must be at least " + limit);
+			case EXCEEDS -> {
+				if (field.equals("streams.poolSize")) {
+					errors.rejectValue(field, CODE_POOL_EXCEEDS_MAX, new Object[] { limit },
+							"must not exceed gpu.streams.max-size (" + limit + ")");
+				}
+				else {
+					errors.rejectValue(field, CODE_TOO_LARGE, new Object[] { limit }, "must be at most " + limit);
+				}
+			}
+			case TOO_LARGE -> errors.rejectValue(field, CODE_TOO_LARGE, new Object[] { limit }, "must be at most " + limit);
+			case MALFORMED -> errors.rejectValue(field, CODE_INVALID_NAME, new Object[] { field },
+					refusal.getMessage());
 		}
 	}
 

@@ -18,15 +18,16 @@ import org.springframework.core.annotation.Order;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.settings.CopySettings;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;
 
@@ -209,8 +210,8 @@ class GpuAutoConfigurationTests {
 		this.runner.run((context) -> {
 			GpuProperties properties = context.getBean(GpuProperties.class);
 			assertThat(properties.isEnabled()).isTrue();
-			assertThat(properties.getDevice()).isZero();
-			assertThat(properties.getStreams().getPoolSize()).isEqualTo(8);
+			assertThat(properties.getDevice()).as("unset: the primary device is 0").isNull();
+			assertThat(properties.getStreams().getPoolSize()).as("unset: 8, or the maximum when smaller").isNull();
 			assertThat(properties.getStreams().getMaxSize()).isEqualTo(32);
 			assertThat(properties.getStreams().getAcquireTimeout()).isEqualTo(Duration.ofSeconds(30));
 			assertThat(properties.getStreams().getDefaultStream()).isEqualTo(DefaultStreamMode.PER_THREAD);
@@ -231,7 +232,7 @@ class GpuAutoConfigurationTests {
 			assertThat(gpu.kernelTiming()).isEqualTo(KernelTiming.SAMPLED);
 			assertThat(gpu.device().ordinal()).isZero();
 			assertThat(properties.getCopies().getStagingTimeout()).isEqualTo(Duration.ofSeconds(30));
-			assertThat(gpu.hostMemory().stagingBudgetBytes()).isEqualTo(GpuContext.DEFAULT_STAGING_BUDGET)
+			assertThat(gpu.hostMemory().stagingBudgetBytes()).isEqualTo(CopySettings.DEFAULT_STAGING_BUDGET)
 				.isEqualTo(properties.getCopies().getStagingBudget().toBytes());
 		});
 	}

@@ -14,10 +14,11 @@ import org.springframework.validation.FieldError;
 import org.springframework.validation.MapBindingResult;
 
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.CpuSettings;
 
 /**
- * Tests for the rules of {@link GpuPropertiesValidator}, called the way the binder calls them: through
- * {@link GpuProperties} as a Spring {@code Validator}. The failure analyzer tests check the reports
+ * Tests for the rules of {@link GpuPropertiesValidator}, called the way the binder calls them: as a
+ * Spring {@code Validator} of {@link GpuProperties}. The failure analyzer tests check the reports
  * that bound values produce; these check the contract underneath (the field path and error code of
  * each problem, which {@code InvalidGpuPropertiesFailureAnalyzer} reads) and the values that binding
  * alone rarely produces, such as a group value set to null in code.
@@ -30,10 +31,10 @@ class GpuPropertiesValidatorTests {
 	}
 
 	@Test
-	void gpuPropertiesIsTheValidatorOfItsOwnTypeOnly() {
-		GpuProperties properties = new GpuProperties();
-		assertThat(properties.supports(GpuProperties.class)).isTrue();
-		assertThat(properties.supports(GpuProperties.Streams.class)).isFalse();
+	void itValidatesGpuPropertiesOnly() {
+		GpuPropertiesValidator validator = new GpuPropertiesValidator();
+		assertThat(validator.supports(GpuProperties.class)).isTrue();
+		assertThat(validator.supports(GpuProperties.Streams.class)).isFalse();
 	}
 
 	@Test
@@ -46,15 +47,15 @@ class GpuPropertiesValidatorTests {
 		properties.getStreams().setAcquireTimeout(Duration.ofSeconds(-1));
 		properties.getCopies().setStagingBudget(null);
 		properties.getProblemDetails().setRetryAfter(null);
-		properties.getCpu().setDevices(GpuProperties.MAX_CPU_DEVICES + 1);
+		properties.getCpu().setDevices(CpuSettings.MAX_DEVICES + 1);
 		assertThat(fieldErrors(properties)).extracting(FieldError::getField, FieldError::getCode)
-			.containsExactly(tuple("device", GpuProperties.CODE_TOO_SMALL),
-					tuple("streams.poolSize", GpuProperties.CODE_POOL_EXCEEDS_MAX),
-					tuple("streams.priorityLimits[high]", GpuProperties.CODE_TOO_LARGE),
-					tuple("streams.acquireTimeout", GpuProperties.CODE_NEGATIVE),
-					tuple("copies.stagingBudget", GpuProperties.CODE_BLANK),
-					tuple("problemDetails.retryAfter", GpuProperties.CODE_BLANK),
-					tuple("cpu.devices", GpuProperties.CODE_TOO_LARGE));
+			.containsExactly(tuple("device", GpuPropertiesValidator.CODE_TOO_SMALL),
+					tuple("streams.poolSize", GpuPropertiesValidator.CODE_POOL_EXCEEDS_MAX),
+					tuple("streams.priorityLimits[high]", GpuPropertiesValidator.CODE_TOO_LARGE),
+					tuple("streams.acquireTimeout", GpuPropertiesValidator.CODE_NEGATIVE),
+					tuple("copies.stagingBudget", GpuPropertiesValidator.CODE_BLANK),
+					tuple("problemDetails.retryAfter", GpuPropertiesValidator.CODE_BLANK),
+					tuple("cpu.devices", GpuPropertiesValidator.CODE_TOO_LARGE));
 	}
 
 	@Test
@@ -64,9 +65,9 @@ class GpuPropertiesValidatorTests {
 		properties.getStreams().setDefaultStream(null);
 		properties.getMetrics().setKernelTiming(null);
 		assertThat(fieldErrors(properties)).extracting(FieldError::getField, FieldError::getCode)
-			.containsExactly(tuple("backend", GpuProperties.CODE_BLANK),
-					tuple("streams.defaultStream", GpuProperties.CODE_BLANK),
-					tuple("metrics.kernelTiming", GpuProperties.CODE_BLANK));
+			.containsExactly(tuple("backend", GpuPropertiesValidator.CODE_BLANK),
+					tuple("streams.defaultStream", GpuPropertiesValidator.CODE_BLANK),
+					tuple("metrics.kernelTiming", GpuPropertiesValidator.CODE_BLANK));
 	}
 
 	@Test
@@ -76,7 +77,7 @@ class GpuPropertiesValidatorTests {
 		properties.setDevice(1);
 		List<FieldError> errors = fieldErrors(properties);
 		assertThat(errors).extracting(FieldError::getField, FieldError::getCode)
-			.containsExactly(tuple("device", GpuProperties.CODE_DEVICE_NOT_LISTED));
+			.containsExactly(tuple("device", GpuPropertiesValidator.CODE_DEVICE_NOT_LISTED));
 		assertThat(errors.get(0).getArguments()).containsExactly("0,2");
 	}
 
@@ -93,15 +94,15 @@ class GpuPropertiesValidatorTests {
 		properties.getBatching().put("my batcher", unnamed);
 		List<FieldError> errors = fieldErrors(properties);
 		assertThat(errors).extracting(FieldError::getField, FieldError::getCode)
-			.containsExactly(tuple("batching[interactive].maxConcurrentBatches", GpuProperties.CODE_TOO_LARGE),
-					tuple("batching", GpuProperties.CODE_INVALID_NAME),
-					tuple("batching[my batcher].priority", GpuProperties.CODE_BLANK));
+			.containsExactly(tuple("batching[interactive].maxConcurrentBatches", GpuPropertiesValidator.CODE_TOO_LARGE),
+					tuple("batching", GpuPropertiesValidator.CODE_INVALID_NAME),
+					tuple("batching[my batcher].priority", GpuPropertiesValidator.CODE_BLANK));
 		assertThat(errors.get(0).getArguments()).containsExactly(2);
 	}
 
 	private static List<FieldError> fieldErrors(GpuProperties properties) {
 		Errors errors = new MapBindingResult(new HashMap<>(), "gpu");
-		properties.validate(properties, errors);
+		new GpuPropertiesValidator().validate(properties, errors);
 		return errors.getFieldErrors();
 	}
 

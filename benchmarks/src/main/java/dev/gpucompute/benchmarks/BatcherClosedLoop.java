@@ -14,7 +14,7 @@ import dev.gpucompute.Batch;
 import dev.gpucompute.BatcherStats;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.KernelTiming;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * How a {@link GpuBatcher} forms batches under a closed loop, without HTTP: n client threads each

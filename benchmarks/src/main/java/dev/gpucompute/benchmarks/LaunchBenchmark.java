@@ -28,10 +28,10 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Benchmark 2: the launch path. One operation is a batch of {@value #BATCH} launches of an empty

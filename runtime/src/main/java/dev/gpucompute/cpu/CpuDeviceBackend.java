@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.CpuKernel;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuException;
@@ -28,6 +27,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;

@@ -2,12 +2,12 @@ package dev.gpucompute.spi;
 
 import java.nio.ByteBuffer;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
 
 /**
  * One open device. Owned by exactly one {@code GpuContext}, which closes it last.

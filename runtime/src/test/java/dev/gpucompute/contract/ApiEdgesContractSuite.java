@@ -20,6 +20,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
@@ -29,7 +30,6 @@ import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolStats;
@@ -39,7 +39,7 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.UnsupportedBackendOperationException;
-import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The API's conveniences and edge cases (issue 24), on every backend: copies on the current stream,

@@ -24,9 +24,10 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.ElementType;
 import dev.gpucompute.Dim3;
+import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
@@ -42,16 +43,15 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelCompilationException;
 import dev.gpucompute.KernelNotFoundException;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolExhaustedException;
-import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
-import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The bad-input catalogue, on every backend (docs/runtime.md, "Semantics"): each bad input across the public

@@ -21,9 +21,9 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Closing the dynamic batcher and its context, on every backend (issue 21; docs/runtime.md

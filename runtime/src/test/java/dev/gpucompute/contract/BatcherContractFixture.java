@@ -24,9 +24,9 @@ import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * What the batcher contract suites share: a context of the backend under test with the contract

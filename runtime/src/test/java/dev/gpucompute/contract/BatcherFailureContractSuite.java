@@ -25,8 +25,8 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * How the dynamic batcher reports failures, on every backend (issue 21; docs/runtime.md

@@ -31,8 +31,8 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The chunked copy path on every backend (docs/runtime.md, "Copies between host and device"): copies

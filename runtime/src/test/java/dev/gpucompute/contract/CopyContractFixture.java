@@ -20,8 +20,8 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostMemoryInfo;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.PoolStats;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The fixture of the copy contract suites ({@link HostArrayCopyContractSuite},

@@ -17,10 +17,10 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The fixture of the core contract suites ({@link StreamContractSuite}, {@link LaunchContractSuite},

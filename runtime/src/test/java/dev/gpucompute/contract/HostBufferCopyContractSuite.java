@@ -22,10 +22,10 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Copies to and from {@link HostBuffer}s on every backend (docs/runtime.md, "Copies between host and

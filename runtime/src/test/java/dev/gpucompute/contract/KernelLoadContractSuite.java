@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuListener;
@@ -22,11 +23,10 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelLoad.Trigger;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Which calls load a kernel, and what a load reports (issue 29): on CUDA a module load waits for the

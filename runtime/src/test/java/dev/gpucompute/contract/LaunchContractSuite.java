@@ -27,10 +27,10 @@ import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelNotFoundException;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Launches on every backend (docs/runtime.md, "Semantics"): the launcher's current stream (thread-local,

@@ -28,9 +28,9 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Several devices in one application (docs/runtime.md, "Several devices"): one context per device, placement by

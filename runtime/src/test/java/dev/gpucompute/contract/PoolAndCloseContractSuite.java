@@ -32,7 +32,6 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
@@ -41,6 +40,7 @@ import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.memory.HostMemoryProbe;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The stream pool and the context's end on every backend (docs/runtime.md, "Semantics"): the pool is

@@ -17,14 +17,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
-import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The stream pool's order of service (docs/runtime.md, "Semantics", item 6, and issue 21): waiting callers

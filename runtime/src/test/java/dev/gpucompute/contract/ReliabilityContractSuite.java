@@ -38,12 +38,12 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Reliability under faults and shutdown, on every backend (docs/runtime.md, "Semantics", items 10 and 12): a

@@ -10,7 +10,6 @@ import java.util.concurrent.Executors;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
@@ -19,9 +18,10 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Streams and events on every backend (docs/runtime.md, "Semantics"): work on one stream runs in

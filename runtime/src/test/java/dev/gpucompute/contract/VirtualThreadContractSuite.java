@@ -28,11 +28,11 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamLeases;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The runtime on virtual threads (docs/runtime.md, "Virtual threads"): the current stream, a stream

@@ -26,11 +26,11 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.settings.KernelTiming;
 
 /** What only the CPU backend can show: Java kernels that throw, block coverage, the memory budget. */
 class CpuBackendTest {

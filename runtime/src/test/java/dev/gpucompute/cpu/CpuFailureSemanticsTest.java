@@ -27,10 +27,10 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * Who is told of a kernel failure (docs/runtime.md, "Semantics", item 10): the holder whose work depends on it, once, at its

@@ -20,11 +20,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.NativeKernel;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.NativeKernel;
 import dev.gpucompute.spi.NativeMemory;

@@ -19,10 +19,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
 import dev.gpucompute.spi.NativeMemory;

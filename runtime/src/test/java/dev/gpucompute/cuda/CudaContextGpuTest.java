@@ -25,9 +25,9 @@ import dev.gpucompute.GpuListener;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The public API on a CUDA device: kernel timing in its default (sampled) mode, timing that leaves

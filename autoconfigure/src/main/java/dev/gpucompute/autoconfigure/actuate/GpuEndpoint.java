@@ -14,7 +14,6 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import dev.gpucompute.Backend;
 import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry.EventStats;
 import dev.gpucompute.GpuBatcher;
@@ -22,10 +21,11 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.Kernel.KernelStats;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The {@code gpu} Actuator endpoint ({@code /actuator/gpu}): what the GPU contexts are and do now.

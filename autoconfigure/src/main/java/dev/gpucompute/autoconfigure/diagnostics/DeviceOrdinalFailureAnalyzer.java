@@ -4,7 +4,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.autoconfigure.DeviceOrdinalOutOfRangeException;
-import dev.gpucompute.autoconfigure.GpuProperties;
+import dev.gpucompute.settings.CpuSettings;
 
 /**
  * Explains a {@code gpu.device} ordinal, or an ordinal of {@code gpu.devices}, beyond the devices
@@ -35,7 +35,7 @@ class DeviceOrdinalFailureAnalyzer extends GpuFailureAnalyzer<DeviceOrdinalOutOf
 		else if (list) {
 			action = "The " + cause.backend() + " backend stands in for gpu.cpu.devices devices (" + count + " here): "
 					+ "list only ordinals from 0 to " + (count - 1) + " in gpu.devices, set gpu.devices=all, or raise "
-					+ "gpu.cpu.devices to at least " + (cause.ordinal() + 1) + " (at most " + GpuProperties.MAX_CPU_DEVICES
+					+ "gpu.cpu.devices to at least " + (cause.ordinal() + 1) + " (at most " + CpuSettings.MAX_DEVICES
 					+ ").";
 		}
 		else if (count == 1) {

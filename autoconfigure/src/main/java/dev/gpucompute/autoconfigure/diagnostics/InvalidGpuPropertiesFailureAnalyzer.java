@@ -15,7 +15,10 @@ import org.springframework.boot.origin.Origin;
 import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
 
+import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.autoconfigure.GpuProperties;
+import dev.gpucompute.autoconfigure.GpuPropertiesValidator;
+import dev.gpucompute.settings.CpuSettings;
 
 /**
  * Explains {@code gpu.*} values rejected by {@link GpuProperties}' validation: values out of range
@@ -39,7 +42,7 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 		StringBuilder description = new StringBuilder();
 		FieldError contradiction = null;
 		for (ObjectError error : errors.getAllErrors()) {
-			if (error instanceof FieldError field && GpuProperties.CODE_POOL_EXCEEDS_MAX.equals(field.getCode())) {
+			if (error instanceof FieldError field && GpuPropertiesValidator.CODE_POOL_EXCEEDS_MAX.equals(field.getCode())) {
 				contradiction = field;
 			}
 		}
@@ -59,25 +62,25 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			description.append("The GPU configuration has invalid values.");
 			action = "Correct the gpu.* properties listed above (see the property descriptions in your IDE or the "
 					+ "gpu-compute documentation).";
-			if (hasCode(errors, GpuProperties.CODE_INVALID_DEVICES)) {
+			if (hasCode(errors, GpuPropertiesValidator.CODE_INVALID_DEVICES)) {
 				action += " Set gpu.devices to 'all' (every device of the backend) or to distinct device ordinals such "
 						+ "as 0,1,2; remove it to open the one device gpu.device names.";
 			}
-			if (hasCode(errors, GpuProperties.CODE_DEVICE_NOT_LISTED)) {
+			if (hasCode(errors, GpuPropertiesValidator.CODE_DEVICE_NOT_LISTED)) {
 				action += " gpu.device names the primary device among gpu.devices: add it to gpu.devices, or remove "
 						+ "gpu.device to make the first device listed the primary one.";
 			}
 			if (errors.getAllErrors().stream().anyMatch((error) -> error instanceof FieldError field
 					&& field.getField().startsWith("batching"))) {
 				action += " gpu.batching.<name>.* configures the batcher that GpuBatchers.create(name, ...) builds: "
-						+ "max-batch-size 1 to " + dev.gpucompute.GpuBatcher.MAX_BATCH_SIZE + ", max-queued at least 1, "
+						+ "max-batch-size 1 to " + GpuBatcher.Settings.MAX_BATCH_SIZE + ", max-queued at least 1, "
 						+ "max-concurrent-batches 1 to the streams the pool can lease at the batcher's priority "
 						+ "(gpu.streams.max-size, gpu.streams.priority-limits), durations not negative; names are letters, "
 						+ "digits, '.', '_' or '-'.";
 			}
 			if (hasField(errors, "cpu.devices")) {
 				action += " gpu.cpu.devices is how many devices the CPU backend stands in for: 1 to "
-						+ GpuProperties.MAX_CPU_DEVICES + ".";
+						+ CpuSettings.MAX_DEVICES + ".";
 			}
 		}
 		description.append("\n\nInvalid properties:");
@@ -100,7 +103,7 @@ class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidat
 			}
 			description.append(error.getDefaultMessage());
 		}
-		if (hasCode(errors, GpuProperties.CODE_DEVICE_NOT_LISTED)) {
+		if (hasCode(errors, GpuPropertiesValidator.CODE_DEVICE_NOT_LISTED)) {
 			// The other half: the list gpu.device is missing from, with where it was set.
 			ConfigurationProperty devices = bound.get("gpu.devices");
 			List<ConfigurationProperty> elements = (devices != null) ? List.of(devices) : elements(bound, "gpu.devices");

@@ -21,7 +21,7 @@ import dev.gpucompute.BatchHandler;
 import dev.gpucompute.BatchQueueFullException;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.KernelTiming;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The batcher meters ({@code gpu.batch.*}, docs/observability.md, "Meters"): exact counts for a known sequence of

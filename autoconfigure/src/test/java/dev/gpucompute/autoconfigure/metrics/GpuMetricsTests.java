@@ -35,11 +35,11 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * {@link GpuMetrics} and {@link MicrometerGpuListener} on a real CPU-backend context: every meter of

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.KernelTiming;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The shipped Grafana dashboard reads only metrics that the application exports (plus DCGM's GPU

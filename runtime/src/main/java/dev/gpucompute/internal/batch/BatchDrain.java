@@ -7,8 +7,8 @@ import java.util.List;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.settings.Limits;
 
 /**
  * The end of a {@link GpuBatcher}: the steps {@link GpuBatcher#close()} and the context's close take
@@ -76,7 +76,7 @@ final class BatchDrain<I, O> {
 	 * (interrupted: returns at once, with the interrupt status kept)
 	 */
 	boolean awaitTermination(Duration timeout) {
-		long remaining = Arguments.nanos(timeout, "timeout");
+		long remaining = Limits.nanos(timeout, "timeout");
 		this.state.lock.lock();
 		try {
 			while (!this.state.isTerminated()) {

@@ -1,6 +1,7 @@
 package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
+import java.util.function.Function;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,9 +18,9 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuListener;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.settings.Limits;
 
 /**
  * The implementation of {@link GpuBatcher}: resolves the builder's settings, wires the batcher's
@@ -79,6 +80,8 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 * @param context the context whose pool leases the batches' streams (its API: leases, scopes)
 	 * @param lifecycle the context's: its number names the threads and messages
 	 * @param handler runs each batch
+	 * @param name the batcher's name, unique among the open batchers of the context
+	 * @param keyOf the batch key of an item
 	 * @param settings the builder's
 	 * @param listener told of batches, waits and refusals
 	 * @param completions completes the futures of items that expire
@@ -86,12 +89,13 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 * @param drainTimeout the context's, when the settings name none
 	 * @param closed told once this batcher is closed (the context unregisters it)
 	 */
-	public Batcher(GpuContext context, ContextState lifecycle, BatchHandler<I, O> handler, GpuBatcher.Settings<I> settings, GpuListener listener,
+	public Batcher(GpuContext context, ContextState lifecycle, BatchHandler<I, O> handler, String name,
+			Function<? super I, ?> keyOf, GpuBatcher.Settings settings, GpuListener listener,
 			ContextCompletions completions, ScheduledExecutorService housekeeping, Duration drainTimeout,
 			Consumer<GpuBatcher<?, ?>> closed) {
 		this.context = context;
 		this.closed = closed;
-		this.name = settings.name();
+		this.name = name;
 		this.maxBatchSize = settings.maxBatchSize();
 		this.maxDelayNanos = settings.maxQueueDelay().toNanos();
 		this.maxQueued = settings.maxQueued();
@@ -103,7 +107,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 		this.drainTimeout = (settings.drainTimeout() != null) ? settings.drainTimeout() : drainTimeout;
 		this.state = new BatcherState<>(new BatchPacing(this.maxBatchSize, this.maxDelayNanos));
 		BatchDeadlines<I, O> deadlines = new BatchDeadlines<>(this.state, this.name, housekeeping, completions::execute);
-		this.admission = new BatchAdmission<>(this.state, deadlines, lifecycle, this.name, settings.keyOf(),
+		this.admission = new BatchAdmission<>(this.state, deadlines, lifecycle, this.name, keyOf,
 				this.maxBatchSize, this.maxQueued, this.concurrency);
 		this.dispatch = new BatchDispatch<>(this.state, deadlines,
 				new BatchRunner<>(this.name, handler, context.launcher()), context.streams(), listener, this.name,
@@ -136,7 +140,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public CompletableFuture<O> submit(I item, Duration timeout) {
-		long nanos = Arguments.nanos(timeout, "timeout");
+		long nanos = Limits.nanos(timeout, "timeout");
 		if (nanos == 0) {
 			throw new IllegalArgumentException("timeout must be positive, got " + timeout);
 		}

@@ -15,12 +15,11 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.BatchHandler;
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.ContextSettings;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
@@ -30,12 +29,11 @@ import dev.gpucompute.HostBuffer;
 import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.batch.Batcher;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
@@ -46,6 +44,13 @@ import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.settings.CopySettings;
+import dev.gpucompute.settings.CpuSettings;
+import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.KernelSettings;
+import dev.gpucompute.settings.KernelTiming;
+import dev.gpucompute.settings.Limits;
+import dev.gpucompute.settings.StreamSettings;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.BackendSelection;
@@ -104,27 +109,29 @@ public final class ContextImpl implements GpuContext {
 
 	private final int id;
 
-	private ContextImpl(ContextSettings settings, DeviceBackend backend, String backendReason, FailureRelay failures) {
+	private ContextImpl(GpuContextBuilder.Settings settings, DeviceBackend backend, String backendReason,
+			long waitSpinNanos, FailureRelay failures) {
 		this.backend = backend;
 		this.info = backend.info();
 		this.id = IDS.incrementAndGet();
 		this.lifecycle = new ContextState(this.id, this.info);
 		this.lifecycle.owner(this);
 		this.backendReason = backendReason;
-		this.defaultStreamMode = settings.defaultStream();
-		this.drainTimeout = settings.drainTimeout();
+		this.defaultStreamMode = settings.streams().defaultStream();
+		this.drainTimeout = settings.shutdown().drainTimeout();
 		this.listener = settings.listener();
-		this.kernelTiming = settings.kernelTiming();
+		this.kernelTiming = settings.metrics().kernelTiming();
 		String prefix = "gpu-" + this.id + "-";
 		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
 		this.housekeeping.setRemoveOnCancelPolicy(true);
-		this.recordLeakSites = settings.leakDetectionThreshold().compareTo(Duration.ZERO) > 0;
+		Duration leakThreshold = settings.streams().leakDetectionThreshold();
+		this.recordLeakSites = leakThreshold.compareTo(Duration.ZERO) > 0;
 		// How long a thread waiting for a copy's future spins for its completion before it blocks: on CUDA
 		// the work runs on the device and a core is free to watch it; on the CPU backend the work runs on
 		// the host's cores, which a spinning waiter would take.
-		long waitSpinNanos = (settings.waitSpinNanos() >= 0) ? settings.waitSpinNanos()
+		long spin = (waitSpinNanos >= 0) ? waitSpinNanos
 				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.completions = new ContextCompletions(this.id, prefix + "completion", waitSpinNanos,
+		this.completions = new ContextCompletions(this.id, prefix + "completion", spin,
 				new CompletionFuture.Waits() {
 
 					@Override
@@ -140,56 +147,57 @@ public final class ContextImpl implements GpuContext {
 				});
 		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
 		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
+		CopySettings copies = settings.copies();
 		this.memory = new Memory(this.lifecycle, backend, this.streams, this.events, this.completions,
-				settings.stagingCacheBytes(), settings.copyChunkBytes(), settings.copyThreads(),
-				prefix + "copy-", settings.stagingBudgetBytes(), settings.stagingTimeout(), this.recordLeakSites);
-		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping, settings.poolSize(),
-				settings.maxSize(), settings.acquireTimeout(), settings.leakDetectionThreshold(),
-				settings.priorityLimits().stream().mapToInt(Integer::intValue).toArray());
+				copies.stagingCache(), copies.chunkSize(), copies.threads(), prefix + "copy-", copies.stagingBudget(),
+				copies.stagingTimeout(), this.recordLeakSites);
+		int[] priorityLimits = new int[StreamPriority.values().length];
+		for (StreamPriority priority : StreamPriority.values()) {
+			priorityLimits[priority.ordinal()] = settings.priorityLimit(priority);
+		}
+		StreamSettings pool = settings.streams();
+		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping,
+				pool.initialSize(), pool.maxSize(), pool.acquireTimeout(), leakThreshold, priorityLimits);
 		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
-				this.memory, this.pool, this.completions, settings.kernelLoadWaitThreshold());
+				this.memory, this.pool, this.completions, settings.kernelSettings().loadWaitThreshold());
 		failures.launcher = this.launcher;
 		if (this.kernelTiming != KernelTiming.OFF) {
 			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
 					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
 		}
-		long period = settings.utilizationSamplePeriod().toNanos();
+		long period = settings.metrics().utilizationSamplePeriod().toNanos();
 		if (period > 0) {
-			double alpha = 1 - Math.exp(-(double) period / settings.utilizationWindow().toNanos());
+			double alpha = 1 - Math.exp(-(double) period / settings.metrics().utilizationWindow().toNanos());
 			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
 					TimeUnit.NANOSECONDS);
 		}
 	}
 
 	/**
-	 * Opens a context with {@code settings} (what {@link dev.gpucompute.GpuContextBuilder#open()} does).
+	 * Opens a context on device {@code device} with {@code settings} (what
+	 * {@link dev.gpucompute.GpuContextBuilder#open()} does).
+	 * @param waitSpinNanos how long a thread waiting for a copy's future spins before it blocks; -1 for
+	 * the backend's default (100 µs on CUDA, none on the CPU backend)
 	 * @throws BackendUnavailableException when the requested backend cannot run here
-	 * @throws IllegalArgumentException when sizes contradict each other
+	 * @throws IllegalArgumentException when the staging budget cannot hold the staging block of a chunk
 	 */
-	public static GpuContext open(ContextSettings settings) {
-		if (settings.poolSize() > settings.maxSize()) {
-			throw new IllegalArgumentException(
-					"poolSize (" + settings.poolSize() + ") must not exceed maxSize (" + settings.maxSize() + ")");
-		}
-		long chunkBlock = Memory.stagingBlock(settings.copyChunkBytes());
-		if (settings.stagingBudgetBytes() < chunkBlock) {
-			throw new IllegalArgumentException("stagingBudget (" + settings.stagingBudgetBytes()
-					+ " bytes) must hold at least one copy chunk (copyChunkSize " + settings.copyChunkBytes() + " bytes, "
-					+ chunkBlock + " in staging)");
-		}
-		BackendSelection selection = Backends.select(settings.backend(), settings.device(), settings.cpuDevices());
+	public static GpuContext open(GpuContextBuilder.Settings settings, int device, long waitSpinNanos) {
+		Memory.checkStagingBudget(settings.copies());
+		CpuSettings cpu = settings.cpu();
+		BackendSelection selection = Backends.select(settings.backend(), device, cpu.devices());
 		if (selection.provider() == null || !selection.availability().available()) {
 			throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
 		}
 		FailureRelay failures = new FailureRelay();
-		long budget = (settings.cpuMemoryBudget() > 0) ? settings.cpuMemoryBudget()
-				: Math.max(1, selection.provider().defaultMemoryBudget() / settings.cpuDevices());
-		BackendConfig config = new BackendConfig(settings.device(), settings.cpuThreads(), budget,
-				settings.memoryPoolReleaseThreshold(), settings.compileOptions(), settings.kernelCacheDir(), failures);
+		long budget = (cpu.memoryBudget() > 0) ? cpu.memoryBudget()
+				: Math.max(1, selection.provider().defaultMemoryBudget() / cpu.devices());
+		KernelSettings kernels = settings.kernelSettings();
+		BackendConfig config = new BackendConfig(device, cpu.threads(), budget,
+				settings.cuda().memoryPoolReleaseThreshold(), kernels.compileOptions(), kernels.cacheDir(), failures);
 		DeviceBackend opened = selection.provider().open(config);
 		ContextImpl context = null;
 		try {
-			context = new ContextImpl(settings, opened, selection.reason(), failures);
+			context = new ContextImpl(settings, opened, selection.reason(), waitSpinNanos, failures);
 			context.pool.fill();
 			for (KernelSource source : settings.kernels()) {
 				context.launcher.load(source, KernelLoad.Trigger.OPEN);
@@ -212,11 +220,11 @@ public final class ContextImpl implements GpuContext {
 		}
 		LeakRegistry.opened(context, context::workInFlight);
 		if (selection.warning()) {
-			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), device,
 					selection.reason());
 		}
 		else {
-			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), settings.device(),
+			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), device,
 					selection.reason());
 		}
 		return context;
@@ -278,8 +286,10 @@ public final class ContextImpl implements GpuContext {
 	}
 
 	/** Builds, registers and starts a batcher on this context (what {@link GpuBatcher.Builder#build()} does). */
-	public <I, O> GpuBatcher<I, O> openBatcher(BatchHandler<I, O> handler, GpuBatcher.Settings<I> settings) {
-		Batcher<I, O> batcher = new Batcher<>(this, this.lifecycle, handler, settings, this.listener, this.completions,
+	public <I, O> GpuBatcher<I, O> openBatcher(BatchHandler<I, O> handler, String name,
+			java.util.function.Function<? super I, ?> keyOf, GpuBatcher.Settings settings) {
+		Batcher<I, O> batcher = new Batcher<>(this, this.lifecycle, handler, name, keyOf, settings, this.listener,
+				this.completions,
 				this.housekeeping, this.drainTimeout, this::unregister);
 		register(batcher);
 		batcher.start();
@@ -515,7 +525,7 @@ public final class ContextImpl implements GpuContext {
 	 */
 	@Override
 	public boolean drain(Duration timeout) {
-		long nanos = Arguments.nanos(timeout, "timeout");
+		long nanos = Limits.nanos(timeout, "timeout");
 		if (this.lifecycle.isClosed()) {
 			return true;
 		}

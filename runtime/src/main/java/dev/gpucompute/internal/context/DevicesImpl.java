@@ -14,9 +14,9 @@ import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.ContextSettings;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
 
@@ -51,12 +51,12 @@ public final class DevicesImpl implements GpuDevices {
 	}
 
 	/** Opens one context per ordinal (see {@link dev.gpucompute.GpuRuntime#openDevices}); those opened are closed when one fails. */
-	static GpuDevices openEach(IntFunction<ContextSettings> settingsFor, Collection<Integer> ordinals) {
+	static GpuDevices openEach(IntFunction<GpuContextBuilder.Settings> settingsFor, Collection<Integer> ordinals) {
 		List<Integer> checked = checkOrdinals(ordinals);
 		List<GpuContext> opened = new ArrayList<>(checked.size());
 		try {
 			for (int ordinal : checked) {
-				opened.add(ContextImpl.open(settingsFor.apply(ordinal)));
+				opened.add(ContextImpl.open(settingsFor.apply(ordinal), ordinal, -1));
 			}
 			DevicesImpl devices = new DevicesImpl(opened);
 			log.info("GPU devices: {}", devices.describe());

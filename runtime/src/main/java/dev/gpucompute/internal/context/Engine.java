@@ -5,9 +5,9 @@ import java.util.function.IntFunction;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.BatchHandler;
-import dev.gpucompute.ContextSettings;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
@@ -25,12 +25,12 @@ import dev.gpucompute.spi.Backends;
 public final class Engine implements GpuRuntime {
 
 	@Override
-	public GpuContext open(ContextSettings settings) {
-		return ContextImpl.open(settings);
+	public GpuContext open(GpuContextBuilder.Settings settings, int device) {
+		return ContextImpl.open(settings, device, -1);
 	}
 
 	@Override
-	public GpuDevices openDevices(IntFunction<ContextSettings> settingsFor, Collection<Integer> ordinals) {
+	public GpuDevices openDevices(IntFunction<GpuContextBuilder.Settings> settingsFor, Collection<Integer> ordinals) {
 		return DevicesImpl.openEach(settingsFor, ordinals);
 	}
 
@@ -45,8 +45,8 @@ public final class Engine implements GpuRuntime {
 	}
 
 	@Override
-	public <I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler,
-			GpuBatcher.Settings<I> settings) {
+	public <I, O> GpuBatcher<I, O> openBatcher(GpuContext context, BatchHandler<I, O> handler, String name,
+			java.util.function.Function<? super I, ?> keyOf, GpuBatcher.Settings settings) {
 		GpuContext owner = context;
 		if (!(owner instanceof ContextImpl)) {
 			// A proxy that forwards to a context of this runtime (Spring's @Lazy injection point, say)
@@ -55,7 +55,7 @@ public final class Engine implements GpuRuntime {
 			owner = (launcher != null) ? launcher.context() : null;
 		}
 		if (owner instanceof ContextImpl impl) {
-			return impl.openBatcher(handler, settings);
+			return impl.openBatcher(handler, name, keyOf, settings);
 		}
 		throw new GpuException("Context " + context + " was not opened by the gpu-compute runtime");
 	}

@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.LeakTracker;
 import dev.gpucompute.LeakTracker.OpenResource;
+import dev.gpucompute.settings.Limits;
 
 /**
  * The implementation of {@link LeakTracker}, and the hooks the runtime's handles call: every
@@ -94,7 +95,7 @@ public final class LeakRegistry implements LeakTracker {
 	 */
 	@Override
 	public List<String> pendingWork(Duration grace) {
-		long deadline = System.nanoTime() + Arguments.nanos(grace, "grace");
+		long deadline = System.nanoTime() + Limits.nanos(grace, "grace");
 		List<String> pending = pendingWork();
 		while (!pending.isEmpty() && System.nanoTime() - deadline < 0) {
 			java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);

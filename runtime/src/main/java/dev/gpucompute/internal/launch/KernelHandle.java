@@ -28,7 +28,7 @@ final class KernelHandle implements Kernel {
 
 	final LongAdder timedNanos = new LongAdder();
 
-	/** Sampling counter for {@link dev.gpucompute.KernelTiming#SAMPLED}; racy increments only make sampling uneven. */
+	/** Sampling counter for {@link dev.gpucompute.settings.KernelTiming#SAMPLED}; racy increments only make sampling uneven. */
 	int sampleCounter;
 
 	KernelHandle(ContextState lifecycle, KernelSource source, NativeKernel handle) {

@@ -4,8 +4,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.internal.stream.Events;
+import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
@@ -12,6 +11,7 @@ import dev.gpucompute.StreamKind;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.StreamHandle;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;

@@ -12,6 +12,8 @@ import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.settings.CopySettings;
+import dev.gpucompute.settings.InvalidSettingException;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
@@ -86,9 +88,19 @@ public final class Memory {
 		return new BufferHandle(state);
 	}
 
-	/** The staging block a copy chunk of {@code chunkBytes} takes: its size class in the pool. */
-	public static long stagingBlock(long chunkBytes) {
-		return StagingPool.classSize(chunkBytes);
+	/**
+	 * Checks that a staging budget holds the staging block of one chunk (its size class in the pool, up
+	 * to 12.5% larger than the chunk), without which no chunked copy could ever run; before a context
+	 * opens.
+	 * @throws InvalidSettingException when it does not
+	 */
+	public static void checkStagingBudget(CopySettings copies) {
+		long block = StagingPool.classSize(copies.chunkSize());
+		if (copies.stagingBudget() < block) {
+			throw new InvalidSettingException("stagingBudget", InvalidSettingException.Problem.TOO_SMALL, block,
+					"stagingBudget (" + copies.stagingBudget() + " bytes) must hold at least one copy chunk (copyChunkSize "
+							+ copies.chunkSize() + " bytes, " + block + " in staging)");
+		}
 	}
 
 	/** A host buffer of {@code bytes} bytes (see {@link HostBuffer}). The caller closes it. */

@@ -6,10 +6,10 @@ import java.util.Objects;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamPriority;
-import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.settings.Limits;
 
 /**
  * The requests a {@link Pool} refuses before it takes its lock, because waiting could never serve
@@ -45,7 +45,7 @@ final class LeaseChecks {
 	 */
 	static void checkArguments(StreamPriority priority, Duration timeout) {
 		Objects.requireNonNull(priority, "priority");
-		Arguments.nanos(timeout, "Acquire timeout");
+		Limits.nanos(timeout, "Acquire timeout");
 	}
 
 	/**

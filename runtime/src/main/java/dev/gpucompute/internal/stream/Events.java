@@ -12,10 +12,10 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuEvent;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
+import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;

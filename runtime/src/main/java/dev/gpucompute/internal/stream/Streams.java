@@ -3,7 +3,6 @@ package dev.gpucompute.internal.stream;
 import java.util.Objects;
 import java.util.function.Supplier;
 
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamKind;
@@ -11,6 +10,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
 

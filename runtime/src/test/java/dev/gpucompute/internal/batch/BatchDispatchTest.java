@@ -20,12 +20,12 @@ import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.BatcherStats;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The dispatch of batches ({@link BatchDispatch}) on a real CPU-backend context with one pooled

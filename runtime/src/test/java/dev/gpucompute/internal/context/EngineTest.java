@@ -54,8 +54,8 @@ class EngineTest {
 				});
 		BatchHandler<String, String> handler = (batch) -> batch.items();
 		try (GpuContext real = GpuContext.builder().backend(Backend.CPU).open()) {
-			GpuBatcher.Settings<String> settings = GpuBatcher.builder(real, handler).settings();
-			assertThatThrownBy(() -> new Engine().openBatcher(foreign, handler, settings))
+			GpuBatcher.Settings settings = GpuBatcher.builder(real, handler).settings();
+			assertThatThrownBy(() -> new Engine().openBatcher(foreign, handler, "batcher", (item) -> null, settings))
 				.isInstanceOf(GpuException.class)
 				.hasMessageContaining("a test double was not opened by the gpu-compute runtime");
 		}

@@ -213,7 +213,7 @@ class StagingBudgetTest {
 
 	@Test
 	void aCopyAloneHoldsABoundedWindowOfChunksNotItsWholeSize() {
-		open(GpuContext.DEFAULT_STAGING_BUDGET, Duration.ofSeconds(30));
+		open(dev.gpucompute.settings.CopySettings.DEFAULT_STAGING_BUDGET, Duration.ofSeconds(30));
 		int size = 40 * CHUNK;
 		byte[] data = random(new SplittableRandom(7), size);
 		byte[] back = new byte[size];

@@ -17,7 +17,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.PoolTooSmallException;
@@ -26,6 +25,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
 
 /**

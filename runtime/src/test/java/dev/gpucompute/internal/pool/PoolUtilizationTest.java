@@ -14,12 +14,12 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.KernelTiming;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The pool's utilisation sample and busy check ({@link PoolUtilization}): a stream with work in

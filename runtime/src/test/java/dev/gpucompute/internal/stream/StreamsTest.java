@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.Backend;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.ContextMismatchException;
-import dev.gpucompute.DefaultStreamMode;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
@@ -19,6 +18,7 @@ import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.internal.context.ContextImpl;
+import dev.gpucompute.settings.DefaultStreamMode;
 
 /**
  * The stream room's current-stream rules, on the room itself ({@link Streams} of a CPU context):

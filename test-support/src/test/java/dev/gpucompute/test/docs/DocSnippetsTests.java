@@ -43,7 +43,7 @@ class DocSnippetsTests {
 	private static final Path ROOT = Path.of("..");
 
 	private static final List<String> PAGES = List.of("README.md", "docs/runtime.md", "docs/spring.md",
-			"docs/observability.md", "docs/sample-app.md", "docs/migration-0.2.md");
+			"docs/observability.md", "docs/sample-app.md", "docs/migration-0.2.md", "docs/migration-0.3.md");
 
 	/** The first line of a snippet that shows an earlier version's code (migration notes). */
 	private static final String BEFORE = "// before";

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.settings;
 
 /** Which stream work goes to when no current stream is set. */
 public enum DefaultStreamMode {

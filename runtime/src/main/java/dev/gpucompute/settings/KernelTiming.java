@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.settings;
 
 /**
  * Whether launches are timed in device time with a pair of timing events
