@@ -188,7 +188,7 @@ public interface DeviceBuffer extends AutoCloseable {
 	 * <ul>
 	 * <li>CUDA: {@code jcuda.driver.CUdeviceptr} (a new pointer object each call) and {@link Long} (the
 	 * device address);
-	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link KernelArgs}).
+	 * <li>CPU backend: none, so always empty (its kernels reach the memory through {@link CpuKernel.Args}).
 	 * </ul>
 	 * The use is ordered like the runtime's own: the first use on a stream other than the owning one
 	 * waits (on the device) for the owning stream's work so far, which includes the allocation, and

@@ -22,12 +22,10 @@ public interface EventRegistry {
 
 	/**
 	 * Events handed out by {@link #create()} / {@link #createTiming()} and not yet closed: the figure
-	 * that shows leaks. The runtime's own events (launch timing, fork/join) are counted apart.
+	 * that shows leaks. The runtime's own events (launch timing, fork/join) are counted apart, in
+	 * {@link EventStats#internal()}.
 	 */
 	int inUse();
-
-	/** Events the runtime holds for its own work right now (timed launches not yet read, joins). */
-	int internal();
 
 	/** Events not yet destroyed: in use plus cached for reuse. Zero after the context closed. */
 	int live();

@@ -1,7 +1,6 @@
 package dev.gpucompute;
 
 import java.time.Duration;
-import java.util.List;
 
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
@@ -12,7 +11,7 @@ import dev.gpucompute.settings.KernelTiming;
  *
  * <p>Open one with {@link #builder()}; in Spring it is a singleton bean. It is thread-safe. The
  * application owns it and closes it once; {@link #close()} is idempotent and tears down in order:
- * close its {@link GpuBatcher}s (their queued items still run), stop accepting work, drain the
+ * close its {@link dev.gpucompute.batch.GpuBatcher}s (their queued items still run), stop accepting work, drain the
  * streams (all within the drain timeout), destroy events, destroy pooled streams, free memory,
  * release the device. Every stream, event, buffer and kernel of a closed
  * context raises {@link ContextClosedException} on use, and its {@code close()} is a no-op.
@@ -55,12 +54,6 @@ public interface GpuContext extends AutoCloseable {
 	Duration drainTimeout();
 
 	/**
-	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
-	 * context closes them first when it drains or closes, while its pool still leases streams.
-	 */
-	List<GpuBatcher<?, ?>> batchers();
-
-	/**
 	 * The default stream of the calling thread: its own in {@link DefaultStreamMode#PER_THREAD} mode
 	 * (usable only from that thread), the shared legacy stream otherwise.
 	 */
@@ -68,18 +61,6 @@ public interface GpuContext extends AutoCloseable {
 
 	/** A snapshot of device memory. */
 	MemoryInfo memory();
-
-	/**
-	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
-	 * CPU backend, from the pool that staging memory comes from. Its contents are unspecified (pooled
-	 * memory is not cleared). The caller owns it and closes it; see {@link HostBuffer} for the
-	 * ordering rules of copies that use it.
-	 * @param bytes 0 to {@link Integer#MAX_VALUE}; a buffer of 0 bytes takes part in copies of 0 bytes
-	 * @throws InvalidBufferRangeException when {@code bytes} is outside that range
-	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
-	 * the operating system)
-	 */
-	HostBuffer allocateHost(long bytes);
 
 	/**
 	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
@@ -100,8 +81,13 @@ public interface GpuContext extends AutoCloseable {
 	 */
 	boolean isClosed();
 
-	/** Blocks until all work on every stream of this context's device is done. */
-	void synchronize();
+	/**
+	 * Blocks until all work on every stream of this context's device is done: pooled, default and
+	 * external streams alike. To wait for one stream's work, synchronise that stream
+	 * ({@link GpuStream#synchronize()}; the calling thread's current stream is
+	 * {@link GpuLauncher#currentStream()}).
+	 */
+	void synchronizeDevice();
 
 	/**
 	 * How busy this device is right now, for placing work: streams leased, threads waiting for a lease
@@ -137,7 +123,7 @@ public interface GpuContext extends AutoCloseable {
 	void close();
 
 	/**
-	 * Closes this context's {@link GpuBatcher}s (their queued items are dispatched within
+	 * Closes this context's {@link dev.gpucompute.batch.GpuBatcher}s (their queued items are dispatched within
 	 * {@code timeout}, what is left then is abandoned), stops handing out stream leases and waits for
 	 * the rest of {@code timeout} for the work already enqueued on the device to finish, releasing
 	 * nothing: the first half of {@link #close()}, for containers
@@ -153,5 +139,46 @@ public interface GpuContext extends AutoCloseable {
 	 */
 	boolean drain(Duration timeout);
 
+	/**
+	 * A snapshot of device memory.
+	 *
+	 * @param usedBytes bytes held by live {@link DeviceBuffer}s of this context (what they asked for)
+	 * @param freeBytes bytes the device reports free (all processes), or the CPU budget left
+	 * @param totalBytes the device's total memory, or the CPU backend's budget
+	 * @param liveBuffers number of device buffers not yet freed
+	 * @param cachedBytes bytes this context holds from the device for reuse but no buffer uses (the
+	 * CUDA backend's caching allocator; 0 on the CPU backend). They count as taken in {@code freeBytes}.
+	 */
+	public record MemoryInfo(long usedBytes, long freeBytes, long totalBytes, long liveBuffers, long cachedBytes) {
+
+		/** A snapshot without cached memory. */
+		public MemoryInfo(long usedBytes, long freeBytes, long totalBytes, long liveBuffers) {
+			this(usedBytes, freeBytes, totalBytes, liveBuffers, 0);
+		}
+
+	}
+
+	/**
+	 * A snapshot of the host memory a context holds for copies ({@link GpuContext#hostMemory()}):
+	 * page-locked on CUDA, off-heap on the CPU backend. All of it comes from one pool, capped by
+	 * {@link GpuContextBuilder#stagingCache(long)} for what is kept between uses. The staging that
+	 * array and buffer copies hold at once is bounded by {@link GpuContextBuilder#stagingBudget(long)};
+	 * host buffers are not.
+	 *
+	 * @param hostBufferBytes bytes held by {@link HostBuffer}s: open ones, and closed ones whose copies
+	 * are still pending (their pool blocks, which may be up to 12.5% larger than requested)
+	 * @param hostBuffers number of those host buffers
+	 * @param stagingBytes bytes of staging memory held by array and buffer copies in flight (their
+	 * blocks' sizes); at most {@code stagingBudgetBytes}
+	 * @param cachedBytes bytes kept for reuse that nothing uses now
+	 * @param stagingBudgetBytes the most staging copies may hold at once
+	 * @param stagingPeakBytes the most {@code stagingBytes} has been since the context opened
+	 * @param stagingWaiting copies waiting now for room in the staging budget
+	 * @param stagingTimeouts copies that gave up waiting for staging ({@link StagingExhaustedException})
+	 * since the context opened
+	 */
+	public record HostMemoryInfo(long hostBufferBytes, long hostBuffers, long stagingBytes, long cachedBytes,
+			long stagingBudgetBytes, long stagingPeakBytes, int stagingWaiting, long stagingTimeouts) {
+	}
 
 }

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.CudaSettings;
@@ -351,49 +353,116 @@ public final class GpuContextBuilder {
 	 * @throws InvalidSettingException when values contradict each other
 	 */
 	public GpuContext open() {
-		return runtime().open(settings(), this.device);
+		return open(settings(), this.device);
+	}
+
+	/** Opens a context on {@code device} (what {@link #open()} and {@link GpuDevices} do). */
+	static GpuContext open(Settings settings, int device) {
+		try {
+			return (GpuContext) Implementation.OPEN.handle().invokeExact(settings, device);
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			throw new java.lang.reflect.UndeclaredThrowableException(ex);
+		}
+	}
+
+	/** Opens one context per ordinal, in the order given (what {@link GpuDevices#open} does). */
+	static GpuDevices openDevices(java.util.function.IntFunction<Settings> settingsFor,
+			java.util.Collection<Integer> ordinals) {
+		try {
+			return (GpuDevices) Implementation.OPEN_DEVICES.handle().invokeExact(settingsFor, ordinals);
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			throw new java.lang.reflect.UndeclaredThrowableException(ex);
+		}
+	}
+
+	/** How many devices {@code backend} has here (what {@link GpuDevices#deviceCount} answers). */
+	static int deviceCount(Backend backend, int cpuDevices) {
+		try {
+			return (int) Implementation.DEVICE_COUNT.handle().invokeExact(backend, cpuDevices);
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			throw new java.lang.reflect.UndeclaredThrowableException(ex);
+		}
+	}
+
+	/** Starts recording acquisitions (what {@link LeakTracker#start()} does). */
+	static LeakTracker startLeakTracker() {
+		try {
+			return (LeakTracker) Implementation.START_LEAK_TRACKER.handle().invokeExact();
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			throw new java.lang.reflect.UndeclaredThrowableException(ex);
+		}
 	}
 
 	/**
-	 * The implementation of the API ({@link GpuRuntime}), found once with {@link java.util.ServiceLoader}
-	 * through the class loader of the API itself (the runtime's jar holds both, also inside a Spring
-	 * Boot fat jar). Thread-safe.
-	 * @throws IllegalStateException on every call when there is none (the gpu-compute-runtime jar is
-	 * incomplete or its service file was stripped) or it cannot be created, saying which
+	 * The doors of the runtime's implementation that the API's entry points go through: public static
+	 * methods of {@code dev.gpucompute.internal.context.Engine}, found once by name through the class
+	 * loader of the API itself (the runtime's jar holds both, also inside a Spring Boot fat jar). The
+	 * API and its implementation ship together, so a public service interface for them to meet in
+	 * would only be machinery in the API: this keeps the API free of any implementation type (a test
+	 * checks it) without one. A door that cannot be found answers every call with the same
+	 * {@link IllegalStateException} saying why (the jar is incomplete, or mixes versions).
 	 */
-	static GpuRuntime runtime() {
-		return Implementation.LOOKUP.get();
-	}
+	private record Implementation(java.lang.invoke.MethodHandle found, String problem, Throwable cause) {
 
-	/** The outcome of the one lookup: the implementation, or why there is none (kept for every caller). */
-	private record Implementation(GpuRuntime runtime, String problem, Throwable cause) {
+		static final String ENGINE = "dev.gpucompute.internal.context.Engine";
 
-		static final Implementation LOOKUP = find();
+		static final Implementation OPEN = find("open", GpuContext.class, Settings.class, int.class);
 
-		private static Implementation find() {
+		static final Implementation OPEN_DEVICES = find("openDevices", GpuDevices.class,
+				java.util.function.IntFunction.class, java.util.Collection.class);
+
+		static final Implementation DEVICE_COUNT = find("deviceCount", int.class, Backend.class, int.class);
+
+		static final Implementation START_LEAK_TRACKER = find("startLeakTracker", LeakTracker.class);
+
+		private static Implementation find(String name, Class<?> returns, Class<?>... parameters) {
+			Class<?> engine;
 			try {
-				return java.util.ServiceLoader.load(GpuRuntime.class, GpuRuntime.class.getClassLoader())
-					.findFirst()
-					.map((runtime) -> new Implementation(runtime, null, null))
-					.orElseGet(() -> new Implementation(null, "No implementation of dev.gpucompute.GpuRuntime on the "
-							+ "class path: gpu-compute-runtime's META-INF/services/dev.gpucompute.GpuRuntime is missing "
-							+ "(a jar repackaged without its service files?)", null));
+				engine = Class.forName(ENGINE, true, GpuContextBuilder.class.getClassLoader());
 			}
-			catch (java.util.ServiceConfigurationError ex) {
-				return new Implementation(null, "The implementation of dev.gpucompute.GpuRuntime could not be created: "
-						+ ex.getMessage(), ex);
+			catch (ClassNotFoundException ex) {
+				return new Implementation(null, "The implementation of the gpu-compute API is missing: no " + ENGINE
+						+ " on the class path (an incomplete gpu-compute-runtime jar?)", ex);
+			}
+			catch (LinkageError ex) {
+				return new Implementation(null, "The implementation of the gpu-compute API could not be loaded: " + ex,
+						ex);
+			}
+			try {
+				return new Implementation(java.lang.invoke.MethodHandles.publicLookup()
+					.findStatic(engine, name, java.lang.invoke.MethodType.methodType(returns, parameters)), null, null);
+			}
+			catch (ReflectiveOperationException ex) {
+				return new Implementation(null, "The implementation of the gpu-compute API (" + ENGINE
+						+ ") does not match the API: no public static " + name + " " + java.lang.invoke.MethodType
+							.methodType(returns, parameters) + " (gpu-compute jars of different versions?)", ex);
 			}
 		}
 
-		GpuRuntime get() {
-			if (this.runtime == null) {
+		java.lang.invoke.MethodHandle handle() {
+			if (this.found == null) {
 				throw new IllegalStateException(this.problem, this.cause);
 			}
-			return this.runtime;
+			return this.found;
 		}
 
 	}
-
 
 	/**
 	 * The configuration of a context, as {@link GpuContextBuilder#settings()} collects it: what the

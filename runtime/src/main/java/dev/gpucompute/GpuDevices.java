@@ -36,7 +36,7 @@ public interface GpuDevices extends AutoCloseable {
 	static GpuDevices open(GpuContextBuilder template, Collection<Integer> ordinals) {
 		Objects.requireNonNull(template, "template");
 		GpuContextBuilder.Settings settings = template.settings();
-		return GpuContextBuilder.runtime().openDevices((ordinal) -> settings, ordinals);
+		return GpuContextBuilder.openDevices((ordinal) -> settings, ordinals);
 	}
 
 	/**
@@ -47,7 +47,7 @@ public interface GpuDevices extends AutoCloseable {
 	 */
 	static GpuDevices open(IntFunction<GpuContextBuilder> builderFor, Collection<Integer> ordinals) {
 		Objects.requireNonNull(builderFor, "builderFor");
-		return GpuContextBuilder.runtime().openDevices(
+		return GpuContextBuilder.openDevices(
 				(ordinal) -> Objects.requireNonNull(builderFor.apply(ordinal), "builder for device " + ordinal).settings(),
 				ordinals);
 	}
@@ -71,7 +71,7 @@ public interface GpuDevices extends AutoCloseable {
 	 * or {@code cpuDevices} for the CPU backend. Zero when CUDA was asked for and is unavailable.
 	 */
 	static int deviceCount(Backend backend, int cpuDevices) {
-		return GpuContextBuilder.runtime().deviceCount(backend, cpuDevices);
+		return GpuContextBuilder.deviceCount(backend, cpuDevices);
 	}
 
 	/** Every device's context, in the order opened; the first is the primary. */

@@ -6,6 +6,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
+
 /**
  * What applications inject: loads kernels, launches them, scopes the current stream, runs
  * stream-parallel groups and allocates device memory.
@@ -103,9 +106,6 @@ public interface GpuLauncher {
 	/** A future for the work enqueued on the current stream so far. */
 	CompletableFuture<Void> completion();
 
-	/** Blocks until the current stream's work is done. */
-	void synchronize();
-
 	/**
 	 * Allocates {@code count} elements of {@code type} on the current stream, which becomes the
 	 * buffer's owning stream ({@code allocate(bytes, ElementType.BYTE)} for a size in bytes). The
@@ -118,12 +118,17 @@ public interface GpuLauncher {
 	DeviceBuffer allocate(long count, ElementType type);
 
 	/**
-	 * Allocates host memory that copies use with no staging pass (page-locked on CUDA): the same as
-	 * {@link GpuContext#allocateHost(long)}. The caller closes it.
+	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
+	 * CPU backend, from the pool that staging memory comes from (its use is in
+	 * {@link GpuContext#hostMemory()}). Its contents are unspecified (pooled memory is not cleared).
+	 * The caller owns it and closes it; see {@link HostBuffer} for the ordering rules of copies that
+	 * use it.
+	 * @param bytes 0 to {@link Integer#MAX_VALUE}; a buffer of 0 bytes takes part in copies of 0 bytes
+	 * @throws InvalidBufferRangeException when {@code bytes} is outside that range
+	 * @throws GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
+	 * the operating system)
 	 */
-	default HostBuffer allocateHost(long bytes) {
-		return context().allocateHost(bytes);
-	}
+	HostBuffer allocateHost(long bytes);
 
 	/**
 	 * Allocates a buffer of {@code data}'s element type and length on the current stream and enqueues a

@@ -19,7 +19,7 @@ public interface GpuStream {
 	String name();
 
 	/** Whether it is a pooled stream or a default stream (legacy or per thread). */
-	StreamKind kind();
+	Kind kind();
 
 	/** The priority its work runs at on the device. */
 	StreamPriority priority();
@@ -91,5 +91,22 @@ public interface GpuStream {
 	<T> java.util.Optional<T> nativeHandle(Class<T> type);
 
 	String toString();
+
+	/** Where a {@link GpuStream} came from. */
+	public enum Kind {
+
+		/** Leased from the {@link StreamPool}; non-blocking. */
+		POOLED,
+
+		/** The legacy default stream, shared by every host thread; synchronises with blocking streams. */
+		DEFAULT_LEGACY,
+
+		/** The calling thread's own default stream. */
+		DEFAULT_PER_THREAD,
+
+		/** Created outside the pool and owned by the caller. */
+		EXTERNAL
+
+	}
 
 }

@@ -153,17 +153,90 @@ public final class HostArray {
 	}
 
 	/**
-	 * The array it is a region of ({@code float[]}, {@code int[]}, {@code long[]}, {@code double[]}
-	 * or {@code byte[]}, by {@link #type()}), or the {@code ByteBuffer} given to {@link #of(ByteBuffer)};
-	 * the object itself, not a copy. For the runtime's copies, which read and write it.
+	 * Whether copies may only read it: {@code true} for a read-only {@code ByteBuffer}, which a
+	 * download or {@link #putBytes} refuses.
 	 */
-	public Object array() {
-		return this.array;
+	public boolean isReadOnly() {
+		return this.array instanceof ByteBuffer buffer && buffer.isReadOnly();
 	}
 
 	/**
-	 * The index of its first element in {@link #array()}; for a {@code ByteBuffer}, the buffer's
-	 * position when {@link #of(ByteBuffer)} was called.
+	 * Copies bytes of the region, from byte {@code byteOffset} of it on (0 is its first element's first
+	 * byte), into {@code target}: as many as {@code target} has remaining, from its position on. An
+	 * array's elements are written in {@code target}'s byte order (a direct buffer of native order gets
+	 * them as the device reads them), a {@code ByteBuffer}'s bytes as they are. Neither {@code target}'s
+	 * position nor that of the buffer this refers to moves. What the copies to a device pack their
+	 * chunks with.
+	 * @throws IllegalArgumentException when the offset or the length is not a whole number of elements
+	 * @throws IndexOutOfBoundsException when those bytes do not all lie within the region
+	 */
+	public void getBytes(long byteOffset, ByteBuffer target) {
+		int at = element(byteOffset, target.remaining());
+		int count = target.remaining() / this.type.bytes();
+		switch (this.type) {
+			case FLOAT -> target.asFloatBuffer().put((float[]) this.array, at, count);
+			case INT -> target.asIntBuffer().put((int[]) this.array, at, count);
+			case LONG -> target.asLongBuffer().put((long[]) this.array, at, count);
+			case DOUBLE -> target.asDoubleBuffer().put((double[]) this.array, at, count);
+			case BYTE -> {
+				if (this.array instanceof ByteBuffer buffer) {
+					target.put(target.position(), buffer, at, count);
+				}
+				else {
+					target.put(target.position(), (byte[]) this.array, at, count);
+				}
+			}
+		}
+	}
+
+	/**
+	 * Copies {@code source}'s remaining bytes (from its position on) into the region, from byte
+	 * {@code byteOffset} of it on: the inverse of {@link #getBytes}, in {@code source}'s byte order for
+	 * an array's elements. Neither {@code source}'s position nor that of the buffer this refers to
+	 * moves. What the copies from a device unpack their chunks with.
+	 * @throws IllegalArgumentException when the offset or the length is not a whole number of elements,
+	 * or the region is a read-only {@code ByteBuffer}
+	 * @throws IndexOutOfBoundsException when those bytes do not all lie within the region
+	 */
+	public void putBytes(long byteOffset, ByteBuffer source) {
+		if (isReadOnly()) {
+			throw new IllegalArgumentException("The region is a read-only ByteBuffer");
+		}
+		int at = element(byteOffset, source.remaining());
+		int count = source.remaining() / this.type.bytes();
+		switch (this.type) {
+			case FLOAT -> source.asFloatBuffer().get((float[]) this.array, at, count);
+			case INT -> source.asIntBuffer().get((int[]) this.array, at, count);
+			case LONG -> source.asLongBuffer().get((long[]) this.array, at, count);
+			case DOUBLE -> source.asDoubleBuffer().get((double[]) this.array, at, count);
+			case BYTE -> {
+				if (this.array instanceof ByteBuffer buffer) {
+					buffer.put(at, source, source.position(), count);
+				}
+				else {
+					source.get(source.position(), (byte[]) this.array, at, count);
+				}
+			}
+		}
+	}
+
+	/** The index in the array (or buffer) of the element at {@code byteOffset}, checked with the length. */
+	private int element(long byteOffset, int bytes) {
+		int size = this.type.bytes();
+		if (byteOffset % size != 0 || bytes % size != 0) {
+			throw new IllegalArgumentException("Copies of " + this.type + " elements take whole elements of " + size
+					+ " bytes: offset " + byteOffset + ", " + bytes + " bytes");
+		}
+		if (byteOffset < 0 || byteOffset > byteSize() - bytes) {
+			throw new IndexOutOfBoundsException("Bytes [" + byteOffset + ", " + (byteOffset + bytes)
+					+ ") are out of bounds for a region of " + byteSize() + " bytes");
+		}
+		return this.offset + (int) (byteOffset / size);
+	}
+
+	/**
+	 * The index of its first element in the array it refers to; for a {@code ByteBuffer}, the
+	 * buffer's position when {@link #of(ByteBuffer)} was called.
 	 */
 	public int offset() {
 		return this.offset;

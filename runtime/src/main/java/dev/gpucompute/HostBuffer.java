@@ -11,7 +11,7 @@ import java.nio.LongBuffer;
  * page-locked ("pinned") memory on CUDA, so that a copy is a DMA transfer at the bus's speed that
  * runs asynchronously on its stream; off-heap memory on the CPU backend. The counterpart of CuPy's
  * {@code cupyx.empty_pinned}, PyTorch's {@code pin_memory()} and cuda.core's pinned-memory
- * {@code Buffer}. Allocate it from the context ({@link GpuContext#allocateHost(long)}), fill it once
+ * {@code Buffer}. Allocate it with {@link GpuLauncher#allocateHost(long)}, fill it once
  * with {@link #put(long, HostArray)} or through a view, and upload from it as often as needed
  * ({@link DeviceBuffer#upload(HostBuffer, GpuStream)}); or download into it and read the result with
  * {@link #get(long, HostArray)} or a view. Arrays and ordinary buffers ({@link HostArray}) go through

@@ -57,7 +57,7 @@ public interface LeakTracker extends AutoCloseable {
 
 	/** Starts recording; close the tracker to stop. */
 	static LeakTracker start() {
-		return GpuContextBuilder.runtime().startLeakTracker();
+		return GpuContextBuilder.startLeakTracker();
 	}
 
 	/**

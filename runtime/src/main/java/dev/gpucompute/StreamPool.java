@@ -1,5 +1,6 @@
 package dev.gpucompute;
 
+import dev.gpucompute.listener.GpuListener;
 import java.time.Duration;
 import java.util.List;
 
@@ -107,5 +108,89 @@ public interface StreamPool {
 
 	/** How long {@link #acquire()} waits for a stream before it fails. */
 	Duration acquireTimeout();
+
+	/**
+	 * A snapshot of the {@link StreamPool}.
+	 *
+	 * @param size streams that exist now (idle + leased)
+	 * @param active leased streams
+	 * @param idle streams waiting in the pool
+	 * @param pending threads waiting for a lease
+	 * @param minSize streams created up front ({@code pool-size})
+	 * @param maxSize most streams the pool will create ({@code max-size})
+	 * @param created streams created since open
+	 * @param destroyed streams destroyed since open
+	 * @param acquisitions leases granted since open
+	 * @param timeouts acquisitions that gave up
+	 * @param highWaterMark most streams leased at once
+	 * @param leaksDetected leases reported as held past the leak-detection threshold
+	 * @param utilization average over pooled streams of the fraction of recent time they had work
+	 * in flight (0..1)
+	 * @param streams per-stream figures
+	 */
+	public record PoolStats(int size, int active, int idle, int pending, int minSize, int maxSize, long created,
+			long destroyed, long acquisitions, long timeouts, int highWaterMark, long leaksDetected, double utilization,
+			List<StreamStats> streams) {
+
+		/**
+		 * One pooled stream.
+		 *
+		 * @param name the stream's name
+		 * @param priority its priority
+		 * @param leased whether it is leased now
+		 * @param leases how often it was leased
+		 * @param heldNanos total time it was leased
+		 * @param busyShare fraction of recent time it had work in flight (0..1)
+		 */
+		public record StreamStats(String name, StreamPriority priority, boolean leased, long leases, long heldNanos,
+				double busyShare) {
+		}
+
+	}
+
+	/**
+	 * A stream lease held now, as {@link StreamPool#leases()} reports it: which stream, for how long,
+	 * by which thread and, with leak detection on, where it was acquired.
+	 *
+	 * @param stream the leased stream's name
+	 * @param priority its priority
+	 * @param held how long it has been leased
+	 * @param thread the name of the thread that acquired it
+	 * @param site the stack where it was acquired, innermost frame first, starting at the caller of
+	 * the pool; empty when leak detection is off (no stack is captured then)
+	 */
+	public record LeaseInfo(String stream, StreamPriority priority, Duration held, String thread,
+			List<StackTraceElement> site) {
+	}
+
+	/**
+	 * Several stream leases taken at once ({@link StreamPool#acquireAll(int)}), closed together:
+	 *
+	 * <pre>{@code
+	 * try (StreamLeases leases = pool.acquireAll(3)) {
+	 *     for (StreamLease lease : leases) { ... lease.stream() ... }
+	 * }
+	 * }</pre>
+	 *
+	 * <p>An unmodifiable list of the leases, in the order they were granted. {@link #close()} closes
+	 * every lease, also when closing one of them fails (a throwing {@link GpuListener}, say): the first
+	 * failure is rethrown after all were closed, with the others attached as suppressed. Closing twice
+	 * is harmless, as for one lease. The code that acquired the group owns it and closes it; closing a
+	 * lease of the group on its own first is allowed.
+	 */
+	public interface StreamLeases extends List<StreamLease>, AutoCloseable {
+
+
+
+		/** The stream of lease {@code index}: {@code get(index).stream()}. */
+		GpuStream stream(int index);
+
+		/** The leased streams, in the order of the leases. */
+		List<GpuStream> streams();
+
+		/** Closes every lease; see the class comment for failures. Idempotent. */
+		void close();
+
+	}
 
 }

@@ -316,7 +316,7 @@ class CompletionFutureTest {
 					SplittableRandom random = new SplittableRandom(seed);
 					try (StreamLease lease = context.streams().acquire();
 							DeviceBuffer device = context.launcher().allocate(bytes, ElementType.BYTE);
-							HostBuffer host = context.allocateHost(bytes)) {
+							HostBuffer host = context.launcher().allocateHost(bytes)) {
 						GpuStream stream = lease.stream();
 						for (int round = 0; round < rounds; round++) {
 							byte[] data = new byte[bytes];

@@ -103,10 +103,37 @@ class HostArrayTest {
 				"HostArray[12 BYTE elements from index 4 of ByteBuffer[capacity 16]]");
 	}
 
+	@Test
+	void getBytesAndPutBytesMoveWholeElementsOfTheRegionOnly() {
+		int[] ints = { 1, 2, 3, 4, 5 };
+		HostArray region = HostArray.of(ints, 1, 3);
+		ByteBuffer two = ByteBuffer.allocateDirect(2 * Integer.BYTES).order(java.nio.ByteOrder.nativeOrder());
+		region.getBytes(Integer.BYTES, two);
+		assertThat(two.getInt(0)).isEqualTo(3);
+		assertThat(two.getInt(Integer.BYTES)).isEqualTo(4);
+		assertThat(two.position()).as("the target's position does not move").isZero();
+		two.putInt(0, 30).putInt(Integer.BYTES, 40);
+		region.putBytes(0, two);
+		assertThat(ints).containsExactly(1, 30, 40, 4, 5);
+		assertThatThrownBy(() -> region.getBytes(2 * Integer.BYTES, two)).isInstanceOf(IndexOutOfBoundsException.class)
+			.hasMessageContaining("out of bounds for a region of 12 bytes");
+		assertThatThrownBy(() -> region.getBytes(1, two)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("whole elements");
+		HostArray readOnly = HostArray.of(ByteBuffer.allocate(8).asReadOnlyBuffer());
+		assertThat(readOnly.isReadOnly()).isTrue();
+		assertThat(region.isReadOnly()).isFalse();
+		assertThatThrownBy(() -> readOnly.putBytes(0, ByteBuffer.allocate(8))).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("read-only");
+	}
+
 	/** Asserts what {@code region} describes; {@code array} null skips the identity check. */
 	private static void assertRegion(HostArray region, Object array, ElementType type, int offset, int length, long bytes) {
-		if (array != null) {
-			assertThat(region.array()).as("the array itself, not a copy").isSameAs(array);
+		if (array instanceof float[] floats && floats.length > offset) {
+			// It refers to the array, it does not copy it: a change after it was made is what it reads.
+			floats[offset] = 42f;
+			java.nio.ByteBuffer first = java.nio.ByteBuffer.allocate(Float.BYTES).order(java.nio.ByteOrder.nativeOrder());
+			region.getBytes(0, first);
+			assertThat(first.getFloat(0)).as("the array itself, not a copy").isEqualTo(42f);
 		}
 		assertThat(region.type()).isEqualTo(type);
 		assertThat(region.offset()).isEqualTo(offset);

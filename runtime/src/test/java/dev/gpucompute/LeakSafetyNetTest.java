@@ -27,7 +27,7 @@ class LeakSafetyNetTest {
 					|| context.memory().liveBuffers() > 0) && System.nanoTime() < deadline) {
 				System.gc();
 				Thread.sleep(20);
-				context.synchronize();
+				context.synchronizeDevice();
 			}
 			assertThat(context.streams().stats().active()).as("lease returned by the cleaner").isZero();
 			assertThat(context.events().inUse()).as("event returned by the cleaner").isZero();
@@ -53,7 +53,7 @@ class LeakSafetyNetTest {
 			assertThatThrownBy(() -> context.launcher().currentStream()).isInstanceOf(GpuException.class)
 				.hasMessageContaining(leaked)
 				.hasMessageContaining("StreamScope");
-			assertThat(context.launcher().currentStream().kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+			assertThat(context.launcher().currentStream().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 		}
 	}
 
@@ -78,7 +78,7 @@ class LeakSafetyNetTest {
 
 	private static java.util.concurrent.CompletableFuture<Void> dropHostBufferWithAPendingUpload(GpuContext context,
 			DeviceBuffer device) {
-		HostBuffer host = context.allocateHost(4096);
+		HostBuffer host = context.launcher().allocateHost(4096);
 		float[] threes = new float[1024];
 		java.util.Arrays.fill(threes, 3f);
 		host.put(0, HostArray.of(threes));

@@ -12,6 +12,9 @@ import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.StreamPool.StreamLeases;
+import dev.gpucompute.batch.GpuBatcher;
+
 /**
  * A thread that works on a pooled stream (its current stream, in a scope) and asks the pool for more
  * streams than it leases beside that one would wait for itself until the acquire timeout: it is refused
@@ -94,7 +97,7 @@ class NestedLeaseTest {
 				handedOff.close();
 			});
 			try (StreamLease next = context.streams().acquire(Duration.ofSeconds(30))) {
-				assertThat(next.stream().kind()).isEqualTo(StreamKind.POOLED);
+				assertThat(next.stream().kind()).isEqualTo(GpuStream.Kind.POOLED);
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.StreamPool.LeaseInfo;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

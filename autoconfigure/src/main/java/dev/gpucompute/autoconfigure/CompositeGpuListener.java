@@ -2,8 +2,8 @@ package dev.gpucompute.autoconfigure;
 
 import java.util.List;
 
-import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelLoad;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 
 /**
  * Passes every callback to several listeners, in order. Listeners must not throw (the

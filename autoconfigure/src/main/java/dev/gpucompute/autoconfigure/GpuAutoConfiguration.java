@@ -24,11 +24,11 @@ import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
+import dev.gpucompute.listener.GpuListener;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for GPU compute: {@link GpuDevices}, one

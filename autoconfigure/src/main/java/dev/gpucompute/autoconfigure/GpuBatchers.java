@@ -13,9 +13,9 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * Creates the application's {@link GpuBatcher}s by name, with the settings of
@@ -103,7 +103,7 @@ public final class GpuBatchers implements SmartInitializingSingleton, Disposable
 
 	/** The open batchers of the context, whoever created them. */
 	public List<GpuBatcher<?, ?>> batchers() {
-		return this.context.batchers();
+		return GpuBatcher.openBatchers(this.context);
 	}
 
 	@Override
@@ -122,7 +122,7 @@ public final class GpuBatchers implements SmartInitializingSingleton, Disposable
 	/** Closes the context's batchers still open; {@link GpuLifecycle} normally did so already. */
 	@Override
 	public void destroy() {
-		GpuBatcher.closeAll(batchers(), this.context.drainTimeout());
+		BatcherShutdown.closeWithin(batchers(), this.context.drainTimeout());
 	}
 
 }

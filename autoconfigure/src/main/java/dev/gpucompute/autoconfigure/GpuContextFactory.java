@@ -19,7 +19,7 @@ import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
-import dev.gpucompute.GpuListener;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;

@@ -11,12 +11,12 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.MemoryInfo;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.spi.ByteSizes;
 
 /**
@@ -128,7 +128,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 	private void closeBatchers() {
 		List<GpuBatcher<?, ?>> batchers = new ArrayList<>();
 		for (GpuContext context : this.contexts) {
-			batchers.addAll(context.batchers());
+			batchers.addAll(GpuBatcher.openBatchers(context));
 		}
 		if (batchers.isEmpty()) {
 			return;
@@ -138,7 +138,7 @@ public final class GpuLifecycle implements SmartLifecycle {
 		for (GpuBatcher<?, ?> batcher : batchers) {
 			queued += batcher.queued();
 		}
-		boolean clean = GpuBatcher.closeAll(batchers, this.drainTimeout);
+		boolean clean = BatcherShutdown.closeWithin(batchers, this.drainTimeout);
 		long millis = Duration.ofNanos(System.nanoTime() - started).toMillis();
 		String names = batchers.stream().map(GpuBatcher::name).toList().toString();
 		if (clean) {

@@ -1,7 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import dev.gpucompute.GpuDevices;
-import dev.gpucompute.GpuListener;
+import dev.gpucompute.listener.GpuListener;
 
 /**
  * Supplies each device's own {@link GpuListener}, for listeners that serve one context, like the

@@ -11,8 +11,8 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
 

@@ -2,7 +2,7 @@ package dev.gpucompute.autoconfigure;
 
 import java.nio.file.Path;
 
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.KernelSettings;

@@ -12,8 +12,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelLoad;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 
 /** {@link CompositeGpuListener} passes every callback of {@link GpuListener} on, new ones included. */
 class CompositeGpuListenerTests {

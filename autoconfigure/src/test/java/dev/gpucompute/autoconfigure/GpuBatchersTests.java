@@ -18,10 +18,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * Tests for {@link GpuBatchers} and the batchers' place in the lifecycle: {@code gpu.batching.<name>.*}
@@ -56,7 +56,7 @@ class GpuBatchersTests {
 				assertThat(batcher.maxConcurrentBatches()).isEqualTo(2);
 				assertThat(batcher.submit(41).get(30, TimeUnit.SECONDS)).isEqualTo(41);
 				GpuContext gpu = context.getBean(GpuContext.class);
-				assertThat(gpu.batchers()).containsExactly(batcher);
+				assertThat(GpuBatcher.openBatchers(gpu)).containsExactly(batcher);
 				assertThat(gpu.streams().priorityLimit(StreamPriority.NORMAL)).isEqualTo(3);
 				assertThat(gpu.streams().priorityLimit(StreamPriority.HIGH)).isEqualTo(4);
 			});

@@ -29,7 +29,6 @@ import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -37,6 +36,7 @@ import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.listener.GpuListener;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -334,7 +334,7 @@ class GpuDevicesAutoConfigurationTests {
 		@Override
 		public void destroy() {
 			this.buffer.close();
-			this.device.synchronize();
+			this.device.synchronizeDevice();
 			this.log.add("buffer closed on an " + (this.device.isClosed() ? "closed" : "open") + " device, "
 					+ this.device.memory().usedBytes() + " bytes left");
 		}

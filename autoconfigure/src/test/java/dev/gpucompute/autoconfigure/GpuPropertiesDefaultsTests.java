@@ -19,9 +19,9 @@ import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.core.convert.ConversionService;
 import org.springframework.util.unit.DataSize;
 
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.DefaultStreamMode;

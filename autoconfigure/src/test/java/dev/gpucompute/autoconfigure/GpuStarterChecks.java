@@ -93,7 +93,7 @@ public final class GpuStarterChecks {
 			assertThat(back[0]).isEqualTo(1);
 			assertThat(back[n - 1]).isEqualTo(1);
 		}
-		launcher.synchronize();
+		launcher.currentStream().synchronize();
 		assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES)
 			.tag(GpuMetrics.TAG_UUID, uuid)
 			.tag(GpuMetrics.TAG_KERNEL, ADD_ONE.name())

@@ -10,10 +10,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.Batch;
-import dev.gpucompute.BatcherStats;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

@@ -2,9 +2,8 @@ package dev.gpucompute.benchmarks;
 
 import java.nio.ByteBuffer;
 
+import dev.gpucompute.CpuKernel;
 import dev.gpucompute.Dim3;
-import dev.gpucompute.KernelArgs;
-import dev.gpucompute.KernelBlock;
 import dev.gpucompute.LaunchConfig;
 
 /** The minimum a direct call of a {@link dev.gpucompute.CpuKernel} needs, for the Java baselines. */
@@ -14,7 +13,7 @@ final class Blocks {
 	}
 
 	/** Block coordinates of a one-dimensional grid, moved from block to block like the CPU backend's. */
-	static final class Block implements KernelBlock {
+	static final class Block implements CpuKernel.Block {
 
 		private final Dim3 grid;
 
@@ -64,7 +63,7 @@ final class Blocks {
 	}
 
 	/** The arguments of a kernel that takes none. */
-	static final class NoArgs implements KernelArgs {
+	static final class NoArgs implements CpuKernel.Args {
 
 		@Override
 		public int count() {

@@ -190,8 +190,8 @@ public class CopyBenchmark {
 
 		@Override
 		void prepare() {
-			this.source = this.context.allocateHost(this.bytes);
-			this.target = this.context.allocateHost(this.bytes);
+			this.source = this.context.launcher().allocateHost(this.bytes);
+			this.target = this.context.launcher().allocateHost(this.bytes);
 			ByteBuffer view = this.source.asByteBuffer();
 			for (int i = 0; i < this.bytes; i += 4096) {
 				view.put(i, (byte) 7);

@@ -2,7 +2,7 @@ package dev.gpucompute.benchmarks;
 
 import java.util.concurrent.atomic.LongAdder;
 
-import dev.gpucompute.GpuListener;
+import dev.gpucompute.listener.GpuListener;
 
 /**
  * A listener that counts like a metrics binding does (Micrometer counters are adders): what a

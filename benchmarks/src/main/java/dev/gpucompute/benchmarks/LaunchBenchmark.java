@@ -26,11 +26,11 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.CpuKernel;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -98,7 +98,7 @@ public class LaunchBenchmark {
 
 		@TearDown(Level.Trial)
 		public void close() {
-			this.launcher.synchronize();
+			this.launcher.currentStream().synchronize();
 			Kernel.KernelStats stats = this.kernel.stats();
 			if (this.counting != null && this.counting.launches.sum() != stats.launches()) {
 				throw new IllegalStateException("The listener saw " + this.counting.launches.sum() + " launches, the kernel "
@@ -172,7 +172,7 @@ public class LaunchBenchmark {
 		for (int i = 0; i < BATCH; i++) {
 			launcher.launch(kernel, ONE_BLOCK);
 		}
-		launcher.synchronize();
+		launcher.currentStream().synchronize();
 	}
 
 	@Benchmark

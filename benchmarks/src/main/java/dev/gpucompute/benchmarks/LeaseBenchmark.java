@@ -16,9 +16,9 @@ import org.openjdk.jmh.annotations.Threads;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;

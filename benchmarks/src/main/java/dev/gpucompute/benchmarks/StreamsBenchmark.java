@@ -76,7 +76,7 @@ public class StreamsBenchmark {
 		this.work = (this.backend == Backend.CPU) ? this.cpuRounds : this.gpuCycles;
 		this.outA = this.launcher.allocate(8, ElementType.BYTE);
 		this.outB = this.launcher.allocate(8, ElementType.BYTE);
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		this.branches = List.of((stream) -> spin(stream, this.outA), (stream) -> spin(stream, this.outB));
 	}
 
@@ -114,7 +114,7 @@ public class StreamsBenchmark {
 	@Benchmark
 	public void ours_parallelGroup() {
 		this.launcher.parallel(this.branches);
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 	}
 
 }

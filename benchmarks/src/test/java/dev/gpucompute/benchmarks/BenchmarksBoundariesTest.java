@@ -5,6 +5,9 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,11 +15,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The benchmarks's package boundaries (docs/architecture.md), checked on its main classes: it uses the
  * runtime only through the runtime's exported packages ({@code dev.gpucompute},
- * {@code dev.gpucompute.spi}, {@code dev.gpucompute.kernels}), never its rooms
+ * {@code .batch}, {@code .listener}, {@code .settings}, {@code .spi}, {@code .kernels}), never its rooms
  * ({@code dev.gpucompute.internal}) or a backend ({@code cpu}, {@code cuda}), and its own
  * packages depend on each other in no circle.
  */
 class BenchmarksBoundariesTest {
+
+	/** The runtime's exported packages (docs/architecture.md): all of the runtime this module may use. */
+	private static final String[] RUNTIME_API = { "dev.gpucompute", "dev.gpucompute.batch", "dev.gpucompute.listener",
+			"dev.gpucompute.settings", "dev.gpucompute.spi", "dev.gpucompute.kernels" };
 
 	private final JavaClasses classes = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -27,9 +34,11 @@ class BenchmarksBoundariesTest {
 		// Without this, a wrong import location would check nothing and pass.
 		assertThat(this.classes).as("main classes of dev.gpucompute.benchmarks").isNotEmpty();
 		noClasses().should()
-			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gpucompute.internal..", "dev.gpucompute.cpu..", "dev.gpucompute.cuda..")
-			.because("the runtime's rooms and backends are not its API; they change without notice")
+			.dependOnClassesThat(resideInAPackage("dev.gpucompute..").and(not(resideInAnyPackage(RUNTIME_API)))
+				.and(not(resideInAPackage("dev.gpucompute.benchmarks..")))
+				// The starter's auto-configuration is a module of its own, with its own API.
+				.and(not(resideInAPackage("dev.gpucompute.autoconfigure.."))))
+			.because("only the runtime's exported packages are its API; its rooms and backends change without notice")
 			.check(this.classes);
 	}
 

@@ -2,12 +2,12 @@ package dev.gpucompute.cpu;
 
 import java.nio.ByteBuffer;
 
-import dev.gpucompute.KernelArgs;
+import dev.gpucompute.CpuKernel;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.spi.LaunchArgs;
 
 /** A launch's arguments copied at enqueue time, since the kernel runs later. */
-final class CpuArgs implements KernelArgs {
+final class CpuArgs implements CpuKernel.Args {
 
 	private final long[] scalars;
 

@@ -4,11 +4,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 
+import dev.gpucompute.CpuKernel;
 import dev.gpucompute.Dim3;
-import dev.gpucompute.KernelBlock;
 
 /** The block a worker is running; one per worker task, moved from block to block. */
-final class CpuBlock implements KernelBlock {
+final class CpuBlock implements CpuKernel.Block {
 
 	private static final byte[] NO_SHARED = new byte[0];
 

@@ -27,9 +27,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
-import dev.gpucompute.MemoryInfo;
 import jcuda.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.JCudaDriver;

@@ -3,9 +3,9 @@ package dev.gpucompute.spi;
 import java.nio.ByteBuffer;
 
 import dev.gpucompute.DeviceInfo;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.DefaultStreamMode;
 

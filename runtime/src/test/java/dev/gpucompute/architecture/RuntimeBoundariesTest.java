@@ -1,5 +1,7 @@
 package dev.gpucompute.architecture;
 
+import java.util.List;
+
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -9,15 +11,20 @@ import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The runtime's package boundaries (docs/architecture.md), checked on its main classes: the API
- * package ({@code dev.gpucompute}) depends on no implementation, the SPI and the kernel files
- * package on nothing but the API, the backends on neither each other nor the rooms, and no two
- * packages depend on each other in a circle.
+ * package ({@code dev.gpucompute}) depends on no implementation and holds public types only, its
+ * concept packages sit on one side of it ({@code settings} and {@code listener} below it, depending on
+ * nothing of gpu-compute; {@code batch} above it, which the API never names), the SPI and the kernel
+ * files package depend on nothing but the API, the backends on neither each other nor the rooms, and
+ * no two packages depend on each other in a circle.
  */
 class RuntimeBoundariesTest {
 
@@ -30,7 +37,8 @@ class RuntimeBoundariesTest {
 		runtime = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 			.importPackages(API);
 		// Without this, a wrong import location would check nothing and pass.
-		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, "dev.gpucompute.spi",
+		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, API + ".batch",
+				API + ".listener", API + ".settings", "dev.gpucompute.spi",
 				"dev.gpucompute.kernels", "dev.gpucompute.cpu", "dev.gpucompute.cuda", "dev.gpucompute.internal.context",
 				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory");
 	}
@@ -47,8 +55,52 @@ class RuntimeBoundariesTest {
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
-			.because("applications compile against the API alone; it reaches the implementation through "
-					+ "GpuRuntime (ServiceLoader)")
+			.because("applications compile against the API alone; it reaches the implementation's entry points "
+					+ "by name")
+			.check(runtime);
+	}
+
+	@Test
+	void theApiPackageHoldsPublicTypesOnly() {
+		classes().that()
+			.resideInAPackage(API)
+			.and()
+			.areTopLevelClasses()
+			.and()
+			.doNotHaveSimpleName("package-info")
+			.should()
+			.bePublic()
+			.because("what applications write code against is all it holds; machinery lives elsewhere")
+			.check(runtime);
+	}
+
+	@Test
+	void settingsAndListenerPayloadsDependOnNothingElseOfGpuCompute() {
+		for (String leaf : List.of(API + ".settings", API + ".listener")) {
+			noClasses().that()
+				.resideInAPackage(leaf)
+				.should()
+				.dependOnClassesThat(resideInAPackage(API + "..").and(not(resideInAPackage(leaf))))
+				.because("the API's builder uses them, so they must not use the API back")
+				.check(runtime);
+		}
+	}
+
+	@Test
+	void theBatcherBuildsOnTheApiWhichNeverNamesIt() {
+		noClasses().that()
+			.resideInAPackage(API + ".batch")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..", API + ".spi..", API + ".kernels..")
+			.because("batching is built on the API (leases, stream scopes) and reaches the runtime only by name")
+			.check(runtime);
+		noClasses().that()
+			.resideInAnyPackage(API, API + ".settings", API + ".listener", API + ".spi..", API + ".kernels..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(API + ".batch")
+			.because("a first-time user's API does not need the batcher")
 			.check(runtime);
 	}
 

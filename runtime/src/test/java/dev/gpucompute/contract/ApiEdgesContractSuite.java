@@ -22,7 +22,6 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
@@ -32,13 +31,14 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.StreamLeases;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.StreamPool.StreamLeases;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -85,7 +85,7 @@ public abstract class ApiEdgesContractSuite {
 	}
 
 	private void assertNothingLeaked() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		PoolStats stats = this.pool.stats();
 		assertThat(stats.active()).as("leased streams").isZero();
 		assertThat(stats.idle()).as("idle streams").isEqualTo(stats.size());
@@ -204,7 +204,7 @@ public abstract class ApiEdgesContractSuite {
 			// A kernel that reads nothing for n = 0 runs with them, in an empty launch and in a real one.
 			this.launcher.launch(saxpy, LaunchConfig.linear(0, 256), 0, 2f, x, y);
 			this.launcher.launch(saxpy, ONE, 0, 2f, x, y);
-			this.launcher.synchronize();
+			this.launcher.currentStream().synchronize();
 			assertThat(this.context.memory().usedBytes()).isEqualTo(this.memoryAtStart);
 		}
 		assertNothingLeaked();

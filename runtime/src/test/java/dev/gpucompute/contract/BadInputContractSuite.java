@@ -27,6 +27,7 @@ import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
@@ -35,7 +36,6 @@ import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
@@ -46,9 +46,9 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.PoolExhaustedException;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.settings.KernelTiming;
@@ -153,7 +153,7 @@ public abstract class BadInputContractSuite {
 
 		/** Runs {@code action} with a host buffer of {@code bytes}, closed afterwards. */
 		void withHost(long bytes, HostAction action) throws Exception {
-			try (HostBuffer host = this.context.allocateHost(bytes)) {
+			try (HostBuffer host = this.context.launcher().allocateHost(bytes)) {
 				action.run(host);
 			}
 		}
@@ -447,7 +447,7 @@ public abstract class BadInputContractSuite {
 		}));
 		// ---- host buffers
 		cases.add(range("host buffer of -1 bytes", "A host buffer holds 0 to 2147483647 bytes, got -1", (f) -> f.launcher.allocateHost(-1)));
-		cases.add(range("host buffer of 2 GiB", "A host buffer holds 0 to", (f) -> f.context.allocateHost(1L << 31)));
+		cases.add(range("host buffer of 2 GiB", "A host buffer holds 0 to", (f) -> f.context.launcher().allocateHost(1L << 31)));
 		cases.add(npe("upload from a null host buffer", "src", (f) -> f.buffer.upload((HostBuffer) null, f.stream)));
 		cases.add(npe("download into a null host buffer", "dst", (f) -> f.buffer.download((HostBuffer) null, f.stream)));
 		cases.add(npe("host buffer upload on a null stream", "stream", (f) -> f.withHost(16, (host) -> f.buffer.upload(host, null))));
@@ -462,17 +462,17 @@ public abstract class BadInputContractSuite {
 		cases.add(range("download past the end of the host buffer", "does not fit a host buffer of 16 bytes",
 				(f) -> f.withHost(16, (host) -> f.buffer.download(host, 0, Long.MAX_VALUE, 4, f.stream))));
 		cases.add(gpu("upload from a closed host buffer", "Host buffer of 16 bytes used after it was closed", (f) -> {
-			HostBuffer host = f.context.allocateHost(16);
+			HostBuffer host = f.context.launcher().allocateHost(16);
 			host.close();
 			f.buffer.upload(host, f.stream);
 		}));
 		cases.add(gpu("put into a closed host buffer", "used after it was closed", (f) -> {
-			HostBuffer host = f.context.allocateHost(16);
+			HostBuffer host = f.context.launcher().allocateHost(16);
 			host.close();
 			host.put(0, HostArray.of(new float[1]));
 		}));
 		cases.add(gpu("view of a closed host buffer", "used after it was closed", (f) -> {
-			HostBuffer host = f.context.allocateHost(16);
+			HostBuffer host = f.context.launcher().allocateHost(16);
 			host.close();
 			host.asFloatBuffer();
 		}));
@@ -569,12 +569,12 @@ public abstract class BadInputContractSuite {
 			}
 		}));
 		cases.add(foreign("upload from another context's host buffer", (f) -> {
-			try (HostBuffer theirs = f.other().allocateHost(16)) {
+			try (HostBuffer theirs = f.other().launcher().allocateHost(16)) {
 				f.buffer.upload(theirs, f.stream);
 			}
 		}));
 		cases.add(foreign("download into another context's host buffer", (f) -> {
-			try (HostBuffer theirs = f.other().allocateHost(16)) {
+			try (HostBuffer theirs = f.other().launcher().allocateHost(16)) {
 				f.buffer.download(theirs, f.stream);
 			}
 		}));
@@ -622,7 +622,7 @@ public abstract class BadInputContractSuite {
 	}
 
 	private void assertNothingLeaked() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		PoolStats stats = this.context.streams().stats();
 		assertThat(stats.active()).as("leased streams").isZero();
 		assertThat(stats.idle()).as("idle streams").isEqualTo(stats.size());

@@ -13,16 +13,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.Batch;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -60,7 +60,7 @@ public abstract class BatcherCloseContractSuite extends BatcherContractFixture {
 		for (int i = 0; i < futures.size(); i++) {
 			assertThat(get(futures.get(i))).isEqualTo(2f * i);
 		}
-		assertThat(this.context.batchers()).isEmpty();
+		assertThat(GpuBatcher.openBatchers(this.context)).isEmpty();
 		assertPoolFull();
 	}
 
@@ -103,7 +103,7 @@ public abstract class BatcherCloseContractSuite extends BatcherContractFixture {
 			}
 			return runSaxpyOn(own.launcher(), kernel, batch);
 		}).name("closing").priority(StreamPriority.HIGH).maxBatchSize(1).build();
-		assertThat(own.batchers()).containsExactly(batcher);
+		assertThat(GpuBatcher.openBatchers(own)).containsExactly(batcher);
 		assertThatThrownBy(() -> GpuBatcher.builder(own, (Batch<Float> b) -> List.of()).name("closing").build())
 			.isInstanceOf(IllegalStateException.class).hasMessageContaining("open batcher named 'closing'");
 		List<CompletableFuture<Float>> futures = new ArrayList<>();

@@ -15,17 +15,17 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
-import dev.gpucompute.Batch;
-import dev.gpucompute.BatchHandler;
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -146,7 +146,7 @@ abstract class BatcherContractFixture {
 	}
 
 	void assertPoolFull() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		PoolStats stats = this.context.streams().stats();
 		assertThat(stats.active()).as("leased streams").isZero();
 		assertThat(this.context.events().inUse()).as("events in use").isZero();

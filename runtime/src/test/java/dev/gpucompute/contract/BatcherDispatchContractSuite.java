@@ -14,9 +14,9 @@ import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.Batch;
-import dev.gpucompute.BatcherStats;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
  * How the dynamic batcher forms and dispatches batches, on every backend (issue 21; docs/runtime.md

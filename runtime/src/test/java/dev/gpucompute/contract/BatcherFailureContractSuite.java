@@ -15,17 +15,17 @@ import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.Batch;
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

@@ -11,10 +11,10 @@ import java.util.concurrent.CountDownLatch;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.BatchTimeoutException;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * What happens to items waiting in the dynamic batcher's queue, on every backend (issue 21;
@@ -128,7 +128,7 @@ public abstract class BatcherQueueContractSuite extends BatcherContractFixture {
 			assertThatThrownBy(() -> batcher.submit(null)).isInstanceOf(NullPointerException.class);
 			assertThat(batcher.stats().submitted()).isZero();
 		}
-		assertThat(this.context.batchers()).isEmpty();
+		assertThat(GpuBatcher.openBatchers(this.context)).isEmpty();
 	}
 
 }

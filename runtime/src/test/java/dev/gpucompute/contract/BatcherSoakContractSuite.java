@@ -14,14 +14,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.DeviceBuffer;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.BatchTimeoutException;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
  * The dynamic batcher under load, on every backend (issue 21): concurrent submitters with keys,

@@ -25,12 +25,12 @@ import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.settings.KernelTiming;
 
@@ -86,7 +86,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 			float[] floatsBack = new float[floats.length];
 			buffer.download(HostArray.of(floatsBack), buffer.stream()).join();
 			assertThat(floatsBack).containsExactly(floats);
-			small.synchronize();
+			small.synchronizeDevice();
 			HostMemoryInfo host = awaitHost(small::hostMemory, (info) -> info.stagingBytes() == 0);
 			assertThat(host.stagingBytes()).isZero();
 			assertThat(host.stagingPeakBytes()).isEqualTo(2L * CHUNK);
@@ -113,7 +113,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 						try (StreamLease lease = this.context.streams().acquire();
 								DeviceBuffer device = this.launcher.callWithStream(lease.stream(),
 										() -> this.launcher.allocate(4L * n, ElementType.BYTE));
-								HostBuffer host = this.context.allocateHost(4L * n)) {
+								HostBuffer host = this.context.launcher().allocateHost(4L * n)) {
 							GpuStream stream = lease.stream();
 							// Array up, host buffer down, host buffer up, direct buffer down: all on one stream.
 							CompletableFuture<Void> up = device.upload(HostArray.of(data), stream);
@@ -206,7 +206,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 	@ParameterizedTest(name = "{0}")
 	@CsvSource({ "upload", "download" })
 	void aHostBufferCopyThatCannotBeEnqueuedLeavesNothingPendingOnIt(String direction) {
-		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.allocateHost(CHUNK)) {
+		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.launcher().allocateHost(CHUNK)) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(CHUNK, stream)) {
 				CopyFaultInjection.failAt(this.context, "COPY", 0);

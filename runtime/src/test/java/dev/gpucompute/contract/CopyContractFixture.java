@@ -15,12 +15,12 @@ import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
-import dev.gpucompute.HostMemoryInfo;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -104,7 +104,7 @@ public abstract class CopyContractFixture {
 	 * sees a moment after a synchronisation, so that part is awaited.
 	 */
 	void assertNothingHeld() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		PoolStats stats = this.context.streams().stats();
 		assertThat(stats.active()).as("leased streams").isZero();
 		assertThat(this.context.events().inUse()).as("events in use").isZero();

@@ -18,8 +18,8 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -84,7 +84,7 @@ public abstract class GpuContractFixture {
 
 	/** Nothing held: pool fully idle, no event in use, device memory back to where the test started. */
 	protected void assertNothingLeaked() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		PoolStats stats = this.pool.stats();
 		assertThat(stats.active()).as("leased streams").isZero();
 		assertThat(stats.pending()).as("waiting threads").isZero();

@@ -114,7 +114,7 @@ public abstract class HostArrayCopyContractSuite extends CopyContractFixture {
 		byte[] sourceBytes = randomBytes(random, total * size);
 		byte[] rangeBytes = java.util.Arrays.copyOfRange(sourceBytes, from * size, (from + length) * size);
 		String what = length + " " + type + " elements from index " + from;
-		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.allocateHost(total * size)) {
+		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.launcher().allocateHost(total * size)) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels((long) (deviceOffset + length + 2) * size, stream)) {
 				Object source = arrayOf(type, sourceBytes);

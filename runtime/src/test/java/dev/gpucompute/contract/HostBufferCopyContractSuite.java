@@ -16,11 +16,11 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.Dim3;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
@@ -98,7 +98,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 		byte[] data = randomBytes(random, size);
 		long[][] ranges = { { 0, 0, size }, { 1, 0, CHUNK }, { CHUNK - 1, 3, CHUNK + 2 }, { 17, CHUNK + 1, 1 },
 				{ 2 * CHUNK, 5, CHUNK + 99 } };
-		try (StreamLease lease = this.context.streams().acquire(); HostBuffer source = this.context.allocateHost(size);
+		try (StreamLease lease = this.context.streams().acquire(); HostBuffer source = this.context.launcher().allocateHost(size);
 				HostBuffer target = this.launcher.allocateHost(size + 8)) {
 			GpuStream stream = lease.stream();
 			assertThat(source.byteSize()).isEqualTo(size);
@@ -150,7 +150,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(size, stream); Gate gate = new Gate(stream)) {
-				HostBuffer host = this.context.allocateHost(size);
+				HostBuffer host = this.context.launcher().allocateHost(size);
 				host.put(0, HostArray.of(original));
 				CompletableFuture<Void> upload = device.upload(host, stream);
 				host.close();
@@ -163,7 +163,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 				assertThatThrownBy(() -> device.upload(host, stream)).isInstanceOf(GpuException.class)
 					.hasMessageContaining("used after it was closed");
 				// Whatever the pool hands out now must not be the pending upload's memory.
-				try (HostBuffer other = this.context.allocateHost(size)) {
+				try (HostBuffer other = this.context.launcher().allocateHost(size)) {
 					other.put(0, HostArray.of(new byte[size]));
 					gate.open();
 					upload.join();
@@ -188,7 +188,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(size, stream); Gate gate = new Gate(stream)) {
-				HostBuffer host = this.context.allocateHost(size);
+				HostBuffer host = this.context.launcher().allocateHost(size);
 				host.put(0, HostArray.of(original));
 				HostMemoryInfo open = this.context.hostMemory();
 				long block = open.hostBufferBytes();
@@ -228,7 +228,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 				assertThat(returned.hostBuffers()).as("released when the copy ended").isZero();
 				assertThat(returned.hostBufferBytes()).isZero();
 				assertThat(returned.cachedBytes()).as("the block back in the pool exactly once").isEqualTo(pendingCached + block);
-				try (HostBuffer first = this.context.allocateHost(size); HostBuffer second = this.context.allocateHost(size)) {
+				try (HostBuffer first = this.context.launcher().allocateHost(size); HostBuffer second = this.context.launcher().allocateHost(size)) {
 					first.put(0, HostArray.of(new byte[] { 1 }));
 					second.put(0, HostArray.of(new byte[] { 2 }));
 					byte[] seen = new byte[1];
@@ -247,7 +247,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(3 * CHUNK, stream); Gate gate = new Gate(stream)) {
-				HostBuffer host = this.context.allocateHost(3 * CHUNK);
+				HostBuffer host = this.context.launcher().allocateHost(3 * CHUNK);
 				CompletableFuture<Void> download = device.download(host, stream);
 				host.close();
 				assertThat(download).isNotDone();
@@ -264,7 +264,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 
 	@Test
 	void hostBufferAccessThatConflictsWithAPendingCopyIsRefusedNamingTheCopy() {
-		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.allocateHost(4 * CHUNK)) {
+		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.launcher().allocateHost(4 * CHUNK)) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(4 * CHUNK, stream)) {
 				CompletableFuture<Void> upload;
@@ -299,7 +299,7 @@ public abstract class HostBufferCopyContractSuite extends CopyContractFixture {
 	void closingTheContextReleasesHostBuffersLeftOpen() {
 		long heldBefore = CpuBackendProvider.heldBytes();
 		GpuContext other = builder().kernelTiming(KernelTiming.OFF).open();
-		HostBuffer host = other.allocateHost(CHUNK);
+		HostBuffer host = other.launcher().allocateHost(CHUNK);
 		host.put(0, HostArray.of(new byte[] { 1, 2, 3 }));
 		other.close();
 		assertThatThrownBy(() -> host.put(0, HostArray.of(new byte[1]))).isInstanceOf(ContextClosedException.class);

@@ -17,15 +17,15 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelLoad;
-import dev.gpucompute.KernelLoad.Trigger;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
+import dev.gpucompute.listener.KernelLoad.Trigger;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -100,7 +100,7 @@ abstract class KernelLoadContractSuite {
 				launcher.launch(ContractKernels.SUM_CELLS, ONE, 2, cells, cells);
 				assertThat(listener.take()).extracting(KernelLoad::kernel, KernelLoad::trigger)
 					.containsExactly(tuple("append", Trigger.LAUNCH), tuple("sum_cells", Trigger.LOAD));
-				launcher.synchronize();
+				launcher.currentStream().synchronize();
 				lease.stream().synchronize();
 			}
 		}
@@ -132,7 +132,7 @@ abstract class KernelLoadContractSuite {
 			}
 			// Idle again (the buffer's free and every future done): a load that begins with nothing in flight
 			// has not waited, whatever it took.
-			context.synchronize();
+			context.synchronizeDevice();
 			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 			while (context.load().pendingWork() > 0 && System.nanoTime() < deadline) {
 				Thread.sleep(1);

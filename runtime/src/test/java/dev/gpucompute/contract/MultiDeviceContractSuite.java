@@ -219,7 +219,7 @@ public abstract class MultiDeviceContractSuite {
 			target.download(HostArray.of(back), onB.stream()).join();
 		}
 		assertThat(java.util.Arrays.mismatch(back, data)).as("first element that differs").isEqualTo(-1);
-		a.synchronize();
+		a.synchronizeDevice();
 		assertThat(a.memory().usedBytes()).isEqualTo(memoryA);
 	}
 

@@ -33,11 +33,10 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.PoolExhaustedException;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.PoolTooSmallException;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.memory.HostMemoryProbe;
 import dev.gpucompute.settings.KernelTiming;
@@ -91,7 +90,7 @@ public abstract class PoolAndCloseContractSuite extends GpuContractFixture {
 		}
 		for (int i = 0; i < 100; i++) {
 			try (StreamLease lease = this.pool.acquire()) {
-				assertThat(lease.stream().kind()).isEqualTo(StreamKind.POOLED);
+				assertThat(lease.stream().kind()).isEqualTo(GpuStream.Kind.POOLED);
 			}
 		}
 		PoolStats stats = this.pool.stats();

@@ -39,8 +39,8 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.cpu.CpuBackendProvider;
 import dev.gpucompute.settings.KernelTiming;
@@ -174,7 +174,7 @@ public abstract class ReliabilityContractSuite {
 			assertThat(bounded.stats().errors()).as("failures counted").isEqualTo(failingLaunches.get());
 			assertThat(saxpy.stats().errors()).isZero();
 			assertThat(context.isHealthy()).isTrue();
-			context.synchronize();
+			context.synchronizeDevice();
 			PoolStats stats = context.streams().stats();
 			assertThat(stats.active()).as("leased streams").isZero();
 			assertThat(context.events().inUse()).as("events in use").isZero();

@@ -18,7 +18,6 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
@@ -141,7 +140,7 @@ public abstract class StreamContractSuite extends GpuContractFixture {
 	void legacyDefaultStreamSynchronizeReallyWaits() {
 		try (GpuContext legacy = builder().defaultStream(DefaultStreamMode.LEGACY).kernelTiming(KernelTiming.OFF)
 			.open()) {
-			assertThat(legacy.defaultStream().kind()).isEqualTo(StreamKind.DEFAULT_LEGACY);
+			assertThat(legacy.defaultStream().kind()).isEqualTo(GpuStream.Kind.DEFAULT_LEGACY);
 			assertDefaultStreamSynchronizeWaits(legacy);
 		}
 	}
@@ -156,7 +155,7 @@ public abstract class StreamContractSuite extends GpuContractFixture {
 			stream.synchronize();
 			assertThat(stream.isIdle()).as("synchronize returned only after the kernel").isTrue();
 			launcher.launch(slow, ONE, cell, 0, 2, 300);
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			assertThat(stream.isIdle()).isTrue();
 		}
 	}
@@ -164,7 +163,7 @@ public abstract class StreamContractSuite extends GpuContractFixture {
 	@Test
 	void perThreadDefaultStreamsAreDistinctPerThread() throws Exception {
 		GpuStream mine = this.context.defaultStream();
-		assertThat(mine.kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+		assertThat(mine.kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 		ExecutorService other = Executors.newSingleThreadExecutor();
 		try {
 			GpuStream theirs = other.submit(() -> this.context.defaultStream()).get();

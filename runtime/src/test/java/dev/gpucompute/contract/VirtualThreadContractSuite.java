@@ -28,9 +28,8 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.StreamLeases;
+import dev.gpucompute.StreamPool.StreamLeases;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.settings.KernelTiming;
 
@@ -142,7 +141,7 @@ public abstract class VirtualThreadContractSuite extends GpuContractFixture {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
 		GpuStream first = onVirtualThread(() -> {
 			GpuStream own = this.context.defaultStream();
-			assertThat(own.kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+			assertThat(own.kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 			assertThat(this.launcher.currentStream()).isSameAs(own);
 			try (DeviceBuffer cell = this.launcher.allocate(1, ElementType.INT)) {
 				for (int round = 1; round <= 4; round++) {
@@ -207,7 +206,7 @@ public abstract class VirtualThreadContractSuite extends GpuContractFixture {
 				results.add(this.virtualThreads.submit(() -> {
 					waiting.countDown();
 					try (StreamLease lease = this.pool.acquire()) {
-						return lease.stream().kind() == StreamKind.POOLED;
+						return lease.stream().kind() == GpuStream.Kind.POOLED;
 					}
 				}));
 			}

@@ -20,7 +20,6 @@ import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
@@ -30,6 +29,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.UnsupportedBackendOperationException;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /** What only the CPU backend can show: Java kernels that throw, block coverage, the memory budget. */
@@ -96,7 +96,7 @@ class CpuBackendTest {
 		assertThat(this.failures).containsExactly("explode");
 	}
 
-	/** The documented identity of {@code KernelArgs}: one instance per launch, shared by its blocks. */
+	/** The documented identity of {@code CpuKernel.Args}: one instance per launch, shared by its blocks. */
 	@Test
 	void everyBlockOfALaunchSeesTheSameArgumentsAndEveryLaunchItsOwn() {
 		java.util.Map<Integer, java.util.Set<Object>> seen = new java.util.concurrent.ConcurrentHashMap<>();
@@ -107,7 +107,7 @@ class CpuBackendTest {
 		for (int launch = 0; launch < 3; launch++) {
 			this.context.launcher().launch(kernel, LaunchConfig.of(Dim3.of(64), Dim3.of(1)), launch);
 		}
-		this.context.launcher().synchronize();
+		this.context.launcher().currentStream().synchronize();
 		assertThat(seen).hasSize(3);
 		assertThat(seen.values()).allSatisfy((instances) -> assertThat(instances).hasSize(1));
 		java.util.Set<Object> all = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
@@ -140,7 +140,7 @@ class CpuBackendTest {
 			.hasMessageContaining("'cuda_only' has no CPU implementation");
 		assertThat(kernel.stats().errors()).isEqualTo(1);
 		assertThat(this.launched).containsExactly("cuda_only:false");
-		assertThat(this.context.events().internal()).as("the timing event of the rejected launch").isZero();
+		assertThat(this.context.events().stats().internal()).as("the timing event of the rejected launch").isZero();
 	}
 
 	@Test
@@ -206,7 +206,7 @@ class CpuBackendTest {
 			.isInstanceOf(GpuOutOfMemoryException.class)
 			.hasMessageContaining("524288 bytes");
 		big.close();
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		assertThat(this.context.memory().usedBytes()).isEqualTo(start);
 		assertThat(this.context.memory().liveBuffers()).isZero();
 	}
@@ -233,7 +233,7 @@ class CpuBackendTest {
 					timed.launcher().launch(empty, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
 				}
 			}
-			timed.synchronize();
+			timed.synchronizeDevice();
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
 			while (count.get() < 600 && System.nanoTime() < deadline) {
 				Thread.sleep(5);
@@ -267,17 +267,17 @@ class CpuBackendTest {
 					launcher.launch(kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
 				}
 				// Nothing has run yet: without the bound, 3x as many timing events would be held now.
-				assertThat(sampled.events().internal()).isLessThanOrEqualTo(2 * KernelTiming.MAX_SAMPLES_IN_FLIGHT + 2);
+				assertThat(sampled.events().stats().internal()).isLessThanOrEqualTo(2 * KernelTiming.MAX_SAMPLES_IN_FLIGHT + 2);
 			}
 			finally {
 				gate.countDown();
 			}
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-			while (sampled.events().internal() > 0 && System.nanoTime() < deadline) {
+			while (sampled.events().stats().internal() > 0 && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
-			assertThat(sampled.events().internal()).isZero();
+			assertThat(sampled.events().stats().internal()).isZero();
 			assertThat(kernel.stats().timedLaunches()).isPositive().isLessThanOrEqualTo(KernelTiming.MAX_SAMPLES_IN_FLIGHT);
 			assertThat(sampled.events().stats().destroyed()).as("every timing event was recycled").isZero();
 		}
@@ -297,7 +297,7 @@ class CpuBackendTest {
 		for (int i = 0; i < 3; i++) {
 			this.context.launcher().launch(kernel, LaunchConfig.of(Dim3.of(1), Dim3.of(1)));
 		}
-		this.context.launcher().synchronize();
+		this.context.launcher().currentStream().synchronize();
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
 		while (kernel.stats().timedLaunches() < 3 && System.nanoTime() < deadline) {
 			Thread.sleep(5);
@@ -305,10 +305,10 @@ class CpuBackendTest {
 		assertThat(kernel.stats().timedLaunches()).isEqualTo(3);
 		assertThat(kernel.stats().meanDeviceTime()).isGreaterThanOrEqualTo(Duration.ofMillis(15));
 		assertThat(this.timed).containsExactly("nap", "nap", "nap");
-		while (this.context.events().internal() > 0 && System.nanoTime() < deadline) {
+		while (this.context.events().stats().internal() > 0 && System.nanoTime() < deadline) {
 			Thread.sleep(5);
 		}
-		assertThat(this.context.events().internal()).as("timing events returned once read").isZero();
+		assertThat(this.context.events().stats().internal()).as("timing events returned once read").isZero();
 	}
 
 }

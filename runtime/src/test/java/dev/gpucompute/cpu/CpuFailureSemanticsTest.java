@@ -22,7 +22,6 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelLaunchException;
@@ -30,6 +29,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -175,7 +175,7 @@ class CpuFailureSemanticsTest {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			this.launcher.launch(lease.stream(), this.kernel, ONE, -6);
 		}
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		assertCountedOnce();
 	}
 
@@ -199,7 +199,7 @@ class CpuFailureSemanticsTest {
 	}
 
 	private void assertCountedOnce() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		assertThat(this.kernel.stats().errors()).as("failures counted").isEqualTo(1);
 		assertThat(this.failures).as("failures reported to the listener").containsExactly("check");
 	}

@@ -35,7 +35,7 @@ class CpuMemoryTest {
 				buffer.download(HostArray.of(back), context.launcher().currentStream()).join();
 				assertThat(java.util.Arrays.stream(back).allMatch((value) -> value == 0)).as("zeroed").isTrue();
 			}
-			context.launcher().synchronize();
+			context.launcher().currentStream().synchronize();
 		}
 		assertThat(CpuBackendProvider.heldBytes()).as("held after close").isEqualTo(heldBefore);
 	}

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
 import dev.gpucompute.Dim3;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.NativeStream;
 

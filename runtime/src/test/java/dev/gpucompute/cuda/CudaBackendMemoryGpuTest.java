@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.gpucompute.MemoryInfo;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.BackendConfig;

@@ -21,12 +21,12 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

@@ -12,7 +12,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
@@ -20,6 +19,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.autoconfigure.GpuBatchers;
 import dev.gpucompute.autoconfigure.GpuLifecycle;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.sample.search.BatchedSearches;
 import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;

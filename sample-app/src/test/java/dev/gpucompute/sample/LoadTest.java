@@ -15,8 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.beans.factory.annotation.Autowired;
 
-import dev.gpucompute.BatcherStats;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.sample.search.BatchedSearches;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -13,8 +13,6 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.KernelLaunchException;
@@ -24,6 +22,8 @@ import dev.gpucompute.StagingExhaustedException;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.autoconfigure.web.GpuProblemDetails;
 import dev.gpucompute.autoconfigure.web.GpuProblemDetails.GpuProblem;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.BatchTimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

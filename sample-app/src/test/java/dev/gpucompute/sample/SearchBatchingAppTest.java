@@ -29,10 +29,10 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.sample.search.BatchedSearches;
 import dev.gpucompute.test.GpuCpuBackend;
 

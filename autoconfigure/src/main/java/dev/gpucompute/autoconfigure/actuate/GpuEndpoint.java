@@ -12,18 +12,18 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry.EventStats;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.Kernel.KernelStats;
-import dev.gpucompute.MemoryInfo;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
 
@@ -207,7 +207,7 @@ public class GpuEndpoint {
 
 	private static Map<String, BatcherDescriptor> batchers(GpuContext context) {
 		Map<String, BatcherDescriptor> batchers = new TreeMap<>();
-		for (GpuBatcher<?, ?> batcher : context.batchers()) {
+		for (GpuBatcher<?, ?> batcher : GpuBatcher.openBatchers(context)) {
 			batchers.put(batcher.name(), new BatcherDescriptor(batcher.maxBatchSize(), batcher.maxQueueDelay().toNanos(),
 					batcher.maxQueued(), batcher.priority(), batcher.timeout().toNanos(), batcher.maxConcurrentBatches(),
 					batcher.stats()));

@@ -5,8 +5,8 @@ import org.springframework.boot.health.contributor.Health;
 
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.MemoryInfo;
-import dev.gpucompute.PoolStats;
+import dev.gpucompute.GpuContext.MemoryInfo;
+import dev.gpucompute.StreamPool.PoolStats;
 
 /**
  * Health of a {@link GpuContext}: {@code DOWN}, with the reason, once the context is closed or the

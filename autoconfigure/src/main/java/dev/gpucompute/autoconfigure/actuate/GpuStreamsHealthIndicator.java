@@ -6,9 +6,9 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.LeaseInfo;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.LeaseInfo;
+import dev.gpucompute.StreamPool.PoolStats;
 
 /**
  * Health of a {@link GpuContext}'s stream pool: {@code DOWN}, with the reason, when the pool is

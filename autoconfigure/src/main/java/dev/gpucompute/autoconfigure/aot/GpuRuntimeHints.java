@@ -20,10 +20,9 @@ import org.springframework.util.ClassUtils;
  * <ul>
  * <li>Resources: start-up kernels under {@code gpu/kernels/} (the default
  * {@code gpu.kernels.locations}; kernels elsewhere need a hint of the application's own), the
- * service files of the backend providers and of the runtime's implementation, JCuda's native
- * libraries and its version file.</li>
- * <li>Reflection: the backend providers and the runtime's implementation (created by
- * {@link java.util.ServiceLoader}),
+ * service files of the backend providers, JCuda's native libraries and its version file.</li>
+ * <li>Reflection: the backend providers (created by {@link java.util.ServiceLoader}), the runtime's
+ * entry points (public static methods the API finds by name),
  * {@code sun.misc.Unsafe} (buffers freed without waiting for a GC), and the {@code gpu} endpoint's
  * reports (serialised to JSON).</li>
  * <li>JNI: the JCuda classes that JCuda's native driver binding looks up (their fields and methods),
@@ -58,7 +57,7 @@ public class GpuRuntimeHints implements RuntimeHintsRegistrar {
 	static final List<String> BACKEND_PROVIDERS = List.of("dev.gpucompute.cpu.CpuBackendProvider",
 			"dev.gpucompute.cuda.CudaBackendProvider");
 
-	/** What {@link dev.gpucompute.GpuRuntime} finds with {@link java.util.ServiceLoader}. */
+	/** The class whose public static methods the API's entry points find by name. */
 	static final String RUNTIME_IMPLEMENTATION = "dev.gpucompute.internal.context.Engine";
 
 	static final List<String> ENDPOINT_REPORTS = List.of(
@@ -71,14 +70,12 @@ public class GpuRuntimeHints implements RuntimeHintsRegistrar {
 		hints.resources()
 			.registerPattern("gpu/kernels/**")
 			.registerPattern("META-INF/services/dev.gpucompute.spi.BackendProvider")
-			.registerPattern("META-INF/services/dev.gpucompute.GpuRuntime")
 			.registerPattern("lib/*JCudaDriver-*")
 			.registerPattern("META-INF/maven/org.jcuda/jcuda/pom.properties");
 		for (String provider : BACKEND_PROVIDERS) {
 			hints.reflection().registerType(TypeReference.of(provider), MemberCategory.INVOKE_PUBLIC_CONSTRUCTORS);
 		}
-		hints.reflection()
-			.registerType(TypeReference.of(RUNTIME_IMPLEMENTATION), MemberCategory.INVOKE_PUBLIC_CONSTRUCTORS);
+		hints.reflection().registerType(TypeReference.of(RUNTIME_IMPLEMENTATION), MemberCategory.INVOKE_PUBLIC_METHODS);
 		hints.reflection()
 			.registerType(TypeReference.of("sun.misc.Unsafe"),
 					(type) -> type.withField("theUnsafe")

@@ -15,9 +15,9 @@ import org.springframework.boot.origin.Origin;
 import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
 
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.autoconfigure.GpuProperties;
 import dev.gpucompute.autoconfigure.GpuPropertiesValidator;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CpuSettings;
 
 /**

@@ -15,18 +15,18 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.HostMemoryInfo;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelNotFoundException;
-import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
+import dev.gpucompute.listener.KernelLoad;
 
 /**
  * Binds the meters of one {@link GpuContext} to a {@link MeterRegistry}: the names, types and tags
@@ -301,7 +301,7 @@ public final class GpuMetrics implements MeterBinder {
 		for (Kernel kernel : this.context.launcher().kernels()) {
 			bound.kernelSeen(kernel.name());
 		}
-		for (GpuBatcher<?, ?> batcher : this.context.batchers()) {
+		for (GpuBatcher<?, ?> batcher : GpuBatcher.openBatchers(this.context)) {
 			bound.batcherOpened(batcher.name());
 		}
 		if (this.listener != null) {
@@ -482,7 +482,7 @@ public final class GpuMetrics implements MeterBinder {
 		}
 
 		private GpuBatcher<?, ?> openBatcher(String name) {
-			for (GpuBatcher<?, ?> batcher : GpuMetrics.this.context.batchers()) {
+			for (GpuBatcher<?, ?> batcher : GpuBatcher.openBatchers(GpuMetrics.this.context)) {
 				if (batcher.name().equals(name)) {
 					return batcher;
 				}

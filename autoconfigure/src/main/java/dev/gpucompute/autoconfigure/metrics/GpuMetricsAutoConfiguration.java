@@ -22,7 +22,6 @@ import org.springframework.context.annotation.Configuration;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
-import dev.gpucompute.GpuListener;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for the GPU meters: a

@@ -1,9 +1,9 @@
 package dev.gpucompute.autoconfigure.metrics;
 
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelLoad;
 import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 
 /**
  * The {@link GpuListener} that feeds Micrometer: device time of timed launches

@@ -151,8 +151,8 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 	}
 
 	@Override
-	public void synchronize() {
-		this.delegate.synchronize();
+	public HostBuffer allocateHost(long bytes) {
+		return this.delegate.allocateHost(bytes);
 	}
 
 	@Override

@@ -13,8 +13,6 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
@@ -22,6 +20,8 @@ import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.StagingExhaustedException;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.BatchTimeoutException;
 
 /**
  * What an HTTP client is told about a GPU failure: an RFC 9457 problem detail with the status that

@@ -26,16 +26,16 @@ import org.springframework.context.annotation.Bean;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.EventRegistry;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.autoconfigure.GpuBatchers;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * The {@code gpu} endpoint, health and info contributors over HTTP, in a running application on
@@ -69,7 +69,7 @@ class GpuActuatorWebTests {
 		for (int i = 0; i < 3; i++) {
 			this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
 		}
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		// Timed launches take events and give them back once their timing is read: then the figures hold still.
 		org.awaitility.Awaitility.await().until(() -> noop.stats().timedLaunches() == noop.stats().launches());
 		EventRegistry.EventStats events = this.context.events().stats();
@@ -135,7 +135,7 @@ class GpuActuatorWebTests {
 	void kernelsSelectorShowsDeviceTime() throws Exception {
 		Kernel noop = this.launcher.kernel("noop");
 		this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		org.awaitility.Awaitility.await().until(() -> noop.stats().timedLaunches() == noop.stats().launches());
 		DocumentContext json = getJson("/actuator/gpu/kernels");
 		assertThat(json.read("$.noop.launches", Long.class)).isEqualTo(noop.stats().launches());

@@ -54,7 +54,7 @@ class GpuDevicesActuatorWebTests {
 		Kernel noop = launcher.kernel("noop");
 		long before = noop.stats().launches();
 		launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
-		launcher.synchronize();
+		launcher.currentStream().synchronize();
 		DocumentContext json = getJson("/actuator/gpu");
 		assertThat(json.read("$.primary", Integer.class)).isZero();
 		Map<String, Object> reports = json.read("$.devices");

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -90,7 +90,7 @@ class GpuBatchMetricsTests {
 		assertThatThrownBy(() -> batcher.submit(4)).isInstanceOf(BatchQueueFullException.class);
 		// The item with the 500 ms deadline times out while the first batch is held.
 		assertThatThrownBy(() -> queued.get(2).get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(
-				dev.gpucompute.BatchTimeoutException.class);
+				dev.gpucompute.batch.BatchTimeoutException.class);
 		assertThat(this.registry.get(GpuMetrics.BATCH_QUEUED).tags(tags).gauge().value()).isEqualTo(2);
 		this.release.countDown();
 		first.get(30, TimeUnit.SECONDS);

@@ -104,7 +104,7 @@ class GpuDevicesMetricsTests {
 			for (int i = 0; i < 3; i++) {
 				launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
 			}
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			Awaitility.await().until(() -> noop.stats().timedLaunches() == 3);
 			for (String gpu : List.of("0", "1", "2")) {
 				double expected = gpu.equals("2") ? 3 : 0;

@@ -78,10 +78,10 @@ class GpuKernelLoadReportTests {
 			GpuLauncher launcher = context.getBean(GpuLauncher.class);
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			launcher.launch(AT_START, ONE, 1);
-			launcher.synchronize(); // nothing in flight for the next load
+			launcher.currentStream().synchronize(); // nothing in flight for the next load
 			launcher.launch(LATE, ONE, 1);
 			launcher.launch(LATE, ONE, 1);
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			assertThat(output).doesNotContain("kernel 'at_start'").doesNotContain("Kernel 'at_start'");
 			assertThat(output.getOut().split("Kernel 'late' was loaded by its first launch", -1)).as("logged once").hasSize(2);
 			assertThat(output).doesNotContain("Loading kernel 'late'");

@@ -60,7 +60,7 @@ class GpuMetricsAutoConfigurationTests {
 			GpuLauncher launcher = context.getBean(GpuLauncher.class);
 			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
 			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
 				.functionCounter()
 				.count()).isEqualTo(2);

@@ -126,7 +126,7 @@ class GpuMetricsTests {
 			for (int i = 0; i < 7; i++) {
 				this.launcher.launch(addOne, LaunchConfig.linear(cells.length, 32), cells.length, buffer);
 			}
-			this.launcher.synchronize();
+			this.launcher.currentStream().synchronize();
 			buffer.download(HostArray.of(cells), this.launcher.currentStream()).join();
 		}
 		assertThat(cells).containsOnly(7);
@@ -142,14 +142,14 @@ class GpuMetricsTests {
 		assertThat(this.registry.find(GpuMetrics.KERNEL_LAUNCHES).tag("kernel", "late").functionCounters()).isEmpty();
 		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
 		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		assertThat(launches("late", "success")).isEqualTo(2);
 	}
 
 	@Test
 	void kernelFailingWhileRunningCountsAsError() {
 		this.launcher.launch(FAILS, LaunchConfig.linear(1, 1), 1);
-		assertThatExceptionOfType(KernelLaunchException.class).isThrownBy(this.launcher::synchronize)
+		assertThatExceptionOfType(KernelLaunchException.class).isThrownBy(() -> this.launcher.currentStream().synchronize())
 			.withMessageContaining("fails");
 		// The launch was enqueued (success) and then failed on the device (error), like Kernel.stats().
 		assertThat(launches("fails", "success")).isEqualTo(1);
@@ -173,7 +173,7 @@ class GpuMetricsTests {
 			for (int i = 0; i < 5; i++) {
 				this.launcher.launch(addOne, LaunchConfig.linear(64, 32), 64, buffer);
 			}
-			this.launcher.synchronize();
+			this.launcher.currentStream().synchronize();
 		}
 		Timer duration = this.registry.get(GpuMetrics.KERNEL_DURATION).tag("kernel", "add_one").timer();
 		// Device times are read on the completion thread after the stream is done: wait for them.
@@ -276,7 +276,7 @@ class GpuMetricsTests {
 			assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before + (1 << 20));
 		}
 		// The free is ordered on the buffer's stream.
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before);
 		assertThat(gauge(GpuMetrics.MEMORY_CACHED)).as("the CPU backend caches no device memory").isZero();
 	}
@@ -326,7 +326,7 @@ class GpuMetricsTests {
 			assertThat(staging.get(GpuMetrics.STAGING_PENDING).gauge().value()).isZero();
 			assertThat(staging.get(GpuMetrics.STAGING_TIMEOUT).functionCounter().count()).isEqualTo(1);
 			release.countDown();
-			small.synchronize();
+			small.synchronizeDevice();
 			awaitTrue(() -> staging.get(GpuMetrics.STAGING_USED).gauge().value() == 0);
 			Tags device = Tags.of("gpu", "0", "backend", "cpu", "uuid", small.device().uuid());
 			for (String name : List.of(GpuMetrics.STAGING_USED, GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING,
@@ -351,7 +351,7 @@ class GpuMetricsTests {
 					StreamLease lease = other.streams().acquire()) {
 				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);
 				other.launcher().launch(kernel, LaunchConfig.linear(4, 4), 4, buffer);
-				other.launcher().synchronize();
+				other.launcher().currentStream().synchronize();
 			}
 			assertThat(late.isBound()).isFalse();
 			SimpleMeterRegistry otherRegistry = new SimpleMeterRegistry();

@@ -51,7 +51,7 @@ class GpuObservationAutoConfigurationTests {
 				launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
 			}
 			request.stop();
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			KernelLaunchContext launch = recorder.launches().get(0);
 			assertThat(recorder.launches()).hasSize(1);
 			assertThat(launch.getName()).isEqualTo("gpu.kernel.launch");
@@ -82,7 +82,7 @@ class GpuObservationAutoConfigurationTests {
 		this.runner.withPropertyValues("management.observations.enable.gpu.kernel.launch=false").run((context) -> {
 			GpuLauncher launcher = context.getBean(GpuLauncher.class);
 			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
-			launcher.synchronize();
+			launcher.currentStream().synchronize();
 			assertThat(context.getBean(Recorder.class).launches()).isEmpty();
 		});
 	}

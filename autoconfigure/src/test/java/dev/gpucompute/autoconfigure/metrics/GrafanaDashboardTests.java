@@ -135,8 +135,8 @@ class GrafanaDashboardTests {
 			.open()) {
 			context.launcher().load(GpuMetricsTests.ADD_ONE);
 			new GpuMetrics(context, listener).bindTo(registry);
-			dev.gpucompute.GpuBatcher<Integer, Integer> batcher = dev.gpucompute.GpuBatcher
-				.builder(context, (dev.gpucompute.Batch<Integer> batch) -> batch.items())
+			dev.gpucompute.batch.GpuBatcher<Integer, Integer> batcher = dev.gpucompute.batch.GpuBatcher
+				.builder(context, (dev.gpucompute.batch.Batch<Integer> batch) -> batch.items())
 				.name("scraped")
 				.build();
 			batcher.submit(1).join();

@@ -124,7 +124,7 @@ class PrometheusDevicesEndToEndTests {
 		for (int i = 0; i < times; i++) {
 			launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
 		}
-		launcher.synchronize();
+		launcher.currentStream().synchronize();
 		Awaitility.await().until(() -> noop.stats().timedLaunches() == times);
 	}
 

@@ -64,7 +64,7 @@ class PrometheusEndToEndTests {
 	private GpuContext context;
 
 	@Autowired
-	private dev.gpucompute.GpuBatcher<Integer, Integer> echo;
+	private dev.gpucompute.batch.GpuBatcher<Integer, Integer> echo;
 
 	@TempDir
 	Path dir;
@@ -87,7 +87,7 @@ class PrometheusEndToEndTests {
 		for (int i = 0; i < LAUNCHES; i++) {
 			this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
 		}
-		this.launcher.synchronize();
+		this.launcher.currentStream().synchronize();
 		Awaitility.await().atMost(PATIENCE).until(() -> noop.stats().timedLaunches() == LAUNCHES);
 		// Two items through the batcher, before the pool is taken below.
 		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -149,7 +149,7 @@ class PrometheusEndToEndTests {
 		}
 
 		@Bean
-		dev.gpucompute.GpuBatcher<Integer, Integer> echo(dev.gpucompute.autoconfigure.GpuBatchers batchers) {
+		dev.gpucompute.batch.GpuBatcher<Integer, Integer> echo(dev.gpucompute.autoconfigure.GpuBatchers batchers) {
 			return batchers.create("echo", (batch) -> new java.util.ArrayList<>(batch.items()));
 		}
 

@@ -11,10 +11,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.autoconfigure.web.GpuProblemDetails.GpuProblem;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.GpuBatcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;

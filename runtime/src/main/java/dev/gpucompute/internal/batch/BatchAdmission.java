@@ -5,9 +5,9 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
-import dev.gpucompute.BatchQueueFullException;
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
 

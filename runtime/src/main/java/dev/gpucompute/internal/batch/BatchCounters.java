@@ -1,7 +1,7 @@
 package dev.gpucompute.internal.batch;
 
-import dev.gpucompute.BatcherStats;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
  * The running totals of one {@link GpuBatcher} behind its {@link BatcherStats}: items submitted,

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.BatchTimeoutException;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 
 /**

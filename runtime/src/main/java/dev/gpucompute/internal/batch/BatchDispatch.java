@@ -6,12 +6,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import dev.gpucompute.GpuBatcher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
+import dev.gpucompute.listener.GpuListener;
 
 /**
  * The dispatch of a {@link GpuBatcher}'s batches: its dispatch threads, one per batch slot

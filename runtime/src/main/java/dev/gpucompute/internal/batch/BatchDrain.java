@@ -5,14 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.settings.Limits;
 
 /**
  * The end of a {@link GpuBatcher}: the steps {@link GpuBatcher#close()} and the context's close take
- * for each batcher ({@link GpuBatcher#closeAll}): {@link #shutdown()} stops accepting items and lets
+ * for each batcher ({@link Batcher#closeAll}): {@link #shutdown()} stops accepting items and lets
  * the dispatchers run what is queued without holding for fuller batches, {@link #awaitTermination}
  * waits for the queue to empty and the batches to end, and {@link #shutdownNow()} abandons whatever
  * is left, queued or running, with a {@link ContextClosedException} that names the drain timeout.

@@ -3,8 +3,8 @@ package dev.gpucompute.internal.batch;
 import java.util.List;
 import java.util.Objects;
 
-import dev.gpucompute.Batch;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.batch.Batch;
 
 /** The implementation of {@link Batch}. */
 final class BatchHandle<I> implements Batch<I> {

@@ -3,7 +3,7 @@ package dev.gpucompute.internal.batch;
 import java.time.Duration;
 
 /**
- * When a {@link dev.gpucompute.GpuBatcher}'s next batch may be formed, and how long a refused caller should wait:
+ * When a {@link dev.gpucompute.batch.GpuBatcher}'s next batch may be formed, and how long a refused caller should wait:
  * holding items for a fuller batch ({@code maxQueueDelay}) while batches run or right after one, and
  * the recent cost per item behind the retry-after hint. Not thread-safe: the batcher's lock guards it.
  */
@@ -73,7 +73,7 @@ final class BatchPacing {
 		this.costPerItem = (this.costPerItem == 0) ? cost : this.costPerItem + COST_ALPHA * (cost - this.costPerItem);
 	}
 
-	/** Queue time {@code queued} items need at the recent rate, for {@link dev.gpucompute.BatchQueueFullException}. */
+	/** Queue time {@code queued} items need at the recent rate, for {@link dev.gpucompute.batch.BatchQueueFullException}. */
 	Duration retryAfter(int queued, int concurrency) {
 		if (this.costPerItem <= 0) {
 			return Duration.ofSeconds(1);

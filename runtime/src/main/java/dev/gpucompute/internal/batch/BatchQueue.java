@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * The waiting items of a {@link dev.gpucompute.GpuBatcher}, by batch key, in arrival order within a key: what may
+ * The waiting items of a {@link dev.gpucompute.batch.GpuBatcher}, by batch key, in arrival order within a key: what may
  * form the next batch, which items expired, which are dropped. Not thread-safe: the batcher guards
  * it with its lock, and completes no future while holding it (the methods hand items back instead).
  *

@@ -7,11 +7,11 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 
 /**

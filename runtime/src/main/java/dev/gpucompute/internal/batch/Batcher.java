@@ -1,25 +1,29 @@
 package dev.gpucompute.internal.batch;
 
 import java.time.Duration;
-import java.util.function.Function;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.BatcherStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.BatchTimeoutException;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.Limits;
 
 /**
@@ -39,6 +43,9 @@ import dev.gpucompute.settings.Limits;
  * @param <O> result type
  */
 public final class Batcher<I, O> implements GpuBatcher<I, O> {
+
+	private static final Logger log = LoggerFactory.getLogger(GpuBatcher.class);
+
 
 	/** No deadline. */
 	private static final long NONE = BatchQueue.NONE;
@@ -120,7 +127,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	/**
 	 * Queues an item for the next batch of its key.
 	 * @return the item's result, or its failure: the batch's ({@link BatchHandler} threw, a kernel
-	 * failed), its own ({@link dev.gpucompute.Batch#fail}), {@link BatchTimeoutException} when its deadline passed
+	 * failed), its own ({@link dev.gpucompute.batch.Batch#fail}), {@link BatchTimeoutException} when its deadline passed
 	 * in the queue, or {@link ContextClosedException} when it was abandoned at close
 	 * @throws BatchQueueFullException when {@code maxQueued} items wait already (nothing is queued)
 	 * @throws ContextClosedException when the batcher is closed or closing
@@ -233,7 +240,7 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	 */
 	@Override
 	public void close() {
-		GpuBatcher.closeAll(List.of(this), this.drainTimeout);
+		closeAll(List.of(this), this.drainTimeout);
 	}
 
 	@Override
@@ -308,6 +315,30 @@ public final class Batcher<I, O> implements GpuBatcher<I, O> {
 	@Override
 	public String toString() {
 		return "GpuBatcher[" + this.name + ", " + this.context + (isShutdown() ? ", shut down" : "") + "]";
+	}
+
+	/**
+	 * Closes several batchers within one timeout, so that they drain in parallel: all stop accepting
+	 * first, then each is waited for until the common deadline, then what is left is abandoned (and
+	 * logged).
+	 * @return whether every batcher finished its items in time (nothing abandoned)
+	 */
+	public static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
+		long deadline = System.nanoTime() + Limits.nanos(timeout, "timeout");
+		for (GpuBatcher<?, ?> batcher : batchers) {
+			batcher.shutdown();
+		}
+		boolean clean = true;
+		for (GpuBatcher<?, ?> batcher : batchers) {
+			boolean done = batcher.awaitTermination(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+			int abandonedNow = batcher.shutdownNow();
+			if (!done || abandonedNow > 0) {
+				clean = false;
+				log.warn("Batcher '{}' did not finish its items within {}: {} abandoned at close", batcher.name(), timeout,
+						abandonedNow);
+			}
+		}
+		return clean;
 	}
 
 }

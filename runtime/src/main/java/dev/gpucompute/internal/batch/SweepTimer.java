@@ -6,7 +6,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one timer of a {@link dev.gpucompute.GpuBatcher} that runs its sweep (timing out queued items whose deadline
+ * The one timer of a {@link dev.gpucompute.batch.GpuBatcher} that runs its sweep (timing out queued items whose deadline
  * passed) by the earliest deadline, on the context's housekeeping thread. Not thread-safe: the
  * batcher's lock guards it.
  */

@@ -13,26 +13,23 @@ import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
-import dev.gpucompute.BatchHandler;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
+import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
-import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelSource;
-import dev.gpucompute.MemoryInfo;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.Batcher;
 import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
@@ -44,6 +41,8 @@ import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.DefaultStreamMode;
@@ -280,7 +279,6 @@ public final class ContextImpl implements GpuContext {
 	 * The open {@link GpuBatcher}s of this context, in the order they were built; a snapshot. The
 	 * context closes them first when it drains or closes, while its pool still leases streams.
 	 */
-	@Override
 	public List<GpuBatcher<?, ?>> batchers() {
 		return List.copyOf(this.batchers);
 	}
@@ -337,22 +335,6 @@ public final class ContextImpl implements GpuContext {
 	}
 
 	/**
-	 * Allocates host memory for copies without a staging pass: page-locked on CUDA, off-heap on the
-	 * CPU backend, from the pool that staging memory comes from. Its contents are unspecified (pooled
-	 * memory is not cleared). The caller owns it and closes it; see {@link HostBuffer} for the
-	 * ordering rules of copies that use it.
-	 * @param bytes 0 to {@link Integer#MAX_VALUE}; a buffer of 0 bytes takes part in copies of 0 bytes
-	 * @throws dev.gpucompute.InvalidBufferRangeException when {@code bytes} is outside that range
-	 * @throws dev.gpucompute.GpuOutOfMemoryException when the memory cannot be had (page-locked memory is limited by
-	 * the operating system)
-	 */
-	@Override
-	public HostBuffer allocateHost(long bytes) {
-		this.lifecycle.ensureOpen();
-		return this.memory.allocateHost(bytes);
-	}
-
-	/**
 	 * A snapshot of the host memory held for copies: host buffers, staging in use against its budget
 	 * (with its peak, the copies waiting for it and those that gave up), cached.
 	 */
@@ -381,7 +363,7 @@ public final class ContextImpl implements GpuContext {
 	}
 
 	@Override
-	public void synchronize() {
+	public void synchronizeDevice() {
 		this.lifecycle.ensureOpen();
 		this.backend.synchronizeDevice();
 	}
@@ -456,7 +438,7 @@ public final class ContextImpl implements GpuContext {
 		// Batchers first, while the context is open and its pool leases: their queued items run within
 		// the drain timeout. No batcher can be added meanwhile (closeStarted).
 		try {
-			GpuBatcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
+			Batcher.closeAll(List.copyOf(this.batchers), this.drainTimeout);
 		}
 		catch (RuntimeException ex) {
 			log.warn("Closing the batchers of GPU context #{} failed", this.id, ex);
@@ -530,7 +512,7 @@ public final class ContextImpl implements GpuContext {
 			return true;
 		}
 		long started = System.nanoTime();
-		GpuBatcher.closeAll(List.copyOf(this.batchers), timeout);
+		Batcher.closeAll(List.copyOf(this.batchers), timeout);
 		this.pool.stopAccepting();
 		return this.backend.awaitIdle(Math.max(0, nanos - (System.nanoTime() - started)));
 	}

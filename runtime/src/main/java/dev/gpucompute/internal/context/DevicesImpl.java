@@ -14,11 +14,12 @@ import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.internal.batch.Batcher;
 
 /** The implementation of {@link GpuDevices}. */
 public final class DevicesImpl implements GpuDevices {
@@ -50,7 +51,7 @@ public final class DevicesImpl implements GpuDevices {
 		}
 	}
 
-	/** Opens one context per ordinal (see {@link dev.gpucompute.GpuRuntime#openDevices}); those opened are closed when one fails. */
+	/** Opens one context per ordinal (what {@link dev.gpucompute.GpuDevices#open} does); those opened are closed when one fails. */
 	static GpuDevices openEach(IntFunction<GpuContextBuilder.Settings> settingsFor, Collection<Integer> ordinals) {
 		List<Integer> checked = checkOrdinals(ordinals);
 		List<GpuContext> opened = new ArrayList<>(checked.size());
@@ -210,11 +211,11 @@ public final class DevicesImpl implements GpuDevices {
 		List<GpuBatcher<?, ?>> batchers = new ArrayList<>();
 		java.time.Duration longest = java.time.Duration.ZERO;
 		for (GpuContext context : this.contexts) {
-			batchers.addAll(context.batchers());
+			batchers.addAll(((ContextImpl) context).batchers());
 			longest = (context.drainTimeout().compareTo(longest) > 0) ? context.drainTimeout() : longest;
 		}
 		try {
-			GpuBatcher.closeAll(batchers, longest);
+			Batcher.closeAll(batchers, longest);
 		}
 		catch (RuntimeException ex) {
 			log.warn("Closing the batchers failed", ex);

@@ -7,13 +7,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
-import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeKernel;
 

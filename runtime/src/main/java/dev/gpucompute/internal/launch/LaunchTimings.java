@@ -3,8 +3,8 @@ package dev.gpucompute.internal.launch;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.internal.stream.Events;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;

@@ -16,12 +16,11 @@ import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.Kernel;
-import dev.gpucompute.KernelLoad;
 import dev.gpucompute.KernelNotFoundException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
@@ -35,6 +34,8 @@ import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.LaunchArgs;
@@ -518,8 +519,9 @@ public final class Launcher implements GpuLauncher {
 	}
 
 	@Override
-	public void synchronize() {
-		currentStream().synchronize();
+	public HostBuffer allocateHost(long bytes) {
+		this.lifecycle.ensureOpen();
+		return this.memory.allocateHost(bytes);
 	}
 
 	@Override

@@ -300,92 +300,21 @@ final class CopyPipeline {
 
 	// ---- sources and sinks ----------------------------------------------------------------------------
 
-	/**
-	 * Packs {@code src}'s bytes. The element type is looked at once here, per copy; the function it
-	 * returns, called per chunk, is a plain bulk copy of one array type.
-	 */
+	/** Packs {@code src}'s bytes ({@link HostArray#getBytes}, which looks at the element type per chunk). */
 	static Source source(HostArray src) {
-		int at = src.offset();
-		Object array = src.array();
-		return switch (src.type()) {
-			case FLOAT -> source((float[]) array, at);
-			case INT -> source((int[]) array, at);
-			case LONG -> source((long[]) array, at);
-			case DOUBLE -> source((double[]) array, at);
-			case BYTE -> (array instanceof ByteBuffer buffer) ? source(buffer, at) : source((byte[]) array, at);
-		};
+		return src::getBytes;
 	}
 
 	/**
-	 * Unpacks into {@code dst}, the destination of a copy ({@code what}), like {@link #source(HostArray)}.
+	 * Unpacks into {@code dst}, the destination of a copy ({@code what}), with {@link HostArray#putBytes}.
 	 * @throws IllegalArgumentException when {@code dst} is a read-only {@code ByteBuffer}: refused here,
 	 * before anything is enqueued
 	 */
 	static Sink sink(HostArray dst, String what) {
-		if (dst.array() instanceof ByteBuffer buffer && buffer.isReadOnly()) {
+		if (dst.isReadOnly()) {
 			throw new IllegalArgumentException("The " + what + " is a read-only buffer");
 		}
-		int at = dst.offset();
-		Object array = dst.array();
-		return switch (dst.type()) {
-			case FLOAT -> sink((float[]) array, at);
-			case INT -> sink((int[]) array, at);
-			case LONG -> sink((long[]) array, at);
-			case DOUBLE -> sink((double[]) array, at);
-			case BYTE -> (array instanceof ByteBuffer buffer) ? sink(buffer, at) : sink((byte[]) array, at);
-		};
-	}
-
-	private static Source source(float[] src, int start) {
-		return (from, into) -> into.asFloatBuffer().put(src, start + (int) (from / Float.BYTES), into.remaining() / Float.BYTES);
-	}
-
-	private static Source source(int[] src, int start) {
-		return (from, into) -> into.asIntBuffer().put(src, start + (int) (from / Integer.BYTES),
-				into.remaining() / Integer.BYTES);
-	}
-
-	private static Source source(long[] src, int start) {
-		return (from, into) -> into.asLongBuffer().put(src, start + (int) (from / Long.BYTES), into.remaining() / Long.BYTES);
-	}
-
-	private static Source source(double[] src, int start) {
-		return (from, into) -> into.asDoubleBuffer().put(src, start + (int) (from / Double.BYTES),
-				into.remaining() / Double.BYTES);
-	}
-
-	private static Source source(byte[] src, int start) {
-		return (from, into) -> into.put(0, src, start + (int) from, into.remaining());
-	}
-
-	/** Bytes of {@code src} from {@code start} on; neither its position nor its limit is touched, so threads may share it. */
-	private static Source source(ByteBuffer src, int start) {
-		return (from, into) -> into.put(0, src, start + (int) from, into.remaining());
-	}
-
-	private static Sink sink(float[] dst, int start) {
-		return (at, from) -> from.asFloatBuffer().get(dst, start + (int) (at / Float.BYTES), from.remaining() / Float.BYTES);
-	}
-
-	private static Sink sink(int[] dst, int start) {
-		return (at, from) -> from.asIntBuffer().get(dst, start + (int) (at / Integer.BYTES), from.remaining() / Integer.BYTES);
-	}
-
-	private static Sink sink(long[] dst, int start) {
-		return (at, from) -> from.asLongBuffer().get(dst, start + (int) (at / Long.BYTES), from.remaining() / Long.BYTES);
-	}
-
-	private static Sink sink(double[] dst, int start) {
-		return (at, from) -> from.asDoubleBuffer().get(dst, start + (int) (at / Double.BYTES), from.remaining() / Double.BYTES);
-	}
-
-	private static Sink sink(byte[] dst, int start) {
-		return (at, from) -> from.get(0, dst, start + (int) at, from.remaining());
-	}
-
-	/** Into {@code dst} from {@code start} on; its position and limit are not touched. */
-	private static Sink sink(ByteBuffer dst, int start) {
-		return (at, from) -> dst.put(start + (int) at, from, 0, from.remaining());
+		return dst::putBytes;
 	}
 
 }

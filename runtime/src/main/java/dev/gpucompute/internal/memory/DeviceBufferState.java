@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -101,7 +100,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 		if (stream.reachableFromHere()) {
 			return stream.raw();
 		}
-		if (stream.kind() == StreamKind.DEFAULT_PER_THREAD) {
+		if (stream.kind() == GpuStream.Kind.DEFAULT_PER_THREAD) {
 			return stream.events().backend().defaultStream(DefaultStreamMode.LEGACY);
 		}
 		return null;

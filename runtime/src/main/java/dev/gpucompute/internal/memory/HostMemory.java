@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.StagingExhaustedException;
 import dev.gpucompute.internal.core.ContextState;

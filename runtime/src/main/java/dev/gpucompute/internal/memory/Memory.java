@@ -1,9 +1,9 @@
 package dev.gpucompute.internal.memory;
 
 import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;

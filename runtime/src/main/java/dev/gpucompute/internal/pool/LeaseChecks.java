@@ -3,8 +3,8 @@ package dev.gpucompute.internal.pool;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.gpucompute.GpuStream;
 import dev.gpucompute.PoolTooSmallException;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -77,7 +77,7 @@ final class LeaseChecks {
 	 */
 	void checkNested(StreamPriority priority, int count) {
 		StreamHandle scoped = this.streams.scopedQuietly();
-		if (scoped == null || scoped.kind() != StreamKind.POOLED || scoped.lifecycle() != this.lifecycle) {
+		if (scoped == null || scoped.kind() != GpuStream.Kind.POOLED || scoped.lifecycle() != this.lifecycle) {
 			return;
 		}
 		// In a branch of a group the thread holds every stream of the group, not only its branch's.

@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.gpucompute.LeaseInfo;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.LeaseInfo;
 import dev.gpucompute.internal.core.Leaks;
 
 /**

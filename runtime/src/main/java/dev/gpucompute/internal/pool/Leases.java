@@ -6,7 +6,7 @@ import java.util.List;
 
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.StreamLeases;
+import dev.gpucompute.StreamPool.StreamLeases;
 
 /** The implementation of {@link StreamLeases}. */
 public final class Leases extends AbstractList<StreamLease> implements StreamLeases {

@@ -10,17 +10,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.ContextClosedException;
-import dev.gpucompute.GpuListener;
-import dev.gpucompute.LeaseInfo;
 import dev.gpucompute.PoolExhaustedException;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
-import dev.gpucompute.StreamLeases;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.LeaseInfo;
+import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.StreamPool.StreamLeases;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.Streams;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.spi.DeviceBackend;
 
 /**

@@ -200,11 +200,6 @@ public final class Events implements EventRegistry {
 	}
 
 	@Override
-	public int internal() {
-		return this.internal.get();
-	}
-
-	@Override
 	public int live() {
 		return this.all.size();
 	}

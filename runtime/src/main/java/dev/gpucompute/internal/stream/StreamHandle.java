@@ -8,7 +8,6 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
@@ -30,7 +29,7 @@ public final class StreamHandle implements GpuStream {
 
 	private final NativeStream stream;
 
-	private final StreamKind kind;
+	private final GpuStream.Kind kind;
 
 	private final StreamPriority priority;
 
@@ -45,7 +44,7 @@ public final class StreamHandle implements GpuStream {
 	private final Thread owner;
 
 	StreamHandle(ContextState lifecycle, ContextCompletions completions, Events events, NativeStream stream,
-			StreamKind kind, StreamPriority priority, LeaseState lease, Thread owner) {
+			GpuStream.Kind kind, StreamPriority priority, LeaseState lease, Thread owner) {
 		this.lifecycle = lifecycle;
 		this.completions = completions;
 		this.events = events;
@@ -74,7 +73,7 @@ public final class StreamHandle implements GpuStream {
 	}
 
 	@Override
-	public StreamKind kind() {
+	public GpuStream.Kind kind() {
 		return this.kind;
 	}
 

@@ -5,7 +5,6 @@ import java.util.function.Supplier;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.internal.core.ContextCompletions;
@@ -49,19 +48,19 @@ public final class Streams {
 		this.events = events;
 		this.mode = mode;
 		this.legacy = (mode == DefaultStreamMode.LEGACY) ? handle(backend.defaultStream(DefaultStreamMode.LEGACY),
-				StreamKind.DEFAULT_LEGACY, StreamPriority.NORMAL, null, null) : null;
+				GpuStream.Kind.DEFAULT_LEGACY, StreamPriority.NORMAL, null, null) : null;
 		this.perThread = ThreadLocal.withInitial(() -> handle(backend.defaultStream(DefaultStreamMode.PER_THREAD),
-				StreamKind.DEFAULT_PER_THREAD, StreamPriority.NORMAL, null, Thread.currentThread()));
+				GpuStream.Kind.DEFAULT_PER_THREAD, StreamPriority.NORMAL, null, Thread.currentThread()));
 	}
 
-	private StreamHandle handle(NativeStream stream, StreamKind kind, StreamPriority priority, LeaseState lease,
+	private StreamHandle handle(NativeStream stream, GpuStream.Kind kind, StreamPriority priority, LeaseState lease,
 			Thread owner) {
 		return new StreamHandle(this.lifecycle, this.completions, this.events, stream, kind, priority, lease, owner);
 	}
 
 	/** The handle of a pooled stream, valid while {@code lease} is open. */
 	public StreamHandle pooled(NativeStream stream, StreamPriority priority, LeaseState lease) {
-		return handle(stream, StreamKind.POOLED, priority, Objects.requireNonNull(lease, "lease"), null);
+		return handle(stream, GpuStream.Kind.POOLED, priority, Objects.requireNonNull(lease, "lease"), null);
 	}
 
 	public DefaultStreamMode mode() {

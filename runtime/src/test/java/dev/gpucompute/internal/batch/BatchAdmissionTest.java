@@ -12,9 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatchQueueFullException;
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.batch.BatchQueueFullException;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
 

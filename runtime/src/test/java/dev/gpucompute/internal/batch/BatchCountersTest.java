@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatcherStats;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
  * The batcher's totals: each booking lands in its own figure of {@link BatcherStats} (the record has

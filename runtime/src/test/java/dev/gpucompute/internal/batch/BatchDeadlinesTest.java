@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.BatchTimeoutException;
+import dev.gpucompute.batch.BatchTimeoutException;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 
 /**

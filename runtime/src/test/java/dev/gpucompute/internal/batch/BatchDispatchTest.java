@@ -15,16 +15,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.BatchTimeoutException;
-import dev.gpucompute.BatcherStats;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.BatchTimeoutException;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

@@ -5,17 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Proxy;
 import java.util.List;
-import java.util.ServiceLoader;
 
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuException;
-import dev.gpucompute.GpuRuntime;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * The door between the API and the implementation: {@link Engine} is what the API finds, and it
@@ -23,10 +21,22 @@ import dev.gpucompute.GpuRuntime;
  */
 class EngineTest {
 
+	/** Every door the API looks up by name is here with the signature it expects (no version mix-up). */
 	@Test
-	void isTheOneImplementationTheApiFinds() {
-		assertThat(ServiceLoader.load(GpuRuntime.class).stream().map(ServiceLoader.Provider::type))
-			.containsExactly(Engine.class);
+	void hasEveryMethodTheApiLooksUp() throws Exception {
+		Class<?> doors = Class.forName("dev.gpucompute.GpuContextBuilder$Implementation");
+		List<String> names = new java.util.ArrayList<>();
+		for (java.lang.reflect.Field field : doors.getDeclaredFields()) {
+			if (java.lang.reflect.Modifier.isStatic(field.getModifiers()) && field.getType() == doors) {
+				field.setAccessible(true);
+				Object door = field.get(null);
+				java.lang.reflect.Method found = doors.getDeclaredMethod("found");
+				found.setAccessible(true);
+				assertThat(found.invoke(door)).as(field.getName()).isNotNull();
+				names.add(field.getName());
+			}
+		}
+		assertThat(names).contains("OPEN", "OPEN_DEVICES", "DEVICE_COUNT", "START_LEAK_TRACKER");
 	}
 
 	@Test
@@ -37,7 +47,7 @@ class EngineTest {
 		try (GpuDevices devices = GpuDevices.open(GpuContext.builder().backend(Backend.CPU).cpuDevices(2), List.of(0, 1))) {
 			assertThat(devices.contexts()).hasSize(2).allSatisfy((context) -> assertThat(context).isInstanceOf(ContextImpl.class));
 		}
-		assertThat(new Engine().deviceCount(Backend.CPU, 3)).isEqualTo(3);
+		assertThat(Engine.deviceCount(Backend.CPU, 3)).isEqualTo(3);
 	}
 
 	@Test
@@ -55,7 +65,7 @@ class EngineTest {
 		BatchHandler<String, String> handler = (batch) -> batch.items();
 		try (GpuContext real = GpuContext.builder().backend(Backend.CPU).open()) {
 			GpuBatcher.Settings settings = GpuBatcher.builder(real, handler).settings();
-			assertThatThrownBy(() -> new Engine().openBatcher(foreign, handler, "batcher", (item) -> null, settings))
+			assertThatThrownBy(() -> Engine.openBatcher(foreign, handler, "batcher", (item) -> null, settings))
 				.isInstanceOf(GpuException.class)
 				.hasMessageContaining("a test double was not opened by the gpu-compute runtime");
 		}

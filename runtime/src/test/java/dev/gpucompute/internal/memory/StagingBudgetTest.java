@@ -31,11 +31,11 @@ import dev.gpucompute.CopyFaultInjection;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.HostMemoryInfo;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
@@ -108,7 +108,7 @@ class StagingBudgetTest {
 
 	/** Staging goes back when the stream has passed it, which the completion thread sees a moment later. */
 	private HostMemoryInfo awaitNoStaging() {
-		this.context.synchronize();
+		this.context.synchronizeDevice();
 		await(() -> this.context.hostMemory().stagingBytes() == 0);
 		return this.context.hostMemory();
 	}
@@ -394,7 +394,7 @@ class StagingBudgetTest {
 				}
 			}).isInstanceOf(GpuException.class).hasMessageContaining(CopyFaultInjection.MESSAGE + ": WATCH of chunk 0");
 			CopyFaultInjection.clear(this.context);
-			this.context.synchronize();
+			this.context.synchronizeDevice();
 			buffer.upload(HostArray.of(data), lease.stream()).join(); // its staging is back when its future completes
 			byte[] back = new byte[data.length];
 			buffer.download(HostArray.of(back), lease.stream()).join();
@@ -406,7 +406,7 @@ class StagingBudgetTest {
 	@Test
 	void hostBuffersDoNotCountAgainstTheBudget() {
 		open(2L * CHUNK, Duration.ofMillis(200));
-		try (HostBuffer pinned = this.context.allocateHost(16L * CHUNK); DeviceBuffer buffer = this.context.launcher()
+		try (HostBuffer pinned = this.context.launcher().allocateHost(16L * CHUNK); DeviceBuffer buffer = this.context.launcher()
 			.allocate(16L * CHUNK, ElementType.BYTE)) {
 			byte[] data = random(new SplittableRandom(5), 16 * CHUNK);
 			pinned.put(0, HostArray.of(data));

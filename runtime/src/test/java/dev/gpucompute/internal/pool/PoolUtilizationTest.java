@@ -16,9 +16,9 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
-import dev.gpucompute.PoolStats;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
+import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**

@@ -14,7 +14,6 @@ import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
 import dev.gpucompute.internal.context.ContextImpl;
@@ -37,7 +36,7 @@ class StreamsTest {
 			Streams streams = streams(context);
 			assertThat(streams.mode()).isEqualTo(DefaultStreamMode.PER_THREAD);
 			StreamHandle mine = streams.current();
-			assertThat(mine.kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+			assertThat(mine.kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 			assertThat(streams.defaultStream()).isSameAs(mine);
 			StreamHandle other = CompletableFuture.supplyAsync(streams::current).get(10, TimeUnit.SECONDS);
 			assertThat(other).isNotSameAs(mine);
@@ -50,7 +49,7 @@ class StreamsTest {
 			.open()) {
 			Streams streams = streams(context);
 			StreamHandle mine = streams.current();
-			assertThat(mine.kind()).isEqualTo(StreamKind.DEFAULT_LEGACY);
+			assertThat(mine.kind()).isEqualTo(GpuStream.Kind.DEFAULT_LEGACY);
 			assertThat(CompletableFuture.supplyAsync(streams::current).get(10, TimeUnit.SECONDS)).isSameAs(mine);
 		}
 	}
@@ -83,11 +82,11 @@ class StreamsTest {
 			StreamScope scope = streams.useStream(lease.stream());
 			lease.close();
 			// Reports look past it without changing anything...
-			assertThat(streams.currentQuietly().kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+			assertThat(streams.currentQuietly().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 			// ...a launch's lookup says what happened, once, and the thread is back on its default stream.
 			assertThatThrownBy(streams::current).isInstanceOf(GpuException.class)
 				.hasMessageContaining("belongs to a lease that was closed while a StreamScope still made it current");
-			assertThat(streams.current().kind()).isEqualTo(StreamKind.DEFAULT_PER_THREAD);
+			assertThat(streams.current().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 			scope.close();
 		}
 	}

@@ -3,9 +3,9 @@ package dev.gpucompute.sample.search;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.gpucompute.Batch;
-import dev.gpucompute.BatchHandler;
-import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.batch.Batch;
+import dev.gpucompute.batch.BatchHandler;
+import dev.gpucompute.batch.GpuBatcher;
 
 /**
  * Searches, with small requests joined into batches: a request of at most
@@ -77,8 +77,8 @@ public final class BatchedSearches implements AutoCloseable {
 	 * The {@code k} nearest vectors of each query, best first: through a batch when the request is
 	 * small, else on this thread.
 	 * @throws ServiceProblem as {@link CollectionStore#search} does; 503 when the batcher's queue is
-	 * full ({@link dev.gpucompute.BatchQueueFullException}) or the request waited past its timeout
-	 * ({@link dev.gpucompute.BatchTimeoutException})
+	 * full ({@link dev.gpucompute.batch.BatchQueueFullException}) or the request waited past its timeout
+	 * ({@link dev.gpucompute.batch.BatchTimeoutException})
 	 */
 	public List<List<Hit>> search(String name, float[] queries, int k) {
 		if (this.batcher == null) {

@@ -3,8 +3,7 @@ package dev.gpucompute.sample.search;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 
-import dev.gpucompute.KernelArgs;
-import dev.gpucompute.KernelBlock;
+import dev.gpucompute.CpuKernel;
 
 /**
  * The CPU twin of {@code knn_fused}: for the block's queries (any number: the engine gives the CPU
@@ -28,7 +27,7 @@ final class FusedTwin {
 	private FusedTwin() {
 	}
 
-	static void run(KernelBlock block, KernelArgs args) {
+	static void run(CpuKernel.Block block, CpuKernel.Args args) {
 		int n = args.i32(0);
 		int dim = args.i32(1);
 		int count = args.i32(2);

@@ -23,7 +23,6 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamPool;
-import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamScope;
 
 /**
@@ -244,7 +243,7 @@ public final class KnnEngine {
 	 */
 	TopK search(DeviceBuffer vectors, int n, int dim, float[] queries, int queryCount, int k) {
 		GpuStream current = this.launcher.currentStream();
-		if (current.kind() == StreamKind.POOLED) {
+		if (current.kind() == GpuStream.Kind.POOLED) {
 			return searchOn(current, vectors, n, dim, queries, queryCount, k);
 		}
 		// Never more groups than the pool leases at once at the current stream's priority (a priority limit

@@ -3,8 +3,7 @@ package dev.gpucompute.sample.search;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 
-import dev.gpucompute.KernelArgs;
-import dev.gpucompute.KernelBlock;
+import dev.gpucompute.CpuKernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.ParamType;
 
@@ -309,7 +308,7 @@ public final class KnnKernels {
 	// same values in another order of independent steps; every individual value is computed by the
 	// same operations, so the results are the same bits.
 
-	static void score(KernelBlock block, KernelArgs args) {
+	static void score(CpuKernel.Block block, CpuKernel.Args args) {
 		int m = args.i32(0);
 		int dim = args.i32(1);
 		int count = args.i32(2);
@@ -368,7 +367,7 @@ public final class KnnKernels {
 	 * the first {@code keep}, found with a bounded heap (about one comparison per candidate for small k)
 	 * instead of a bitonic network (about 66,000 compare-exchanges per chunk).
 	 */
-	static void topk(KernelBlock block, KernelArgs args) {
+	static void topk(CpuKernel.Block block, CpuKernel.Args args) {
 		int m = args.i32(0);
 		int k = args.i32(1);
 		boolean useIds = args.i32(2) != 0;
@@ -415,7 +414,7 @@ public final class KnnKernels {
 	 * asc), the order in which the kernel's block-wide argmax picks its winner each round, so every
 	 * round takes the same entry. Refuses the launches on which the kernel traps.
 	 */
-	static void merge(KernelBlock block, KernelArgs args) {
+	static void merge(CpuKernel.Block block, CpuKernel.Args args) {
 		int runs = args.i32(0);
 		int k = args.i32(1);
 		int threads = block.blockDim().x();
@@ -462,7 +461,7 @@ public final class KnnKernels {
 		}
 	}
 
-	static void sortInit(KernelBlock block, KernelArgs args) {
+	static void sortInit(CpuKernel.Block block, CpuKernel.Args args) {
 		int n = args.i32(0);
 		int p = args.i32(1);
 		int idBase = args.i32(2);
@@ -483,7 +482,7 @@ public final class KnnKernels {
 		}
 	}
 
-	static void bitonicStep(KernelBlock block, KernelArgs args) {
+	static void bitonicStep(CpuKernel.Block block, CpuKernel.Args args) {
 		int p = args.i32(0);
 		int size = args.i32(1);
 		int stride = args.i32(2);
@@ -507,7 +506,7 @@ public final class KnnKernels {
 		}
 	}
 
-	static void scatter(KernelBlock block, KernelArgs args) {
+	static void scatter(CpuKernel.Block block, CpuKernel.Args args) {
 		long total = args.i64(0);
 		int dim = args.i32(1);
 		IntBuffer slots = args.ints(2);
@@ -551,11 +550,11 @@ public final class KnnKernels {
 		 * The launch whose vector tile {@link #vectorTileY} {@link #vectorTile} holds. Blocks run in
 		 * runs of consecutive linear indices (x fastest), so a worker meets the same vector tile once
 		 * per query tile in a row and copies it only the first time. A launch is identified by its
-		 * {@link KernelArgs} instance (one per launch), held weakly so that a finished launch's
+		 * {@link CpuKernel.Args} instance (one per launch), held weakly so that a finished launch's
 		 * buffers are not kept reachable; a collection rewritten between searches is read by a new
 		 * launch, so a stale tile is never reused. Within a launch the vectors are read-only.
 		 */
-		private java.lang.ref.WeakReference<KernelArgs> vectorTileLaunch = new java.lang.ref.WeakReference<>(null);
+		private java.lang.ref.WeakReference<CpuKernel.Args> vectorTileLaunch = new java.lang.ref.WeakReference<>(null);
 
 		private int vectorTileY = -1;
 
@@ -578,7 +577,7 @@ public final class KnnKernels {
 		 * Whether {@link #vectorTile} already holds vector tile {@code y} of this launch; if not, records
 		 * that it is about to (the caller then copies it). Call after {@link #vectorTile(int)}.
 		 */
-		boolean holdsVectorTile(KernelArgs launch, int y) {
+		boolean holdsVectorTile(CpuKernel.Args launch, int y) {
 			if (this.vectorTileLaunch.get() != launch) {
 				this.vectorTileLaunch = new java.lang.ref.WeakReference<>(launch);
 			}

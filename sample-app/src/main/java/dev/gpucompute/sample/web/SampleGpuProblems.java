@@ -2,10 +2,10 @@ package dev.gpucompute.sample.web;
 
 import org.springframework.http.HttpHeaders;
 
-import dev.gpucompute.BatchQueueFullException;
 import dev.gpucompute.PoolTooSmallException;
 import dev.gpucompute.autoconfigure.web.GpuProblemCustomizer;
 import dev.gpucompute.autoconfigure.web.GpuProblemDetails.GpuProblem;
+import dev.gpucompute.batch.BatchQueueFullException;
 
 /**
  * What this service adds to the starter's answers to GPU failures (their status, type, title and

@@ -19,10 +19,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.gpucompute.BatcherStats;
-import dev.gpucompute.GpuBatcher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.batch.GpuBatcher.BatcherStats;
+import dev.gpucompute.listener.GpuListener;
 
 /**
  * Small search requests answered in a batch give the same bits as alone (issue 21): every request of

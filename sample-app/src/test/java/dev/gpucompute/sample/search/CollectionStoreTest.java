@@ -371,7 +371,7 @@ class CollectionStoreTest {
 		finally {
 			restarted.close();
 		}
-		launcher.synchronize();
+		launcher.currentStream().synchronize();
 	}
 
 	@Test

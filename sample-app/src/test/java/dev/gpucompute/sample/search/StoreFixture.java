@@ -11,8 +11,8 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
-import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelSource;
+import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
 /**

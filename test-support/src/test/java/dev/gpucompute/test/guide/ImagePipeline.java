@@ -18,7 +18,7 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
-import dev.gpucompute.StreamLeases;
+import dev.gpucompute.StreamPool.StreamLeases;
 import dev.gpucompute.StreamScope;
 
 /**

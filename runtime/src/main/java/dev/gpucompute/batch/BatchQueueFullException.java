@@ -1,6 +1,8 @@
-package dev.gpucompute;
+package dev.gpucompute.batch;
 
 import java.time.Duration;
+
+import dev.gpucompute.GpuException;
 
 /**
  * A {@link GpuBatcher}'s queue was full: the item was refused at once and never queued. Carries a

@@ -1,6 +1,8 @@
-package dev.gpucompute;
+package dev.gpucompute.batch;
 
 import java.time.Duration;
+
+import dev.gpucompute.GpuException;
 
 /**
  * An item of a {@link GpuBatcher} waited in the queue past its deadline (the batcher's

@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.batch;
 
 import java.util.List;
 

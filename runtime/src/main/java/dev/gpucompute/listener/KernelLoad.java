@@ -1,4 +1,4 @@
-package dev.gpucompute;
+package dev.gpucompute.listener;
 
 import java.time.Duration;
 
@@ -11,9 +11,9 @@ import java.time.Duration;
  * on another stream returned 1,001.8 ms later, when that kernel ended, and took 0.2 ms with the
  * device idle. A kernel loaded (or compiled) while a service runs therefore stalls its caller behind
  * every other request's GPU work. Load every kernel before work starts:
- * {@link GpuContextBuilder#kernels} (when the context opens), {@link GpuLauncher#load} at start-up, or,
+ * {@link dev.gpucompute.GpuContextBuilder#kernels} (when the context opens), {@link dev.gpucompute.GpuLauncher#load} at start-up, or,
  * with the Spring starter, a {@code KernelSource} bean or a file under {@code gpu.kernels.locations}.
- * Only {@link GpuLauncher#launch(KernelSource, LaunchConfig, Object...)} loads on a launch path
+ * Only {@link dev.gpucompute.GpuLauncher#launch(dev.gpucompute.KernelSource, dev.gpucompute.LaunchConfig, Object...)} loads on a launch path
  * ({@link Trigger#LAUNCH}), and the context logs it.
  *
  * @param kernel the kernel's name
@@ -26,7 +26,7 @@ import java.time.Duration;
  * @param workInFlight whether this context had work in flight when the load began: a pooled stream
  * not idle, the calling thread's current stream not idle, or a future of stream work not complete
  * @param waited whether the load counts as having waited for that work: work was in flight and the
- * load step took at least {@link GpuContextBuilder#kernelLoadWaitThreshold(Duration) the threshold}.
+ * load step took at least {@link dev.gpucompute.GpuContextBuilder#kernelLoadWaitThreshold(Duration) the threshold}.
  * The context logs such a load at WARN.
  */
 public record KernelLoad(String kernel, Trigger trigger, Duration time, Duration deviceTime, boolean workInFlight,
@@ -35,14 +35,14 @@ public record KernelLoad(String kernel, Trigger trigger, Duration time, Duration
 	/** What loaded a kernel. */
 	public enum Trigger {
 
-		/** Named on {@link GpuContextBuilder#kernels} and loaded while the context opened. */
+		/** Named on {@link dev.gpucompute.GpuContextBuilder#kernels} and loaded while the context opened. */
 		OPEN,
 
-		/** {@link GpuLauncher#load}. */
+		/** {@link dev.gpucompute.GpuLauncher#load}. */
 		LOAD,
 
 		/**
-		 * The first {@link GpuLauncher#launch(KernelSource, LaunchConfig, Object...)} of a kernel not
+		 * The first {@link dev.gpucompute.GpuLauncher#launch(dev.gpucompute.KernelSource, dev.gpucompute.LaunchConfig, Object...)} of a kernel not
 		 * loaded yet: the one launch that loads, logged once per kernel (INFO, or WARN when it waited).
 		 */
 		LAUNCH

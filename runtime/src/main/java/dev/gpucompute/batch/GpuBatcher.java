@@ -1,13 +1,17 @@
-package dev.gpucompute;
+package dev.gpucompute.batch;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
-import org.slf4j.LoggerFactory;
-
+import dev.gpucompute.ContextClosedException;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuDevices;
+import dev.gpucompute.GpuException;
+import dev.gpucompute.PoolExhaustedException;
+import dev.gpucompute.PoolTooSmallException;
+import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.InvalidSettingException;
 import dev.gpucompute.settings.Limits;
 import dev.gpucompute.settings.StreamSettings;
@@ -52,7 +56,7 @@ import dev.gpucompute.settings.StreamSettings;
  * the drain timeout and then completes whatever is still queued or running exceptionally with a
  * {@link ContextClosedException} that says it was abandoned at close: no future is left incomplete.
  * A batcher belongs to its {@link GpuContext}, which closes it (within the context's drain timeout)
- * before it stops its stream pool, also through {@link GpuContext#drain(Duration)} and
+ * before it stops its stream pool ({@link #openBatchers(GpuContext)} lists them), also through {@link GpuContext#drain(Duration)} and
  * {@link GpuDevices#close()}.
  *
  * <p>Thread-safe. Futures complete on the batcher's threads (or the context's completion threads
@@ -139,29 +143,13 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 	void close();
 
 	/**
-	 * Closes several batchers within one timeout, so that they drain in parallel: all stop accepting
-	 * first, then each is waited for until the common deadline, then what is left is abandoned.
-	 * @return whether every batcher finished its items in time (nothing abandoned)
+	 * The open batchers of {@code context}, in the order they were built; a snapshot. The context
+	 * closes them first when it drains or closes, while its pool still leases streams.
+	 * @throws dev.gpucompute.GpuException when {@code context} was not opened by the gpu-compute runtime
 	 */
-	static boolean closeAll(Collection<? extends GpuBatcher<?, ?>> batchers, Duration timeout) {
-		long deadline = System.nanoTime() + Limits.nanos(timeout, "timeout");
-		for (GpuBatcher<?, ?> batcher : batchers) {
-			batcher.shutdown();
-		}
-		boolean clean = true;
-		for (GpuBatcher<?, ?> batcher : batchers) {
-			boolean done = batcher.awaitTermination(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-			int abandonedNow = batcher.shutdownNow();
-			if (!done || abandonedNow > 0) {
-				clean = false;
-				LoggerFactory.getLogger(GpuBatcher.class)
-					.warn("Batcher '{}' did not finish its items within {}: {} abandoned at close", batcher.name(), timeout,
-							abandonedNow);
-			}
-		}
-		return clean;
+	static java.util.List<GpuBatcher<?, ?>> openBatchers(GpuContext context) {
+		return Builder.openBatchers(Objects.requireNonNull(context, "context"));
 	}
-
 
 	/** Whether {@link #shutdown()} (or close) was called. */
 	boolean isShutdown();
@@ -317,12 +305,80 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		public GpuBatcher<I, O> build() {
 			StreamPriority priority = this.settings.priority();
 			this.settings.checkedFor(Math.min(this.context.streams().maxSize(), this.context.streams().priorityLimit(priority)));
-			return GpuContextBuilder.runtime().openBatcher(this.context, this.handler, this.name, this.keyOf, this.settings);
+			try {
+				@SuppressWarnings("unchecked")
+				GpuBatcher<I, O> batcher = (GpuBatcher<I, O>) Implementation.OPEN_BATCHER.handle()
+					.invokeExact(this.context, (BatchHandler<?, ?>) this.handler, this.name,
+							(Function<?, ?>) this.keyOf, this.settings);
+				return batcher;
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				throw new java.lang.reflect.UndeclaredThrowableException(ex);
+			}
 		}
 
 		/** The settings so far, as an immutable value. */
 		public Settings settings() {
 			return this.settings;
+		}
+
+		@SuppressWarnings("unchecked")
+		static java.util.List<GpuBatcher<?, ?>> openBatchers(GpuContext context) {
+			try {
+				return (java.util.List<GpuBatcher<?, ?>>) Implementation.OPEN_BATCHERS.handle().invokeExact(context);
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				throw new java.lang.reflect.UndeclaredThrowableException(ex);
+			}
+		}
+
+		/**
+		 * The runtime's doors for batchers: public static methods of
+		 * {@code dev.gpucompute.internal.context.Engine}, found once by name through the API's class
+		 * loader, as {@code GpuContextBuilder} finds the doors for contexts (the API ships with its
+		 * implementation and names no implementation type). A door that cannot be found answers every
+		 * call with the same {@link IllegalStateException} saying why.
+		 */
+		private record Implementation(java.lang.invoke.MethodHandle found, String problem, Throwable cause) {
+
+			static final String ENGINE = "dev.gpucompute.internal.context.Engine";
+
+			static final Implementation OPEN_BATCHER = find("openBatcher", GpuBatcher.class, GpuContext.class,
+					BatchHandler.class, String.class, Function.class, Settings.class);
+
+			static final Implementation OPEN_BATCHERS = find("openBatchers", java.util.List.class, GpuContext.class);
+
+			private static Implementation find(String name, Class<?> returns, Class<?>... parameters) {
+				java.lang.invoke.MethodType type = java.lang.invoke.MethodType.methodType(returns, parameters);
+				try {
+					Class<?> engine = Class.forName(ENGINE, true, GpuBatcher.class.getClassLoader());
+					return new Implementation(java.lang.invoke.MethodHandles.publicLookup().findStatic(engine, name, type),
+							null, null);
+				}
+				catch (ClassNotFoundException ex) {
+					return new Implementation(null, "The implementation of the gpu-compute API is missing: no " + ENGINE
+							+ " on the class path (an incomplete gpu-compute-runtime jar?)", ex);
+				}
+				catch (ReflectiveOperationException | LinkageError ex) {
+					return new Implementation(null, "The implementation of the gpu-compute API (" + ENGINE
+							+ ") has no public static " + name + " " + type + " (gpu-compute jars of different versions?)",
+							ex);
+				}
+			}
+
+			java.lang.invoke.MethodHandle handle() {
+				if (this.found == null) {
+					throw new IllegalStateException(this.problem, this.cause);
+				}
+				return this.found;
+			}
+
 		}
 
 	}
@@ -452,6 +508,40 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		public Settings withDrainTimeout(Duration drainTimeout) {
 			return new Settings(this.maxBatchSize, this.maxQueueDelay, this.maxQueued, this.priority, this.timeout,
 					this.maxConcurrentBatches, this.acquireTimeout, drainTimeout);
+		}
+
+	}
+
+	/**
+	 * A snapshot of a {@link GpuBatcher}'s figures. Every item that {@code submit} accepted ends in
+	 * exactly one of {@code expired}, {@code cancelled}, {@code abandoned} or {@code dispatched}, or is
+	 * still {@code queued}; a dispatched item's future is completed by its batch ({@code succeeded} or
+	 * {@code failed}) unless its caller or the batcher's close completed it first.
+	 *
+	 * @param name the batcher's name
+	 * @param queued items waiting now
+	 * @param runningBatches batches being formed or run now (a lease being acquired counts)
+	 * @param submitted items accepted since the batcher was built
+	 * @param rejected items refused because the queue was full ({@link BatchQueueFullException})
+	 * @param expired items whose deadline passed in the queue ({@link BatchTimeoutException})
+	 * @param cancelled items dropped before dispatch because their future was cancelled or completed by
+	 * the caller
+	 * @param abandoned items completed exceptionally at close, queued or running when the drain
+	 * timeout passed
+	 * @param batches batches handed to the handler
+	 * @param dispatched items handed to the handler
+	 * @param succeeded items whose future got their result
+	 * @param failed items whose future got their batch's or their own failure
+	 * @param maxBatchSize most items per batch
+	 * @param maxQueued most items waiting
+	 */
+	public record BatcherStats(String name, int queued, int runningBatches, long submitted, long rejected, long expired,
+			long cancelled, long abandoned, long batches, long dispatched, long succeeded, long failed, int maxBatchSize,
+			int maxQueued) {
+
+		/** Mean items per batch so far; 0 before the first batch. */
+		public double meanBatchSize() {
+			return (this.batches == 0) ? 0 : (double) this.dispatched / this.batches;
 		}
 
 	}

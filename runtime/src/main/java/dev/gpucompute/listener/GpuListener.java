@@ -1,4 +1,5 @@
-package dev.gpucompute;
+package dev.gpucompute.listener;
+
 
 /**
  * Receives what the runtime does, for metrics (the pattern of HikariCP's {@code IMetricsTracker}).
@@ -31,8 +32,8 @@ public interface GpuListener {
 	}
 
 	/**
-	 * A kernel was loaded into the context: at open, by {@link GpuLauncher#load}, or by the first
-	 * launch of a {@link KernelSource} not loaded yet; {@link KernelLoad#waited()} tells whether it
+	 * A kernel was loaded into the context: at open, by {@link dev.gpucompute.GpuLauncher#load}, or by the first
+	 * launch of a {@link dev.gpucompute.KernelSource} not loaded yet; {@link KernelLoad#waited()} tells whether it
 	 * waited for work in flight (the context also logs that at WARN). Called on the loading thread,
 	 * after the load; loads are rare, so the record costs nothing that matters. A load that fails is
 	 * not reported here: it throws.
@@ -52,7 +53,7 @@ public interface GpuListener {
 	default void leaseTimedOut(long waitNanos) {
 	}
 
-	/** A {@link GpuBatcher} of this context was built; its meters can be registered now. */
+	/** A {@link dev.gpucompute.batch.GpuBatcher} of this context was built; its meters can be registered now. */
 	default void batcherOpened(String batcher) {
 	}
 

@@ -1,6 +1,8 @@
-package dev.gpucompute;
+package dev.gpucompute.batch;
 
 import java.util.List;
+
+import dev.gpucompute.GpuStream;
 
 /**
  * One batch of a {@link GpuBatcher}, as its {@link BatchHandler} sees it: the items, their shared
