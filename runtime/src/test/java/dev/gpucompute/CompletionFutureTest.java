@@ -22,10 +22,15 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
-import dev.gpucompute.internal.context.ContextImpl;
+import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.internal.context.ContextAssembly;
 import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.memory.CopyFaults;
-import dev.gpucompute.internal.stream.StreamHandle;
+import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
+import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.NativeStream;
 
 /**
  * A thread waiting for a copy's future runs its completion itself when that is offered while it
@@ -95,15 +100,34 @@ class CompletionFutureTest {
 	/** The same on a completion thread, where a completion nobody waits for runs: its future fails, it does not hang. */
 	@Test
 	void aCompletionThatThrowsOnACompletionThreadFailsItsFutureToo() throws Exception {
-		try (GpuContext context = ContextImpl.open(GpuContext.builder().backend(Backend.CPU).settings(), 0, 0)) {
+		// The completions of a context, built here over a CPU backend as a context builds them.
+		DeviceBackend backend = new CpuBackendProvider()
+			.open(new BackendConfig(0, 1, 1 << 20, 0, List.of(), null, BackendListener.NONE));
+		ContextCompletions completions = new ContextCompletions(1, "completion-test-", 0, new CompletionFuture.Waits() {
+
+			@Override
+			public void started() {
+			}
+
+			@Override
+			public void ended() {
+			}
+
+		});
+		try {
+			NativeStream stream = backend.createStream(StreamPriority.NORMAL, "completion-test");
 			IllegalStateException broken = new IllegalStateException("broken completion");
-			CompletableFuture<Void> future = ((ContextImpl) context).whenDone(StreamHandle.of(context.defaultStream()).use(),
+			CompletableFuture<Void> future = completions.whenDone(stream,
 					(CompletableFuture<Void> done, GpuException failure) -> {
 						throw broken;
 					});
 			// Waited for through a plain dependent, whose get does not run the completion itself.
 			Throwable outcome = future.handle((result, failure) -> failure).get(10, TimeUnit.SECONDS);
 			assertThat(outcome).isSameAs(broken);
+		}
+		finally {
+			completions.shutdown();
+			backend.close();
 		}
 	}
 
@@ -303,9 +327,9 @@ class CompletionFutureTest {
 		int rounds = 200;
 		int bytes = 4096;
 		Set<String> completedOn = ConcurrentHashMap.newKeySet();
-		try (GpuContext context = ContextImpl.open(
+		try (GpuContext context = ContextAssembly.open(
 				GpuContext.builder().backend(Backend.CPU).cpuThreads(2).poolSize(threads).maxSize(threads).settings(), 0,
-				TimeUnit.MILLISECONDS.toNanos(5))) {
+				new ContextAssembly.Options(null, TimeUnit.MILLISECONDS.toNanos(5), CopyFaults.NONE))) {
 			ExecutorService callers = Executors.newFixedThreadPool(threads, (task) -> new Thread(task, "caller"));
 			CountDownLatch start = new CountDownLatch(1);
 			List<Future<?>> results = new ArrayList<>();
@@ -373,8 +397,9 @@ class CompletionFutureTest {
 	@Test
 	void closeWaitsForACompletionThatAWaiterIsRunning() throws Exception {
 		int bytes = 4096;
-		GpuContext context = ContextImpl.open(GpuContext.builder().backend(Backend.CPU).cpuThreads(2).settings(), 0,
-				TimeUnit.SECONDS.toNanos(30));
+		CopyFaultInjection faults = new CopyFaultInjection();
+		GpuContext context = ContextAssembly.open(GpuContext.builder().backend(Backend.CPU).cpuThreads(2).settings(), 0,
+				new ContextAssembly.Options(null, TimeUnit.SECONDS.toNanos(30), faults));
 		CountDownLatch unpacking = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		AtomicReference<Thread> waiter = new AtomicReference<>();
@@ -385,7 +410,7 @@ class CompletionFutureTest {
 		byte[] back = new byte[bytes];
 		try (DeviceBuffer device = context.launcher().allocate(bytes, ElementType.BYTE)) {
 			device.upload(HostArray.of(data)).join();
-			ContextInternals.memory(context).injectFaults((step, chunk) -> {
+			faults.arm((step, chunk) -> {
 				if (step == CopyFaults.Step.UNPACK && Thread.currentThread() == waiter.get()
 						&& waiterUnpacks.incrementAndGet() == 1) {
 					unpacking.countDown();

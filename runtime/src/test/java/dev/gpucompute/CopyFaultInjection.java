@@ -4,19 +4,30 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.gpucompute.internal.context.ContextAssembly;
 import dev.gpucompute.internal.memory.CopyFaults;
 
 /**
- * Lets tests outside this package make one step of a copy fail, as a refused driver call or a
- * failed allocation would: the step's {@code before} hook throws a {@link GpuException} whose
- * message starts with {@link #MESSAGE}. Affects every copy of the context until {@link #clear}.
+ * Makes one step of a context's copies fail, as a refused driver call or a failed allocation would,
+ * or wait: a {@link CopyFaults} the context is opened with ({@link #open}), armed and disarmed by the
+ * test. A failure is a {@link GpuException} whose message starts with {@link #MESSAGE}. Affects every
+ * copy of the context until {@link #clear}.
  */
-public final class CopyFaultInjection {
+public final class CopyFaultInjection implements CopyFaults {
 
 	/** The start of the injected failure's message. */
 	public static final String MESSAGE = "injected copy failure";
 
-	private CopyFaultInjection() {
+	private volatile CopyFaults armed = CopyFaults.NONE;
+
+	/** Opens a context of {@code builder}'s settings (on device 0) whose copies go through this. */
+	public GpuContext open(GpuContextBuilder builder) {
+		return ContextAssembly.open(builder.settings(), 0, new ContextAssembly.Options(null, -1, this));
+	}
+
+	@Override
+	public void before(Step step, int chunk) {
+		this.armed.before(step, chunk);
 	}
 
 	/**
@@ -25,27 +36,26 @@ public final class CopyFaultInjection {
 	 * now on.
 	 * @return how many times it has failed so far (read it after the copy)
 	 */
-	public static AtomicInteger failAt(GpuContext context, String step, int chunk) {
-		CopyFaults.Step target = CopyFaults.Step.valueOf(step);
+	public AtomicInteger failAt(String step, int chunk) {
+		Step target = Step.valueOf(step);
 		AtomicInteger failures = new AtomicInteger();
-		ContextInternals.memory(context).injectFaults((at, index) -> {
+		this.armed = (at, index) -> {
 			if (at == target && index == chunk) {
 				failures.incrementAndGet();
 				throw new GpuException(MESSAGE + ": " + step + " of chunk " + index);
 			}
-		});
+		};
 		return failures;
 	}
 
 	/**
 	 * Makes step {@code step} of chunk {@code chunk} wait, on the thread that reaches it, until
 	 * {@code release} opens: {@code reached} opens when a copy gets there. For copies in progress
-	 * while something else happens (a close); affects every copy of the context until {@link #clear}.
+	 * while something else happens (a close).
 	 */
-	public static void pauseAt(GpuContext context, String step, int chunk, CountDownLatch reached,
-			CountDownLatch release) {
-		CopyFaults.Step target = CopyFaults.Step.valueOf(step);
-		ContextInternals.memory(context).injectFaults((at, index) -> {
+	public void pauseAt(String step, int chunk, CountDownLatch reached, CountDownLatch release) {
+		Step target = Step.valueOf(step);
+		this.armed = (at, index) -> {
 			if (at == target && index == chunk) {
 				reached.countDown();
 				try {
@@ -58,11 +68,17 @@ public final class CopyFaultInjection {
 					throw new GpuException(MESSAGE + ": interrupted in the pause at " + step, ex);
 				}
 			}
-		});
+		};
 	}
 
-	public static void clear(GpuContext context) {
-		ContextInternals.memory(context).injectFaults(null);
+	/** Makes every step of every copy of a context run from now on as written, as {@code faults} says. */
+	public void arm(CopyFaults faults) {
+		this.armed = faults;
+	}
+
+	/** Lets every step of every copy run again. */
+	public void clear() {
+		this.armed = CopyFaults.NONE;
 	}
 
 }

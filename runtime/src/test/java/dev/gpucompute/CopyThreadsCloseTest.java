@@ -18,8 +18,9 @@ class CopyThreadsCloseTest {
 
 	@Test
 	void aDownloadWhoseChunkWaitsForABusyCopyThreadAtCloseStillCompletes() throws Exception {
-		GpuContext context = GpuContext.builder().backend(Backend.CPU).cpuThreads(2).copyThreads(1)
-			.copyChunkSize(4096).drainTimeout(Duration.ofSeconds(10)).open();
+		CopyFaultInjection faults = new CopyFaultInjection();
+		GpuContext context = faults.open(GpuContext.builder().backend(Backend.CPU).cpuThreads(2).copyThreads(1)
+			.copyChunkSize(4096).drainTimeout(Duration.ofSeconds(10)));
 		CountDownLatch reached = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		CompletableFuture<Void> download;
@@ -27,7 +28,7 @@ class CopyThreadsCloseTest {
 			DeviceBuffer buffer = context.launcher().allocate(2048, ElementType.FLOAT);
 			buffer.fill((byte) 0);
 			// Chunk 0's unpack holds the one copy thread; chunk 1's waits in its queue.
-			CopyFaultInjection.pauseAt(context, "UNPACK", 0, reached, release);
+			faults.pauseAt("UNPACK", 0, reached, release);
 			download = buffer.download(HostArray.of(new float[2048]));
 			assertThat(reached.await(10, TimeUnit.SECONDS)).as("chunk 0 is being unpacked").isTrue();
 		}

@@ -155,11 +155,11 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 		try (StreamLease lease = this.context.streams().acquire()) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(4L * data.length, stream)) {
-				AtomicInteger failures = CopyFaultInjection.failAt(this.context, step, chunk);
+				AtomicInteger failures = this.faults.failAt(step, chunk);
 				assertThatThrownBy(() -> device.upload(HostArray.of(data), stream)).isInstanceOf(GpuException.class)
 					.hasMessageContaining(CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk);
 				assertThat(failures.get()).isEqualTo(1);
-				CopyFaultInjection.clear(this.context);
+				this.faults.clear();
 				// The stream and the buffer still work.
 				device.upload(HostArray.of(data), stream).join();
 				float[] back = new float[data.length];
@@ -179,7 +179,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = this.launcher.callWithStream(stream, () -> this.launcher.allocate(4L * data.length, ElementType.BYTE))) {
 				device.upload(HostArray.of(data), stream).join();
-				CopyFaultInjection.failAt(this.context, step, chunk);
+				this.faults.failAt(step, chunk);
 				float[] back = new float[data.length];
 				String expected = CopyFaultInjection.MESSAGE + ": " + step + " of chunk " + chunk;
 				if (step.equals("COPY")) {
@@ -195,7 +195,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 					assertThat(this.context.hostMemory().stagingBytes())
 						.as("staging held once the failed download's future completed").isZero();
 				}
-				CopyFaultInjection.clear(this.context);
+				this.faults.clear();
 				device.download(HostArray.of(back), stream).join();
 				assertThat(back).containsOnly(7f);
 			}
@@ -209,7 +209,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 		try (StreamLease lease = this.context.streams().acquire(); HostBuffer host = this.context.launcher().allocateHost(CHUNK)) {
 			GpuStream stream = lease.stream();
 			try (DeviceBuffer device = sentinels(CHUNK, stream)) {
-				CopyFaultInjection.failAt(this.context, "COPY", 0);
+				this.faults.failAt("COPY", 0);
 				assertThatThrownBy(() -> {
 					if (direction.equals("upload")) {
 						device.upload(host, stream);
@@ -218,7 +218,7 @@ public abstract class ChunkedCopyContractSuite extends CopyContractFixture {
 						device.download(host, stream);
 					}
 				}).isInstanceOf(GpuException.class).hasMessageContaining(CopyFaultInjection.MESSAGE);
-				CopyFaultInjection.clear(this.context);
+				this.faults.clear();
 				host.put(0, HostArray.of(new byte[CHUNK])); // refused if the failed copy were still registered as pending
 				host.get(0, HostArray.of(new byte[CHUNK]));
 			}

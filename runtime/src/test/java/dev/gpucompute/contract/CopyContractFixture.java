@@ -40,6 +40,9 @@ public abstract class CopyContractFixture {
 
 	GpuContext context;
 
+	/** The copy faults the context is opened with, which tests arm. */
+	final CopyFaultInjection faults = new CopyFaultInjection();
+
 	GpuLauncher launcher;
 
 	private long memoryAtStart;
@@ -49,11 +52,10 @@ public abstract class CopyContractFixture {
 
 	@BeforeEach
 	void open() {
-		this.context = builder().poolSize(2).maxSize(8).acquireTimeout(Duration.ofSeconds(10))
+		this.context = this.faults.open(builder().poolSize(2).maxSize(8).acquireTimeout(Duration.ofSeconds(10))
 			.kernelTiming(KernelTiming.OFF)
 			.copyChunkSize(CHUNK)
-			.copyThreads(2)
-			.open();
+			.copyThreads(2));
 		this.launcher = this.context.launcher();
 		this.memoryAtStart = this.context.memory().usedBytes();
 	}
@@ -61,7 +63,7 @@ public abstract class CopyContractFixture {
 	@AfterEach
 	void close() {
 		if (this.context != null) {
-			CopyFaultInjection.clear(this.context);
+			this.faults.clear();
 			this.context.close();
 		}
 	}

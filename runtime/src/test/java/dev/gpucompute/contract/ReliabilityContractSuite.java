@@ -191,8 +191,9 @@ public abstract class ReliabilityContractSuite {
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "small", "chunked" })
 	void aCopyInProgressWhenCloseBeginsCompletesInsteadOfBeingAbandoned(String size) throws Exception {
-		GpuContext context = builder().poolSize(1).maxSize(2).drainTimeout(Duration.ofSeconds(30)).copyChunkSize(4096)
-			.open();
+		dev.gpucompute.CopyFaultInjection faults = new dev.gpucompute.CopyFaultInjection();
+		GpuContext context = faults.open(
+				builder().poolSize(1).maxSize(2).drainTimeout(Duration.ofSeconds(30)).copyChunkSize(4096));
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try {
 			float[] data = new float[size.equals("small") ? 16 : 4 * 1024];
@@ -200,7 +201,7 @@ public abstract class ReliabilityContractSuite {
 			CountDownLatch reached = new CountDownLatch(1);
 			CountDownLatch release = new CountDownLatch(1);
 			DeviceBuffer buffer = context.launcher().allocate(data.length, dev.gpucompute.ElementType.FLOAT);
-			dev.gpucompute.CopyFaultInjection.pauseAt(context, "COPY", size.equals("small") ? 0 : 2, reached, release);
+			faults.pauseAt("COPY", size.equals("small") ? 0 : 2, reached, release);
 			Future<CompletableFuture<Void>> upload = threads.submit(() -> {
 				try (StreamLease lease = context.streams().acquire()) {
 					return buffer.upload(HostArray.of(data), lease.stream());

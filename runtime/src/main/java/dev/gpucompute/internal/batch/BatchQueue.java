@@ -1,7 +1,6 @@
 package dev.gpucompute.internal.batch;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,30 +34,19 @@ final class BatchQueue<I, O> {
 	/** Items by key; a key is present only while it has items. */
 	private final Map<Object, KeyQueue<I, O>> queues = new LinkedHashMap<>();
 
-	/** The items with a deadline, a binary min-heap by deadline in {@code [0, deadlineCount)}. */
-	@SuppressWarnings("unchecked")
-	private Item<I, O>[] deadlines = new Item[16];
-
-	private int deadlineCount;
+	/** The items with a deadline, earliest first. */
+	private final DeadlineHeap<I, O> deadlines;
 
 	private int size;
 
-	/** Items {@link #removeExpired} looked at, expired or not, since this queue was made: for tests. */
-	private long sweepVisits;
+	/** @param deadlines an empty heap that will hold the items with a deadline */
+	BatchQueue(DeadlineHeap<I, O> deadlines) {
+		this.deadlines = deadlines;
+	}
 
 	/** Items waiting. */
 	int size() {
 		return this.size;
-	}
-
-	/** Items waiting that have a deadline (the heap's size): for tests. */
-	int withDeadline() {
-		return this.deadlineCount;
-	}
-
-	/** Items {@link #removeExpired} has looked at so far: for tests that pin its cost. */
-	long sweepVisits() {
-		return this.sweepVisits;
 	}
 
 	/** Adds an item behind the others of its key; returns how many items its key has now. */
@@ -66,7 +54,7 @@ final class BatchQueue<I, O> {
 		KeyQueue<I, O> queue = this.queues.computeIfAbsent(item.key, (k) -> new KeyQueue<>());
 		queue.addLast(item);
 		if (item.deadline != NONE) {
-			heapAdd(item);
+			this.deadlines.add(item);
 		}
 		this.size++;
 		return queue.size;
@@ -137,9 +125,8 @@ final class BatchQueue<I, O> {
 	 * @return the earliest deadline of the items left, or {@link #NONE}
 	 */
 	long removeExpired(long now, List<Item<I, O>> expired) {
-		while (this.deadlineCount > 0) {
-			Item<I, O> earliest = this.deadlines[0];
-			this.sweepVisits++;
+		while (this.deadlines.size() > 0) {
+			Item<I, O> earliest = this.deadlines.peek();
 			if (earliest.deadline > now) {
 				return earliest.deadline;
 			}
@@ -181,8 +168,7 @@ final class BatchQueue<I, O> {
 			}
 		}
 		this.queues.clear();
-		Arrays.fill(this.deadlines, 0, this.deadlineCount, null);
-		this.deadlineCount = 0;
+		this.deadlines.clear();
 		this.size = 0;
 		return all;
 	}
@@ -191,74 +177,10 @@ final class BatchQueue<I, O> {
 	private void unlink(KeyQueue<I, O> queue, Item<I, O> item) {
 		queue.unlink(item);
 		if (item.heapIndex >= 0) {
-			heapRemove(item.heapIndex);
+			this.deadlines.remove(item);
 		}
 		item.queued = false;
 		this.size--;
-	}
-
-	// ---- the deadline heap: each item knows its index, so any item leaves in O(log n) -------------------
-
-	private void heapAdd(Item<I, O> item) {
-		if (this.deadlineCount == this.deadlines.length) {
-			this.deadlines = Arrays.copyOf(this.deadlines, this.deadlineCount * 2);
-		}
-		siftUp(this.deadlineCount++, item);
-	}
-
-	private void heapRemove(int index) {
-		Item<I, O> removed = this.deadlines[index];
-		removed.heapIndex = -1;
-		int last = --this.deadlineCount;
-		Item<I, O> moved = this.deadlines[last];
-		this.deadlines[last] = null;
-		if (index != last) {
-			siftDown(index, moved);
-			if (this.deadlines[index] == moved) {
-				siftUp(index, moved);
-			}
-		}
-		// Shrinks the array after a burst, so that a queue once large does not keep its peak forever.
-		if (this.deadlines.length > 64 && this.deadlineCount < this.deadlines.length / 4) {
-			this.deadlines = Arrays.copyOf(this.deadlines, this.deadlines.length / 2);
-		}
-	}
-
-	private void siftUp(int index, Item<I, O> item) {
-		int at = index;
-		while (at > 0) {
-			int parent = (at - 1) >>> 1;
-			Item<I, O> above = this.deadlines[parent];
-			if (above.deadline <= item.deadline) {
-				break;
-			}
-			place(at, above);
-			at = parent;
-		}
-		place(at, item);
-	}
-
-	private void siftDown(int index, Item<I, O> item) {
-		int at = index;
-		int half = this.deadlineCount >>> 1;
-		while (at < half) {
-			int child = 2 * at + 1;
-			int right = child + 1;
-			if (right < this.deadlineCount && this.deadlines[right].deadline < this.deadlines[child].deadline) {
-				child = right;
-			}
-			if (item.deadline <= this.deadlines[child].deadline) {
-				break;
-			}
-			place(at, this.deadlines[child]);
-			at = child;
-		}
-		place(at, item);
-	}
-
-	private void place(int index, Item<I, O> item) {
-		this.deadlines[index] = item;
-		item.heapIndex = index;
 	}
 
 	/**

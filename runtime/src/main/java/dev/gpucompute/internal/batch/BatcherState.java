@@ -35,7 +35,7 @@ final class BatcherState<I, O> {
 	/** {@link GpuBatcher#awaitTermination} waits here: signalled whenever items leave or slots free up. */
 	final Condition finished = this.lock.newCondition();
 
-	final BatchQueue<I, O> queue = new BatchQueue<>();
+	final BatchQueue<I, O> queue = new BatchQueue<>(new DeadlineHeap<>());
 
 	/** Items of the batches being run, to abandon at close. */
 	final Set<List<Item<I, O>>> running = Collections.newSetFromMap(new IdentityHashMap<>());

@@ -3,16 +3,13 @@ package dev.gpucompute.internal.context;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.gpucompute.Backend;
-import dev.gpucompute.BackendUnavailableException;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
@@ -21,17 +18,14 @@ import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
-import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPool.PoolStats;
-import dev.gpucompute.StreamPriority;
 import dev.gpucompute.batch.BatchHandler;
 import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.Batcher;
-import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
@@ -42,30 +36,15 @@ import dev.gpucompute.internal.pool.Pool;
 import dev.gpucompute.internal.stream.Events;
 import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.listener.GpuListener;
-import dev.gpucompute.listener.KernelLoad;
-import dev.gpucompute.settings.CopySettings;
-import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.DefaultStreamMode;
-import dev.gpucompute.settings.KernelSettings;
 import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.settings.Limits;
-import dev.gpucompute.settings.StreamSettings;
-import dev.gpucompute.spi.BackendConfig;
-import dev.gpucompute.spi.BackendListener;
-import dev.gpucompute.spi.BackendSelection;
-import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
-import dev.gpucompute.spi.NativeStream;
 
 /** The implementation of {@link GpuContext}. */
 public final class ContextImpl implements GpuContext {
 
 	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
-
-	private static final AtomicInteger IDS = new AtomicInteger();
-
-	/** How often the device time of timed launches is read (the delay before it reaches listeners). */
-	private static final long TIMING_READ_MILLIS = 20;
 
 	private final DeviceBackend backend;
 
@@ -101,133 +80,42 @@ public final class ContextImpl implements GpuContext {
 
 	private final Memory memory;
 
-	private final boolean recordLeakSites;
-
 	/** Identity and lifecycle: what every handle of this context checks. */
 	private final ContextState lifecycle;
 
 	private final int id;
 
-	private ContextImpl(GpuContextBuilder.Settings settings, DeviceBackend backend, String backendReason,
-			long waitSpinNanos, FailureRelay failures) {
-		this.backend = backend;
-		this.info = backend.info();
-		this.id = IDS.incrementAndGet();
-		this.lifecycle = new ContextState(this.id, this.info);
-		this.lifecycle.owner(this);
+	/**
+	 * The facade over the rooms {@code assembly} builds: it makes the lifecycle, with itself as the
+	 * owner that every handle's {@code context()} answers, and the assembly builds the rooms around it.
+	 */
+	ContextImpl(ContextAssembly assembly, String backendReason) {
+		GpuContextBuilder.Settings settings = assembly.settings();
+		this.id = assembly.id();
+		this.backend = assembly.backend();
+		this.info = this.backend.info();
 		this.backendReason = backendReason;
 		this.defaultStreamMode = settings.streams().defaultStream();
 		this.drainTimeout = settings.shutdown().drainTimeout();
 		this.listener = settings.listener();
 		this.kernelTiming = settings.metrics().kernelTiming();
-		String prefix = "gpu-" + this.id + "-";
-		this.housekeeping = new ScheduledThreadPoolExecutor(1, ContextThreads.daemon(prefix + "housekeeping"));
-		this.housekeeping.setRemoveOnCancelPolicy(true);
-		Duration leakThreshold = settings.streams().leakDetectionThreshold();
-		this.recordLeakSites = leakThreshold.compareTo(Duration.ZERO) > 0;
-		// How long a thread waiting for a copy's future spins for its completion before it blocks: on CUDA
-		// the work runs on the device and a core is free to watch it; on the CPU backend the work runs on
-		// the host's cores, which a spinning waiter would take.
-		long spin = (waitSpinNanos >= 0) ? waitSpinNanos
-				: (this.info.backend() == Backend.CUDA) ? TimeUnit.MICROSECONDS.toNanos(100) : 0;
-		this.completions = new ContextCompletions(this.id, prefix + "completion", spin,
-				new CompletionFuture.Waits() {
-
-					@Override
-					public void started() {
-						backend.completionWaitStarted();
-					}
-
-					@Override
-					public void ended() {
-						backend.completionWaitEnded();
-					}
-
-				});
-		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
-		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
-		CopySettings copies = settings.copies();
-		this.memory = new Memory(this.lifecycle, backend, this.streams, this.events, this.completions,
-				copies.stagingCache(), copies.chunkSize(), copies.threads(), prefix + "copy-", copies.stagingBudget(),
-				copies.stagingTimeout(), this.recordLeakSites);
-		int[] priorityLimits = new int[StreamPriority.values().length];
-		for (StreamPriority priority : StreamPriority.values()) {
-			priorityLimits[priority.ordinal()] = settings.priorityLimit(priority);
-		}
-		StreamSettings pool = settings.streams();
-		this.pool = new Pool(this.lifecycle, backend, this.streams, this.listener, this.housekeeping,
-				pool.initialSize(), pool.maxSize(), pool.acquireTimeout(), leakThreshold, priorityLimits);
-		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
-				this.memory, this.pool, this.completions, settings.kernelSettings().loadWaitThreshold());
-		failures.launcher = this.launcher;
-		if (this.kernelTiming != KernelTiming.OFF) {
-			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
-					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
-		}
-		long period = settings.metrics().utilizationSamplePeriod().toNanos();
-		if (period > 0) {
-			double alpha = 1 - Math.exp(-(double) period / settings.metrics().utilizationWindow().toNanos());
-			this.housekeeping.scheduleAtFixedRate(() -> this.pool.sampleBusy(alpha), period, period,
-					TimeUnit.NANOSECONDS);
-		}
+		this.lifecycle = new ContextState(this.id, this.info, this);
+		ContextAssembly.Rooms rooms = assembly.build(this.lifecycle);
+		this.housekeeping = rooms.housekeeping();
+		this.completions = rooms.completions();
+		this.events = rooms.events();
+		this.streams = rooms.streams();
+		this.memory = rooms.memory();
+		this.pool = rooms.pool();
+		this.launcher = rooms.launcher();
 	}
 
-	/**
-	 * Opens a context on device {@code device} with {@code settings} (what
-	 * {@link dev.gpucompute.GpuContextBuilder#open()} does).
-	 * @param waitSpinNanos how long a thread waiting for a copy's future spins before it blocks; -1 for
-	 * the backend's default (100 µs on CUDA, none on the CPU backend)
-	 * @throws BackendUnavailableException when the requested backend cannot run here
-	 * @throws IllegalArgumentException when the staging budget cannot hold the staging block of a chunk
-	 */
-	public static GpuContext open(GpuContextBuilder.Settings settings, int device, long waitSpinNanos) {
-		Memory.checkStagingBudget(settings.copies());
-		CpuSettings cpu = settings.cpu();
-		BackendSelection selection = Backends.select(settings.backend(), device, cpu.devices());
-		if (selection.provider() == null || !selection.availability().available()) {
-			throw new BackendUnavailableException(selection.backend(), selection.availability().reason(), null);
-		}
-		FailureRelay failures = new FailureRelay();
-		long budget = (cpu.memoryBudget() > 0) ? cpu.memoryBudget()
-				: Math.max(1, selection.provider().defaultMemoryBudget() / cpu.devices());
-		KernelSettings kernels = settings.kernelSettings();
-		BackendConfig config = new BackendConfig(device, cpu.threads(), budget,
-				settings.cuda().memoryPoolReleaseThreshold(), kernels.compileOptions(), kernels.cacheDir(), failures);
-		DeviceBackend opened = selection.provider().open(config);
-		ContextImpl context = null;
-		try {
-			context = new ContextImpl(settings, opened, selection.reason(), waitSpinNanos, failures);
-			context.pool.fill();
-			for (KernelSource source : settings.kernels()) {
-				context.launcher.load(source, KernelLoad.Trigger.OPEN);
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			// Nothing of a context that failed to open may outlive it: its threads, streams, the device.
-			try {
-				if (context != null) {
-					context.close();
-				}
-				else {
-					opened.close();
-				}
-			}
-			catch (RuntimeException | Error closing) {
-				ex.addSuppressed(closing);
-			}
-			throw ex;
-		}
-		LeakRegistry.opened(context, context::workInFlight);
-		if (selection.warning()) {
-			log.warn("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), device,
-					selection.reason());
-		}
-		else {
-			log.info("GPU backend {}: {}, device {}; {}", selection.backend(), opened.info().name(), device,
-					selection.reason());
-		}
-		return context;
+	/** Creates the pool's streams up front and loads the kernels named at open, in their order. */
+	void start(List<KernelSource> kernels) {
+		this.pool.fill();
+		ContextAssembly.loadAtOpen(this.launcher, kernels);
 	}
+
 	// ---- accessors ----------------------------------------------------------------------
 
 	@Override
@@ -323,11 +211,6 @@ public final class ContextImpl implements GpuContext {
 		return this.streams.defaultStream();
 	}
 
-	/** The streams of this context: default streams, the current stream of each thread. */
-	public Streams streamsRoom() {
-		return this.streams;
-	}
-
 	@Override
 	public MemoryInfo memory() {
 		this.lifecycle.ensureOpen();
@@ -383,35 +266,6 @@ public final class ContextImpl implements GpuContext {
 	public DeviceLoad load() {
 		PoolStats stats = this.pool.stats();
 		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
-	}
-
-	/**
-	 * A future that {@code action} completes once {@code stream}'s work so far is done, which a thread
-	 * waiting for it may complete itself (see {@link CompletionFuture}); {@code action} gets the future.
-	 */
-	public <T> CompletableFuture<T> whenDone(NativeStream stream,
-			java.util.function.BiConsumer<CompletableFuture<T>, GpuException> action) {
-		return this.completions.whenDone(stream, action);
-	}
-
-	/** Hands the failures the backend finds while work runs to the launcher, which counts them. */
-	private static final class FailureRelay implements BackendListener {
-
-		volatile Launcher launcher;
-
-		@Override
-		public void kernelFailed(String kernel, GpuException failure) {
-			Launcher target = this.launcher;
-			if (target != null) {
-				target.kernelFailed(kernel);
-			}
-		}
-
-	}
-
-	/** The memory room of this context. */
-	public Memory memoryRoom() {
-		return this.memory;
 	}
 
 	// ---- shutdown --------------------------------------------------------------------------

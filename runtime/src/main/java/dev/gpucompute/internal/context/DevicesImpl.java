@@ -57,7 +57,7 @@ public final class DevicesImpl implements GpuDevices {
 		List<GpuContext> opened = new ArrayList<>(checked.size());
 		try {
 			for (int ordinal : checked) {
-				opened.add(ContextImpl.open(settingsFor.apply(ordinal), ordinal, -1));
+				opened.add(ContextAssembly.open(settingsFor.apply(ordinal), ordinal));
 			}
 			DevicesImpl devices = new DevicesImpl(opened);
 			log.info("GPU devices: {}", devices.describe());

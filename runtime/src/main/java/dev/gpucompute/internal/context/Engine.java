@@ -31,7 +31,7 @@ public final class Engine {
 
 	/** Opens a context on {@code device} with {@code settings}. */
 	public static GpuContext open(GpuContextBuilder.Settings settings, int device) {
-		return ContextImpl.open(settings, device, -1);
+		return ContextAssembly.open(settings, device);
 	}
 
 	/** Opens one context per ordinal, each with the settings {@code settingsFor} gives for it, in the order given. */

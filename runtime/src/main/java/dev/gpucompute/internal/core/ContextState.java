@@ -15,8 +15,8 @@ import dev.gpucompute.GpuContext;
  * refuses and the operations that enqueue work and register its completion ({@link #beginWork()})
  * are refused too, while those already begun are waited for ({@link #awaitWork}).
  *
- * <p>Thread-safe. Created by the context, which registers itself as the {@linkplain #owner() owner}
- * before any handle exists.
+ * <p>Thread-safe. Created by the context's facade with itself as the {@linkplain #owner() owner},
+ * before any room exists.
  */
 public final class ContextState {
 
@@ -34,19 +34,20 @@ public final class ContextState {
 
 	private volatile Phase phase = Phase.OPEN;
 
-	private volatile GpuContext owner;
+	private final GpuContext owner;
 
 	/** The group of devices this context was opened with (a cross-device wait or copy is allowed within it), or null. */
 	private volatile Object group;
 
-	public ContextState(int id, DeviceInfo device) {
+	/**
+	 * @param id the context's number in this JVM
+	 * @param device the device it runs on
+	 * @param owner the context, as the API sees it: what a handle's {@code context()} answers
+	 */
+	public ContextState(int id, DeviceInfo device, GpuContext owner) {
 		this.id = id;
 		this.device = device;
-	}
-
-	/** Set once by the context, before it hands out any handle. */
-	public void owner(GpuContext context) {
-		this.owner = context;
+		this.owner = owner;
 	}
 
 	/** The context whose state this is, as the API sees it (what a handle's {@code context()} answers). */

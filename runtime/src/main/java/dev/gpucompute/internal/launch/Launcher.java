@@ -62,7 +62,7 @@ public final class Launcher implements GpuLauncher {
 
 	private final GpuListener listener;
 
-	private final ConcurrentHashMap<String, KernelHandle> kernels = new ConcurrentHashMap<>();
+	private final KernelRegistry kernels;
 
 	/** Loads in progress by kernel name, so that a name is loaded once while other names load in parallel. */
 	private final ConcurrentHashMap<String, CompletableFuture<KernelHandle>> loading = new ConcurrentHashMap<>();
@@ -86,10 +86,12 @@ public final class Launcher implements GpuLauncher {
 	 * @param pool leases the streams of stream-parallel groups
 	 * @param completions the context's pending completions (a load waits for the work they belong to)
 	 * @param kernelLoadWaitThreshold a load longer than this while work runs is reported
+	 * @param kernels the context's loaded kernels, which the backend reports failures to
 	 */
 	public Launcher(ContextState lifecycle, DeviceBackend backend, GpuListener listener, KernelTiming timing,
 			Streams streams, Events events, Memory memory, Pool pool, ContextCompletions completions,
-			java.time.Duration kernelLoadWaitThreshold) {
+			java.time.Duration kernelLoadWaitThreshold, KernelRegistry kernels) {
+		this.kernels = kernels;
 		this.lifecycle = lifecycle;
 		this.backend = backend;
 		this.device = backend.info();
@@ -179,22 +181,14 @@ public final class Launcher implements GpuLauncher {
 		Objects.requireNonNull(name, "name");
 		Kernel kernel = this.kernels.get(name);
 		if (kernel == null) {
-			throw new KernelNotFoundException(name, new java.util.TreeSet<>(this.kernels.keySet()));
+			throw new KernelNotFoundException(name, new java.util.TreeSet<>(this.kernels.names()));
 		}
 		return kernel;
 	}
 
 	@Override
 	public Collection<Kernel> kernels() {
-		return List.copyOf(this.kernels.values());
-	}
-
-	public void kernelFailed(String name) {
-		KernelHandle kernel = this.kernels.get(name);
-		if (kernel != null) {
-			kernel.errors.increment();
-		}
-		this.listener.kernelFailed(name);
+		return List.copyOf(this.kernels.all());
 	}
 
 	// ---- launching -------------------------------------------------------------------------

@@ -67,13 +67,15 @@ final class CopyPipeline {
 
 	private final HostMemory host;
 
-	private volatile CopyFaults faults;
+	private final CopyFaults faults;
 
-	CopyPipeline(ContextState lifecycle, DeviceBackend backend, ContextCompletions completions, HostMemory host) {
+	CopyPipeline(ContextState lifecycle, DeviceBackend backend, ContextCompletions completions, HostMemory host,
+			CopyFaults faults) {
 		this.lifecycle = lifecycle;
 		this.completions = completions;
 		this.backend = backend;
 		this.host = host;
+		this.faults = faults;
 	}
 
 	/** The completions of the copies' context: a copy's future completes through them. */
@@ -89,15 +91,8 @@ final class CopyPipeline {
 		return this.host;
 	}
 
-	void injectFaults(CopyFaults faults) {
-		this.faults = faults;
-	}
-
 	void fault(CopyFaults.Step step, int chunk) {
-		CopyFaults current = this.faults;
-		if (current != null) {
-			current.before(step, chunk);
-		}
+		this.faults.before(step, chunk);
 	}
 
 	/** A native-order view of the first {@code bytes} of a staging block, position 0. */

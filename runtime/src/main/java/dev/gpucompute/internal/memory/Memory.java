@@ -56,10 +56,11 @@ public final class Memory {
 	 * @param stagingBudget most staging bytes copies hold at once
 	 * @param stagingTimeout longest wait of a copy for staging
 	 * @param recordSites whether buffers record where they were allocated (leak detection is on)
+	 * @param faults called before each step of each copy ({@link CopyFaults#NONE} but in tests)
 	 */
 	public Memory(ContextState lifecycle, DeviceBackend backend, Streams streams, Events events,
 			ContextCompletions completions, long stagingCacheBytes, long chunkBytes, int copyThreads, String threadPrefix,
-			long stagingBudget, java.time.Duration stagingTimeout, boolean recordSites) {
+			long stagingBudget, java.time.Duration stagingTimeout, boolean recordSites, CopyFaults faults) {
 		this.lifecycle = lifecycle;
 		this.backend = backend;
 		this.streams = streams;
@@ -67,7 +68,7 @@ public final class Memory {
 		this.recordSites = recordSites;
 		this.host = new HostMemory(lifecycle, recordSites, new StagingPool(backend, stagingCacheBytes), chunkBytes, copyThreads, threadPrefix, stagingBudget,
 				stagingTimeout);
-		this.copies = new CopyPipeline(lifecycle, backend, completions, this.host);
+		this.copies = new CopyPipeline(lifecycle, backend, completions, this.host, faults);
 	}
 
 	/**
@@ -147,11 +148,6 @@ public final class Memory {
 	/** At close, after the device drained: device buffers left open are released with the device. */
 	public void releaseAtClose() {
 		this.buffers.releaseAtClose();
-	}
-
-	/** Test seam: makes a step of the copies fail or wait (see {@code CopyFaultInjection}). */
-	public void injectFaults(CopyFaults faults) {
-		this.copies.injectFaults(faults);
 	}
 
 	void untrack(DeviceBufferState buffer) {

@@ -161,17 +161,6 @@ final class StagingBudget {
 		return this.waiting;
 	}
 
-	/** Bytes reserved now. */
-	long used() {
-		this.lock.lock();
-		try {
-			return this.used;
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
 	/** A chunked copy gave up waiting for one of its own blocks ({@link StagingExhaustedException}): counted with the timeouts here. */
 	void ownBlockTimedOut() {
 		this.lock.lock();

@@ -125,9 +125,4 @@ final class StagingPool {
 		return this.cachedBytes.get();
 	}
 
-	/** Whether close left the blocks to the process instead of freeing them (work was abandoned). */
-	boolean leftToProcess() {
-		return this.leaveToProcess;
-	}
-
 }

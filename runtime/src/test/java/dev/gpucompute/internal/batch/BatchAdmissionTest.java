@@ -33,7 +33,7 @@ class BatchAdmissionTest {
 
 	private static final int MAX_QUEUED = 3;
 
-	private final ContextState lifecycle = new ContextState(7, null);
+	private final ContextState lifecycle = new ContextState(7, null, null);
 
 	private final ScheduledThreadPoolExecutor housekeeping = new ScheduledThreadPoolExecutor(1);
 

@@ -55,7 +55,7 @@ class BatchDispatchTest {
 			Runnable::run);
 
 	private final BatchAdmission<String, String> admission = new BatchAdmission<>(this.state, this.deadlines,
-			new ContextState(7, null), "b", (item) -> item.substring(0, 1), MAX_BATCH, 100, 1);
+			new ContextState(7, null, null), "b", (item) -> item.substring(0, 1), MAX_BATCH, 100, 1);
 
 	/** The batches the handler got, and the threads it ran on. */
 	private final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());

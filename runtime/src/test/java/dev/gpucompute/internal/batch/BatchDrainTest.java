@@ -44,7 +44,7 @@ class BatchDrainTest {
 
 	BatchDrainTest() {
 		this.housekeeping.setRemoveOnCancelPolicy(true);
-		ContextState lifecycle = new ContextState(7, null);
+		ContextState lifecycle = new ContextState(7, null, null);
 		this.deadlines = new BatchDeadlines<>(this.state, "b", this.housekeeping, Runnable::run);
 		this.admission = new BatchAdmission<>(this.state, this.deadlines, lifecycle, "b", (item) -> item, 4, 100, 1);
 		this.drain = new BatchDrain<>(this.state, this.deadlines, "b", lifecycle, Duration.ofSeconds(1));

@@ -22,7 +22,10 @@ class BatchQueueTest {
 
 	private static final long HOUR = 3_600_000_000_000L;
 
-	private final BatchQueue<Integer, Integer> queue = new BatchQueue<>();
+	/** The queue's deadline heap, which counts the items the sweep looks at (each one it peeks at). */
+	private final CountingHeap heap = new CountingHeap();
+
+	private final BatchQueue<Integer, Integer> queue = new BatchQueue<>(this.heap);
 
 	private Item<Integer, Integer> item(int value, Object key, long enqueuedAt, long deadline) {
 		return new Item<>(value, key, enqueuedAt, deadline, this.queue::remove);
@@ -45,14 +48,14 @@ class BatchQueueTest {
 		assertThat(expired).containsExactly(early);
 		assertThat(next).isEqualTo(t0 + HOUR);
 		// The old sweep scanned every queued item under the batcher's lock: 100,001 here.
-		assertThat(this.queue.sweepVisits()).as("items the sweep looked at").isEqualTo(2);
+		assertThat(this.heap.peeks).as("items the sweep looked at").isEqualTo(2);
 		assertThat(this.queue.size()).isEqualTo(n);
 
 		expired.clear();
 		this.queue.removeExpired(t0 + 99 + HOUR, expired);
 		assertThat(expired).hasSize(100).extracting((item) -> item.value).startsWith(0, 1, 2).endsWith(99);
-		assertThat(this.queue.sweepVisits()).isEqualTo(2 + 101);
-		assertThat(this.queue.withDeadline()).isEqualTo(this.queue.size()).isEqualTo(n - 100);
+		assertThat(this.heap.peeks).isEqualTo(2 + 101);
+		assertThat(this.heap.size()).isEqualTo(this.queue.size()).isEqualTo(n - 100);
 	}
 
 	@Test
@@ -80,7 +83,7 @@ class BatchQueueTest {
 		assertThat(this.queue.removeExpired(5_000, expired)).as("taken items are not in the heap").isEqualTo(BatchQueue.NONE);
 		assertThat(expired).isEmpty();
 		assertThat(this.queue.size()).isEqualTo(1);
-		assertThat(this.queue.withDeadline()).isZero();
+		assertThat(this.heap.size()).isZero();
 		assertThat(this.queue.take(5_000, 8, dropped, expiredAtTake)).containsExactly(c);
 		assertThat(this.queue.size()).isZero();
 	}
@@ -94,7 +97,7 @@ class BatchQueueTest {
 		this.queue.add(completedByCaller);
 		this.queue.add(kept);
 		assertThat(cancelled.future.cancel(false)).isTrue(); // tells the queue, as the batcher's hook does
-		assertThat(this.queue.withDeadline()).isEqualTo(2);
+		assertThat(this.heap.size()).isEqualTo(2);
 		completedByCaller.future.complete(0);
 
 		List<Item<Integer, Integer>> dropped = new ArrayList<>();
@@ -102,7 +105,7 @@ class BatchQueueTest {
 		assertThat(this.queue.take(250, 8, dropped, expired)).isEmpty();
 		assertThat(dropped).containsExactly(completedByCaller);
 		assertThat(expired).containsExactly(kept).doesNotContain(cancelled);
-		assertThat(this.queue.withDeadline()).isZero();
+		assertThat(this.heap.size()).isZero();
 		assertThat(this.queue.removeExpired(1_000, new ArrayList<>())).isEqualTo(BatchQueue.NONE);
 	}
 
@@ -118,8 +121,8 @@ class BatchQueueTest {
 				assertThat(this.queue.take(now, 8, dropped, expired)).isNotEmpty();
 				this.queue.removeExpired(now, expired);
 			}
-			if (this.queue.withDeadline() != this.queue.size()) {
-				throw new AssertionError("after item " + i + " the heap holds " + this.queue.withDeadline()
+			if (this.heap.size() != this.queue.size()) {
+				throw new AssertionError("after item " + i + " the heap holds " + this.heap.size()
 						+ " items, the queue " + this.queue.size());
 			}
 		}
@@ -128,7 +131,7 @@ class BatchQueueTest {
 		while (this.queue.size() > 0) {
 			this.queue.take(now, 1024, dropped, expired);
 		}
-		assertThat(this.queue.withDeadline()).isZero();
+		assertThat(this.heap.size()).isZero();
 		assertThat(this.queue.removeExpired(now + 2 * HOUR, expired)).isEqualTo(BatchQueue.NONE);
 		assertThat(expired).isEmpty();
 	}
@@ -140,7 +143,7 @@ class BatchQueueTest {
 		}
 		assertThat(this.queue.removeAll()).hasSize(100).allSatisfy((each) -> assertThat(each.queued).isFalse());
 		assertThat(this.queue.size()).isZero();
-		assertThat(this.queue.withDeadline()).isZero();
+		assertThat(this.heap.size()).isZero();
 		assertThat(this.queue.removeExpired(10_000, new ArrayList<>())).isEqualTo(BatchQueue.NONE);
 	}
 
@@ -223,7 +226,7 @@ class BatchQueueTest {
 				assertThat(this.queue.nanosUntilReady(now, 6, 300)).isEqualTo(model.nanosUntilReady(now, 6, 300));
 			}
 		}
-		assertThat(this.queue.withDeadline()).isEqualTo(model.withDeadline());
+		assertThat(this.heap.size()).isEqualTo(model.withDeadline());
 		assertThat(left.size() + this.queue.size()).as("every item either left once or still waits").isEqualTo(added.size());
 	}
 
@@ -326,6 +329,19 @@ class BatchQueueTest {
 				}
 			}
 			return next;
+		}
+
+	}
+
+	/** A deadline heap that counts how often the queue looks at its earliest item. */
+	private static final class CountingHeap extends DeadlineHeap<Integer, Integer> {
+
+		long peeks;
+
+		@Override
+		Item<Integer, Integer> peek() {
+			this.peeks++;
+			return super.peek();
 		}
 
 	}

@@ -25,7 +25,7 @@ class ContextStateTest {
 
 	@Test
 	void movesFromOpenThroughClosingToClosed() {
-		ContextState state = new ContextState(7, device(0));
+		ContextState state = new ContextState(7, device(0), null);
 		assertThat(state.phase()).isEqualTo("open");
 		assertThat(state.isOpen()).isTrue();
 		assertThatNoException().isThrownBy(state::ensureOpen);
@@ -41,7 +41,7 @@ class ContextStateTest {
 
 	@Test
 	void closeWaitsForWorkBegunBeforeItAndRefusesWorkAfter() throws Exception {
-		ContextState state = new ContextState(1, device(0));
+		ContextState state = new ContextState(1, device(0), null);
 		state.beginWork();
 		state.closing();
 		assertThatThrownBy(state::beginWork).isInstanceOf(ContextClosedException.class);
@@ -55,8 +55,8 @@ class ContextStateTest {
 
 	@Test
 	void refusesAHandleOfAnotherContextNamingBoth() {
-		ContextState mine = new ContextState(1, device(0));
-		ContextState theirs = new ContextState(2, device(1));
+		ContextState mine = new ContextState(1, device(0), null);
+		ContextState theirs = new ContextState(2, device(1), null);
 		assertThatNoException().isThrownBy(() -> mine.ensureSame(mine, "Stream ", "s1"));
 		assertThatThrownBy(() -> mine.ensureSame(theirs, "Stream ", "s1")).isInstanceOf(ContextMismatchException.class)
 			.hasMessageContaining("Stream s1 belongs to another GPU context (#2, CPU device 1)")
@@ -73,9 +73,9 @@ class ContextStateTest {
 	@Test
 	void acceptsAPeerOfTheSameGroupOnlyWhileItIsOpen() {
 		Object group = new Object();
-		ContextState mine = new ContextState(1, device(0));
-		ContextState peer = new ContextState(2, device(1));
-		ContextState stranger = new ContextState(3, device(2));
+		ContextState mine = new ContextState(1, device(0), null);
+		ContextState peer = new ContextState(2, device(1), null);
+		ContextState stranger = new ContextState(3, device(2), null);
 		mine.joinGroup(group);
 		peer.joinGroup(group);
 		stranger.joinGroup(new Object());

@@ -168,7 +168,7 @@ class LeaseChecksTest {
 					backendCalls.incrementAndGet();
 					throw new UnsupportedOperationException(method.getName());
 				});
-		ContextState lifecycle = new ContextState(1, null);
+		ContextState lifecycle = new ContextState(1, null, null);
 		Streams streams = new Streams(lifecycle, null, null, backend, DefaultStreamMode.PER_THREAD);
 		LeaseChecks checks = new LeaseChecks(lifecycle, streams, new PoolLedger(4, new int[] { 4, 2 }));
 		CompletableFuture.runAsync(() -> checks.checkNested(StreamPriority.NORMAL, 4)).get(10, TimeUnit.SECONDS);

@@ -3,6 +3,7 @@ package dev.gpucompute.internal.stream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -13,32 +14,37 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
+import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
+import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
-import dev.gpucompute.internal.context.ContextImpl;
+import dev.gpucompute.cpu.CpuBackendProvider;
+import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.BackendListener;
+import dev.gpucompute.spi.DeviceBackend;
 
 /**
- * The stream room's current-stream rules, on the room itself ({@link Streams} of a CPU context):
- * the default stream per mode, scopes that restore what was current, a scope that outlived its
- * lease, and the bookkeeping of stream-parallel groups.
+ * The stream room's current-stream rules: the default stream per mode, scopes that restore what was
+ * current, a scope that outlived its lease, streams of another context, seen through the launcher that
+ * delegates them to the room; and the bookkeeping of stream-parallel groups on a room this test
+ * builds itself over a CPU backend.
  */
 class StreamsTest {
-
-	private static Streams streams(GpuContext context) {
-		return ((ContextImpl) context).streamsRoom();
-	}
 
 	@Test
 	void eachThreadHasItsOwnDefaultStreamInPerThreadMode() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).open()) {
-			Streams streams = streams(context);
-			assertThat(streams.mode()).isEqualTo(DefaultStreamMode.PER_THREAD);
-			StreamHandle mine = streams.current();
+			GpuLauncher launcher = context.launcher();
+			assertThat(context.defaultStreamMode()).isEqualTo(DefaultStreamMode.PER_THREAD);
+			GpuStream mine = launcher.currentStream();
 			assertThat(mine.kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
-			assertThat(streams.defaultStream()).isSameAs(mine);
-			StreamHandle other = CompletableFuture.supplyAsync(streams::current).get(10, TimeUnit.SECONDS);
+			assertThat(context.defaultStream()).isSameAs(mine);
+			GpuStream other = CompletableFuture.supplyAsync(launcher::currentStream).get(10, TimeUnit.SECONDS);
 			assertThat(other).isNotSameAs(mine);
 		}
 	}
@@ -47,10 +53,10 @@ class StreamsTest {
 	void everyThreadSharesOneDefaultStreamInLegacyMode() throws Exception {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).defaultStream(DefaultStreamMode.LEGACY)
 			.open()) {
-			Streams streams = streams(context);
-			StreamHandle mine = streams.current();
+			GpuLauncher launcher = context.launcher();
+			GpuStream mine = launcher.currentStream();
 			assertThat(mine.kind()).isEqualTo(GpuStream.Kind.DEFAULT_LEGACY);
-			assertThat(CompletableFuture.supplyAsync(streams::current).get(10, TimeUnit.SECONDS)).isSameAs(mine);
+			assertThat(CompletableFuture.supplyAsync(launcher::currentStream).get(10, TimeUnit.SECONDS)).isSameAs(mine);
 		}
 	}
 
@@ -59,34 +65,36 @@ class StreamsTest {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).poolSize(2).open();
 				StreamLease first = context.streams().acquire();
 				StreamLease second = context.streams().acquire()) {
-			Streams streams = streams(context);
-			GpuStream byDefault = streams.current();
-			try (StreamScope outer = streams.useStream(first.stream())) {
-				assertThat((GpuStream) streams.current()).isSameAs(first.stream());
-				try (StreamScope inner = streams.useStream(second.stream())) {
-					assertThat((GpuStream) streams.current()).isSameAs(second.stream());
+			GpuLauncher launcher = context.launcher();
+			GpuStream byDefault = launcher.currentStream();
+			try (StreamScope outer = launcher.useStream(first.stream())) {
+				assertThat(launcher.currentStream()).isSameAs(first.stream());
+				try (StreamScope inner = launcher.useStream(second.stream())) {
+					assertThat(launcher.currentStream()).isSameAs(second.stream());
 				}
-				assertThat((GpuStream) streams.current()).isSameAs(first.stream());
-				assertThat(streams.<GpuStream>callWithStream(second.stream(), streams::current)).isSameAs(second.stream());
-				assertThat((GpuStream) streams.current()).isSameAs(first.stream());
+				assertThat(launcher.currentStream()).isSameAs(first.stream());
+				assertThat(launcher.callWithStream(second.stream(), launcher::currentStream)).isSameAs(second.stream());
+				assertThat(launcher.currentStream()).isSameAs(first.stream());
 			}
-			assertThat((GpuStream) streams.current()).isSameAs(byDefault);
+			assertThat(launcher.currentStream()).isSameAs(byDefault);
 		}
 	}
 
 	@Test
 	void aScopeThatOutlivedItsLeaseIsDroppedWithAnError() {
 		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).open()) {
-			Streams streams = streams(context);
+			GpuLauncher launcher = context.launcher();
 			StreamLease lease = context.streams().acquire();
-			StreamScope scope = streams.useStream(lease.stream());
+			StreamScope scope = launcher.useStream(lease.stream());
 			lease.close();
-			// Reports look past it without changing anything...
-			assertThat(streams.currentQuietly().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
+			// A kernel load, which looks at the work in flight on the current stream, looks past it
+			// without changing anything...
+			launcher.load(KernelSource.named("noop").cpu((block, args) -> {
+			}));
 			// ...a launch's lookup says what happened, once, and the thread is back on its default stream.
-			assertThatThrownBy(streams::current).isInstanceOf(GpuException.class)
+			assertThatThrownBy(launcher::currentStream).isInstanceOf(GpuException.class)
 				.hasMessageContaining("belongs to a lease that was closed while a StreamScope still made it current");
-			assertThat(streams.current().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
+			assertThat(launcher.currentStream().kind()).isEqualTo(GpuStream.Kind.DEFAULT_PER_THREAD);
 			scope.close();
 		}
 	}
@@ -96,15 +104,15 @@ class StreamsTest {
 		try (GpuContext mine = GpuContext.builder().backend(Backend.CPU).open();
 				GpuContext theirs = GpuContext.builder().backend(Backend.CPU).open();
 				StreamLease lease = theirs.streams().acquire()) {
-			assertThatThrownBy(() -> streams(mine).useStream(lease.stream()))
+			assertThatThrownBy(() -> mine.launcher().useStream(lease.stream()))
 				.isInstanceOf(ContextMismatchException.class);
 		}
 	}
 
 	@Test
 	void countsTheLeasesAGroupHoldsOnItsThreadOnly() throws Exception {
-		try (GpuContext context = GpuContext.builder().backend(Backend.CPU).open()) {
-			Streams streams = streams(context);
+		try (Room room = new Room()) {
+			Streams streams = room.streams;
 			assertThat(streams.inGroup()).isFalse();
 			assertThat(streams.groupLeasesHeld()).isZero();
 			streams.groupHolds(3);
@@ -118,10 +126,42 @@ class StreamsTest {
 
 	@Test
 	void theDefaultStreamOfAClosedContextIsRefused() {
-		GpuContext context = GpuContext.builder().backend(Backend.CPU).open();
-		Streams streams = streams(context);
-		context.close();
-		assertThatThrownBy(streams::defaultStream).isInstanceOf(ContextClosedException.class);
+		try (Room room = new Room()) {
+			room.lifecycle.closing();
+			assertThatThrownBy(room.streams::defaultStream).isInstanceOf(ContextClosedException.class);
+		}
+	}
+
+	/** A stream room built by hand over a CPU backend, with the collaborators a context gives it. */
+	private static final class Room implements AutoCloseable {
+
+		final DeviceBackend backend = new CpuBackendProvider()
+			.open(new BackendConfig(0, 1, 1 << 20, 0, List.of(), null, BackendListener.NONE));
+
+		final ContextState lifecycle = new ContextState(1, this.backend.info(), null);
+
+		final ContextCompletions completions = new ContextCompletions(1, "streams-test-completion", 0,
+				new CompletionFuture.Waits() {
+
+					@Override
+					public void started() {
+					}
+
+					@Override
+					public void ended() {
+					}
+
+				});
+
+		final Streams streams = new Streams(this.lifecycle, this.completions,
+				new Events(this.backend, this.lifecycle, false), this.backend, DefaultStreamMode.PER_THREAD);
+
+		@Override
+		public void close() {
+			this.completions.shutdown();
+			this.backend.close();
+		}
+
 	}
 
 }
