@@ -31,6 +31,7 @@ import dev.gpucompute.UnsupportedBackendOperationException;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
@@ -112,7 +113,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 		this.streams.add(this.legacy);
 		this.perThread = ThreadLocal.withInitial(() -> {
 			CpuStream stream = new CpuStream(this,
-					"default-per-thread[" + Thread.currentThread().getName() + "]", 0, false);
+					"default-per-thread[" + HostThreads.name(Thread.currentThread()) + "]", 0, false);
 			this.perThreadCount.incrementAndGet();
 			this.streams.add(stream);
 			return stream;

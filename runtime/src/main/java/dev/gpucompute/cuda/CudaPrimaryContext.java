@@ -5,14 +5,12 @@ import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.spi.HostThreads;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 
@@ -33,9 +31,6 @@ import jcuda.driver.CUdevice;
 final class CudaPrimaryContext {
 
 	private static final AtomicLong IDS = new AtomicLong();
-
-	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the code is compiled for Java 17. */
-	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
 	/**
 	 * Per host thread: [0] the id of the context holder this thread last made current; [1] 1 when
@@ -145,24 +140,7 @@ final class CudaPrimaryContext {
 
 	/** Whether {@code thread} is a virtual thread; always {@code false} before Java 21. */
 	static boolean isVirtual(Thread thread) {
-		if (IS_VIRTUAL == null) {
-			return false;
-		}
-		try {
-			return (boolean) IS_VIRTUAL.invokeExact(thread);
-		}
-		catch (Throwable ex) {
-			return false;
-		}
-	}
-
-	private static MethodHandle isVirtualHandle() {
-		try {
-			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
-		}
-		catch (ReflectiveOperationException | RuntimeException ex) {
-			return null; // Java 17..20: no virtual threads
-		}
+		return HostThreads.isVirtual(thread);
 	}
 
 }
