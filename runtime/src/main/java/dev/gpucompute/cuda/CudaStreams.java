@@ -44,7 +44,7 @@ final class CudaStreams {
 	CudaStreams(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompletions.Ops<CudaStream, CUevent> ops) {
 		this.backend = backend;
 		this.facts = facts;
-		this.markers = new DrainMarkers<>(ops, backend::enterQuietly);
+		this.markers = new DrainMarkers<>(ops, backend::resume);
 		this.legacy = new CudaStream(backend, JCudaDriver.CU_STREAM_LEGACY, "default-legacy", CudaStream.Kind.LEGACY, 0);
 	}
 
