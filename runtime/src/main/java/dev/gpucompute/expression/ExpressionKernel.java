@@ -36,7 +36,7 @@ public final class ExpressionKernel {
 		this.javaSource = javaSource;
 		this.fastMath = fastMath;
 		this.ulps = ulps;
-		this.inexactFunctions = Set.copyOf(inexactFunctions);
+		this.inexactFunctions = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(inexactFunctions));
 	}
 
 	/** The expression kernel behind {@code source}, or empty when it was not generated from expressions. */
@@ -89,7 +89,7 @@ public final class ExpressionKernel {
 		return this.fastMath ? -1 : this.ulps;
 	}
 
-	/** The inexact functions the kernel calls. */
+	/** The inexact functions the kernel calls, sorted by name. */
 	public Set<String> inexactFunctions() {
 		return this.inexactFunctions;
 	}

@@ -90,7 +90,7 @@ public final class ElementwiseGenerator {
 	}
 
 	private static String cuda(String name, List<Param> params, List<Ast.Stmt> statements) {
-		StringBuilder out = new StringBuilder(CudaWriter.PRELUDE);
+		StringBuilder out = new StringBuilder();
 		out.append("\nextern \"C\" __global__ void ").append(name).append("(int n").append(cudaParams(params)).append(") {\n");
 		out.append("""
 				  // Every element of [0, n) once, whatever the launch configuration: a grid-stride loop.
@@ -103,7 +103,7 @@ public final class ElementwiseGenerator {
 				""");
 		CudaWriter.statements(out, statements, "    ");
 		out.append("  }\n}\n");
-		return out.toString();
+		return CudaWriter.preludeFor(out.toString()) + out;
 	}
 
 	static String javaParams(List<Param> params, int first) {
@@ -142,8 +142,8 @@ public final class ElementwiseGenerator {
 				""");
 		JavaWriter.statements(out, statements, "\t\t\t\t");
 		out.append("\t\t\t}\n\t\t}\n\t}\n\n");
-		out.append(JavaWriter.HELPERS);
-		out.append("\n}\n");
+		out.append(JavaWriter.helpersFor(out.toString()));
+		out.append("}\n");
 		return out.toString();
 	}
 

@@ -17,15 +17,21 @@ final class JavaWriter {
 	static final String HELPERS = """
 				private static int gc_div(int a, int b) { return (b == 0) ? 0 : a / b; }
 				private static long gc_div(long a, long b) { return (b == 0L) ? 0L : a / b; }
+
 				private static int gc_rem(int a, int b) { return (b == 0) ? a : a % b; }
 				private static long gc_rem(long a, long b) { return (b == 0L) ? a : a % b; }
+
 				private static float gc_fmin(float a, float b) { return (a != a) ? b : (b != b) ? a : Math.min(a, b); }
 				private static double gc_fmin(double a, double b) { return (a != a) ? b : (b != b) ? a : Math.min(a, b); }
+
 				private static float gc_fmax(float a, float b) { return (a != a) ? b : (b != b) ? a : Math.max(a, b); }
 				private static double gc_fmax(double a, double b) { return (a != a) ? b : (b != b) ? a : Math.max(a, b); }
+
 				private static float gc_copysign(float x, float y) { return (y != y) ? Math.abs(x) : Math.copySign(x, y); }
 				private static double gc_copysign(double x, double y) { return (y != y) ? Math.abs(x) : Math.copySign(x, y); }
+
 				private static double gc_trunc(double x) { return (x < 0.0) ? Math.ceil(x) : Math.floor(x); }
+
 				private static double gc_round(double x) {
 					double a = Math.abs(x);
 					if (!(a < 0x1p52)) {
@@ -34,6 +40,7 @@ final class JavaWriter {
 					double t = Math.floor(a);
 					return Math.copySign((a - t >= 0.5) ? t + 1.0 : t, x);
 				}
+
 				private static double gc_pow(double x, double y) {
 					// C's pow, where Java's differs: pow(1, y) and pow(-1, +-inf) are 1, for y NaN too.
 					if (x == 1.0 || y == 0.0) {
@@ -44,6 +51,7 @@ final class JavaWriter {
 					}
 					return Math.pow(x, y);
 				}
+
 				private static double gc_log2(double x) {
 					if (x > 0.0 && x < Double.POSITIVE_INFINITY && Math.getExponent(x) >= Double.MIN_EXPONENT
 							&& (Double.doubleToRawLongBits(x) & 0xfffffffffffffL) == 0L) {
@@ -51,7 +59,9 @@ final class JavaWriter {
 					}
 					return Math.log(x) / Math.log(2.0);
 				}
+
 				private static double gc_exp2(double x) { return Math.pow(2.0, x); }
+
 				private static int gc_ld(java.nio.IntBuffer p, int j, int n) { return (j >= 0 && j < n) ? p.get(j) : 0; }
 				private static long gc_ld(java.nio.LongBuffer p, int j, int n) { return (j >= 0 && j < n) ? p.get(j) : 0L; }
 				private static float gc_ld(java.nio.FloatBuffer p, int j, int n) { return (j >= 0 && j < n) ? p.get(j) : 0.0f; }
@@ -59,6 +69,14 @@ final class JavaWriter {
 			""";
 
 	private JavaWriter() {
+	}
+
+	/**
+	 * The helpers of {@link #HELPERS} that {@code code} calls: a kernel's class carries only those,
+	 * since Janino's compile time grows with the source.
+	 */
+	static String helpersFor(String code) {
+		return Helpers.used(HELPERS, code);
 	}
 
 	static void statements(StringBuilder out, List<Stmt> statements, String indent) {

@@ -11,7 +11,7 @@ final class ReductionCuda {
 	static String source(ReductionGenerator.Shape shape) {
 		String acc = shape.acc().c();
 		String out = shape.result().type().c();
-		StringBuilder text = new StringBuilder(CudaWriter.PRELUDE);
+		StringBuilder text = new StringBuilder();
 		text.append("\n#define GC_LANES ").append(ReductionGenerator.LANES).append('\n');
 		text.append("#define GC_CHUNK ").append(ReductionGenerator.CHUNK).append("\n\n");
 		text.append("__device__ __forceinline__ ").append(acc).append(" gc_reduce(").append(acc).append(" a, ").append(acc)
@@ -104,7 +104,7 @@ final class ReductionCuda {
 				.append("  }\n")
 				.append("  if (gc_first) ").append(result).append("[0] = gc_post(gc_v").append(postArgs).append(");\n}\n");
 		}
-		return text.toString();
+		return CudaWriter.preludeFor(text.toString()) + text;
 	}
 
 }

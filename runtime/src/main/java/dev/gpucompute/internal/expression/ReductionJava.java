@@ -84,7 +84,7 @@ final class ReductionJava {
 		text.append("\tprivate static ").append(out).append(" gc_post(").append(acc).append(" a, int n")
 			.append(shape.segmented() ? ", int segmentLength" : "").append(javaParams(shape.scalars()))
 			.append(") {\n\t\treturn ").append(JavaWriter.expr(shape.postMap())).append(";\n\t}\n\n");
-		text.append(JavaWriter.HELPERS).append("\n}\n");
+		text.append(JavaWriter.helpersFor(text.toString())).append("}\n");
 		return text.toString();
 	}
 
