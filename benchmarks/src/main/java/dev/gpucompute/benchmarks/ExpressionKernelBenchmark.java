@@ -176,9 +176,16 @@ public class ExpressionKernelBenchmark {
 		d.lease.stream().synchronize();
 	}
 
-	/** A definition not seen before: every call parses, checks, generates and compiles. */
+	/**
+	 * A definition not seen before: every call parses, checks, generates and compiles. Defining a kernel
+	 * needs no device; {@code backend} is here so that a run with {@code -p backend=CUDA} has a value
+	 * for it in every benchmark of the class.
+	 */
 	@State(Scope.Benchmark)
 	public static class Names {
+
+		@Param({ "CPU" })
+		public Backend backend;
 
 		final AtomicLong next = new AtomicLong();
 
@@ -195,7 +202,7 @@ public class ExpressionKernelBenchmark {
 	@Benchmark
 	@BenchmarkMode(Mode.AverageTime)
 	@OutputTimeUnit(TimeUnit.MILLISECONDS)
-	public KernelSource load_saxpyCached() {
+	public KernelSource load_saxpyCached(Names names) {
 		return ElementwiseKernel.named("saxpy_expr").in("float a, float[] x").out("float[] y").body("y = a * x + y").build();
 	}
 

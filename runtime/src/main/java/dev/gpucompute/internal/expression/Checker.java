@@ -132,12 +132,26 @@ final class Checker {
 					+ "arrays declared with out(...) are written");
 		}
 		if (assign.index != null && !isIndex(assign.index)) {
-			throw new ExpressionError(assign.index.offset, "an output is written only at the element index: write '"
+			throw new ExpressionError(start(assign.index), "an output is written only at the element index: write '"
 					+ assign.target + " = ...' or '" + assign.target + "[i] = ...' (writing other elements would race "
 					+ "with the threads that own them)");
 		}
 		assign.element = true;
 		assign.value = assignable(expr(assign.value), symbol.type(), "the value of '" + assign.target + "'");
+	}
+
+	/** Where an expression's text starts: a binary expression's offset is its operator's. */
+	static int start(Expr expr) {
+		if (expr instanceof Ast.Binary binary) {
+			return Math.min(binary.offset, start(binary.left));
+		}
+		if (expr instanceof Ast.Conditional conditional) {
+			return Math.min(conditional.offset, start(conditional.condition));
+		}
+		if (expr instanceof Ast.Cast cast && cast.implicit) {
+			return start(cast.operand);
+		}
+		return expr.offset;
 	}
 
 	private static boolean isIndex(Expr expr) {
@@ -149,7 +163,7 @@ final class Checker {
 	Expr condition(Expr expr, String what) {
 		Expr checked = expr(expr);
 		if (checked.type != Type.BOOL) {
-			throw new ExpressionError(expr.offset, what + " must be a bool (a comparison such as 'x > 0'), got "
+			throw new ExpressionError(start(expr), what + " must be a bool (a comparison such as 'x > 0'), got "
 					+ checked.type.word());
 		}
 		return checked;
@@ -163,7 +177,7 @@ final class Checker {
 		if (expr.type.widensTo(target)) {
 			return new Ast.Cast(expr.offset, target, expr, true);
 		}
-		throw new ExpressionError(expr.offset, what + " must be " + article(target) + ", got " + article(expr.type)
+		throw new ExpressionError(start(expr), what + " must be " + article(target) + ", got " + article(expr.type)
 				+ ((expr.type.isNumeric() && target.isNumeric()) ? "; convert it with a cast, such as '(" + target.word()
 						+ ") ...'" : ""));
 	}

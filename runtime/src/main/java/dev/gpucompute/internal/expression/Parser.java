@@ -14,7 +14,7 @@ import dev.gpucompute.internal.expression.Lexer.Token;
  * {@code == !=}, {@code < <= > >=}, {@code << >> >>>}, {@code + -}, {@code * / %}, unary
  * {@code - + ! ~} and casts, then names, calls, indexing, literals and parentheses. Statements:
  * {@code type name = e;}, {@code name = e;} (and {@code += -= *= /= %=}), {@code name[i] = e;},
- * {@code if (c) s else s}, {@code { ... }}; the last statement's semicolon may be left out.
+ * {@code if (c) s else s}, {@code { ... }}; the last statement's semicolon may be left out (a '}' ends one too).
  */
 final class Parser {
 
@@ -31,7 +31,7 @@ final class Parser {
 		Parser parser = new Parser(text);
 		List<Stmt> statements = new ArrayList<>();
 		while (parser.peek().kind() != Kind.END) {
-			statements.add(parser.statement(true));
+			statements.add(parser.statement());
 		}
 		if (statements.isEmpty()) {
 			throw new ExpressionError(0, "the body is empty: it needs at least one statement, such as 'y = x'");
@@ -56,7 +56,7 @@ final class Parser {
 
 	// ---------------------------------------------------------------- statements
 
-	private Stmt statement(boolean topLevel) {
+	private Stmt statement() {
 		Token first = peek();
 		if (first.is("{")) {
 			take();
@@ -65,7 +65,7 @@ final class Parser {
 				if (peek().kind() == Kind.END) {
 					throw new ExpressionError(first.offset(), "this '{' is never closed");
 				}
-				statements.add(statement(false));
+				statements.add(statement());
 			}
 			take();
 			return new Ast.Block(first.offset(), statements);
@@ -75,11 +75,11 @@ final class Parser {
 			expect("(", "after 'if'");
 			Expr condition = expression();
 			expect(")", "after the condition of 'if'");
-			Stmt then = statement(false);
+			Stmt then = statement();
 			Stmt otherwise = null;
 			if (peek().kind() == Kind.IDENT && peek().text().equals("else")) {
 				take();
-				otherwise = statement(false);
+				otherwise = statement();
 			}
 			return new Ast.If(first.offset(), condition, then, otherwise);
 		}
@@ -106,7 +106,7 @@ final class Parser {
 		if (end.is(";")) {
 			take();
 		}
-		else if (!(end.kind() == Kind.END && topLevel) && !end.is("}")) {
+		else if (end.kind() != Kind.END && !end.is("}")) {
 			throw new ExpressionError(end.offset(), "expected ';' after the statement, found " + end.describe());
 		}
 		return statement;
