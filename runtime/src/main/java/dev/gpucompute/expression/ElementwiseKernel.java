@@ -46,7 +46,8 @@ import dev.gpucompute.internal.expression.Generated;
  * {@link ExpressionKernel#ulps()}) and NaN's sign and payload bits.
  *
  * <p>The expressions are code the application supplies, like a kernel's CUDA source: never build
- * one from request data.
+ * one from request data. Each definition's Java body is compiled once and kept while the runtime is
+ * loaded, so define kernels as constants or beans, not per request.
  *
  * <p>Immutable: every method returns a new definition. {@link #build()} parses and checks eagerly,
  * so a mistake fails at definition with a {@link KernelExpressionException} naming its line and

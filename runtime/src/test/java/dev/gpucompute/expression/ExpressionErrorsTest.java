@@ -73,6 +73,8 @@ class ExpressionErrorsTest {
 		assertThatThrownBy(() -> ElementwiseKernel.named("k").in("float[] x").out("float[] gc_y").body("gc_y = x").build())
 			.hasMessageContaining("names starting with 'gc_' are kept for the generated code");
 		body("float[] x", "float[] y", "float x = 1.0f; y = x").hasMessageContaining("'x' is already defined");
+		// A local named like the first part of a package the generated Java names in full would hide it.
+		body("float[] x", "float[] y", "float dev = x; y = dev").hasMessageContaining("'dev' cannot name a local variable");
 	}
 
 	@Test

@@ -10,7 +10,8 @@ final class Names {
 
 	/**
 	 * Words of C, C++, CUDA and Java, and names the generated code uses: a parameter or local with one
-	 * of these names would not compile, or would change what the generated code means, on one side.
+	 * of these names would not compile, or would change what the generated code means, on one side
+	 * ({@code java} and {@code dev} would hide the packages the generated Java names in full).
 	 */
 	private static final Set<String> RESERVED = Set.of("alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand",
 			"bitor", "bool", "break", "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl",
@@ -23,7 +24,7 @@ final class Names {
 			"true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
 			"wchar_t", "while", "xor", "xor_eq", "abstract", "assert", "boolean", "byte", "extends", "final", "finally",
 			"implements", "import", "instanceof", "interface", "native", "package", "strictfp", "super", "synchronized",
-			"throws", "transient", "var", "yield", "record", "sealed", "permits", "null", "java", "Math", "Float",
+			"throws", "transient", "var", "yield", "record", "sealed", "permits", "null", "java", "dev", "Math", "Float",
 			"Double", "Integer", "Long", "Object", "String", "System", "threadIdx", "blockIdx", "blockDim", "gridDim",
 			"warpSize", "isnan", "isinf", "isfinite", "signbit", "NAN", "INFINITY");
 
