@@ -32,7 +32,8 @@ class RuntimeBoundariesTest {
 		// Without this, a wrong import location would check nothing and pass.
 		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, "dev.gpucompute.spi",
 				"dev.gpucompute.kernels", "dev.gpucompute.cpu", "dev.gpucompute.cuda", "dev.gpucompute.internal.context",
-				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory");
+				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory", "dev.gpucompute.expression",
+				"dev.gpucompute.internal.expression");
 	}
 
 	@Test
@@ -60,6 +61,29 @@ class RuntimeBoundariesTest {
 			.dependOnClassesThat()
 			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
 			.because("backends and tools build on these exported packages")
+			.check(runtime);
+	}
+
+	@Test
+	void expressionKernelsUseOnlyTheApiAndTheirCompiler() {
+		noClasses().that()
+			.resideInAPackage(API + ".expression..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".spi..", API + ".kernels..", API + ".cpu..", API + ".cuda..", API + ".internal.core..",
+					API + ".internal.stream..", API + ".internal.pool..", API + ".internal.memory..", API + ".internal.launch..",
+					API + ".internal.batch..", API + ".internal.context..")
+			.because("an expression kernel is an ordinary KernelSource: its builders reach nothing but the API and the "
+					+ "expression compiler")
+			.check(runtime);
+		noClasses().that()
+			.resideInAPackage(API + ".internal.expression..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".expression..", API + ".spi..", API + ".kernels..", API + ".cpu..", API + ".cuda..",
+					API + ".internal.core..", API + ".internal.stream..", API + ".internal.pool..", API + ".internal.memory..",
+					API + ".internal.launch..", API + ".internal.batch..", API + ".internal.context..")
+			.because("the expression compiler turns text into code and knows no room, backend or builder")
 			.check(runtime);
 	}
 
