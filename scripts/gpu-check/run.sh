@@ -8,7 +8,9 @@
 # Usage: bash .gpu-check/run.sh [step ...]      (no step: all)
 #   tests    every module's gpu-tagged tests through the JUnit console launcher (runtime, autoconfigure,
 #            test-support, sample-app), then the CUDA package's tests that need no device (NVRTC binding, native
-#            loading). Each of these five runs keeps a share of the step's time that no other run can use (10 s
+#            loading). The sample-app run's JVM gets --add-modules jdk.incubator.vector, as Surefire's argLine
+#            gives it: its tests score their CPU references with the SIMD path, not the scalar one.
+#            Each of these five runs keeps a share of the step's time that no other run can use (10 s
 #            and the rest by TESTS_WEIGHTS); what a run leaves unused goes to the later ones. A run that reaches
 #            its limit gets SIGQUIT (a thread dump into gpu-check.log), then SIGKILL 3 s later, and summary.txt
 #            names the test that was running, the thread's frames and the counts so far (from the launcher's
@@ -42,7 +44,7 @@
 # Event Streams Allocator SmallUpload; spaces or commas), JMH_SETTINGS (-f 1 -wi 1 -w 1s -i 3 -r 1s), PYTHON (python3),
 # DEADLINE (540), GPU_CHECK_UNPACK=python (unpack with python3 even where dpkg-deb exists); for the tests step:
 # TESTS_RUNS (runtime autoconfigure test-support sample-app runtime-cuda: which runs, in this order),
-# TESTS_WEIGHTS (runtime=90 autoconfigure=5 test-support=5 sample-app=30 runtime-cuda=10: seconds beyond a
+# TESTS_WEIGHTS (runtime=90 autoconfigure=5 test-support=5 sample-app=60 runtime-cuda=10: seconds beyond a
 # run's fixed 10 s; the step's time is shared in these proportions), TESTS_TAGS (gpu: the tag expression
 # of the first four runs; e.g. '!gpu' runs the tests CI runs, long enough to rehearse a cut without a GPU).
 # Exit status: 0 every step passed; 1 a step failed; 2 bad usage or bundle; 3 none failed, but a step
@@ -86,9 +88,16 @@ done
 
 # ---- The tests step's runs, in order, and their weights: seconds each took on an NVIDIA H200 beyond the
 # fixed cost of a run (2026-11-27: runtime 89 s, autoconfigure 3 s, test-support 4 s, the CUDA tests
-# without a device 7 s), sample-app's a guess (its run was cut at 30 s, inside AssertJ).
+# without a device 7 s). sample-app's run was cut at 30 s on the H200 (its weight then was a guess), so
+# its weight comes from its gpu-tagged tests run without a GPU, the CPU backend standing in for CUDA
+# (2026-12-07, 2 cores): 37 to 39 s of CPU time (user + sys) for the whole JVM with this run's
+# --add-modules jdk.incubator.vector, 43 to 44 s without it. On a GPU the device does half of that
+# kernel work, and CUDA's start-up and kernel loads come in: 60 s beyond the fixed 10 s keeps a margin.
 all_runs=(runtime autoconfigure test-support sample-app runtime-cuda)
-declare -A test_weight=([runtime]=90 [autoconfigure]=5 [test-support]=5 [sample-app]=30 [runtime-cuda]=10)
+declare -A test_weight=([runtime]=90 [autoconfigure]=5 [test-support]=5 [sample-app]=60 [runtime-cuda]=10)
+# JVM options of a run's launcher, before -jar: the sample's CPU references need the Vector API module
+# (without it they take the scalar path: the same bits, slower), as its Surefire argLine says.
+declare -A test_jvm_options=([sample-app]="--add-modules jdk.incubator.vector")
 runs_text=${TESTS_RUNS:-${all_runs[*]}}
 read -r -a test_runs <<< "${runs_text//,/ }"
 for i in "${!test_runs[@]}"; do
@@ -352,6 +361,9 @@ step_tests() { # seconds
 		shares="${shares:+$shares, }$run ${share[$run]} s"
 	done
 	note "tests: $seconds s, kept for each run: $shares (TESTS_WEIGHTS: $(for run in "${test_runs[@]}"; do printf '%s=%s ' "$run" "${test_weight[$run]}"; done | sed 's/ $//'))"
+	for run in "${test_runs[@]}"; do
+		[ -n "${test_jvm_options[$run]:-}" ] && note "    JVM options of tests $run: ${test_jvm_options[$run]}"
+	done
 	if [ "$seconds" -lt $((fixed * ${#test_runs[@]} + total)) ]; then
 		note "    under the $((fixed * ${#test_runs[@]} + total)) s the weights ask for: a run may be cut before its tests end"
 	fi
@@ -379,7 +391,9 @@ step_tests() { # seconds
 		# The tests' class path goes to the launcher's --class-path: java.class.path holds only the launcher,
 		# as the tests that start child JVMs must cope with.
 		# (stderr: bash's "Killed" notice for a cut run, nothing else run_watched prints.)
-		run_watched "$limit" "$out" "$java" -jar "$bundle/junit-console.jar" execute --class-path "$(classpath "$module")" \
+		local options=()
+		read -r -a options <<< "${test_jvm_options[$run]:-}"
+		run_watched "$limit" "$out" "$java" "${options[@]}" -jar "$bundle/junit-console.jar" execute --class-path "$(classpath "$module")" \
 			"${select[@]}" --reports-dir "$work/junit/$run" --details=testfeed --disable-banner --disable-ansi-colors 2> /dev/null
 		rc=$?
 		took=$(($(date +%s) - t0))
@@ -561,7 +575,7 @@ step_search() { # seconds
 	rc=$?
 	append_log "search (gpu_search_bench.py --backend $sample_backend), rc=$rc" "$out"
 	note "search (gpu_search_bench.py --backend $sample_backend --budget $(($1 - 30))): rc=$rc"
-	# The goals of issues 28 and 34 and the figures reported beside them end the output.
+	# The goals and the figures reported beside them end the output.
 	tail -n 40 "$out" | sed 's/^/    /' | tee -a "$summary"
 	[ $rc -eq 124 ] || [ $rc -eq 137 ] && return 3
 	return $rc
