@@ -25,7 +25,7 @@
 // Launch: grid (queries), block blockDim.x threads, a multiple of 32, at most KNN_MERGE_MAX_THREADS,
 // with runs <= KNN_MERGE_RUNS * blockDim.x (the host takes the fewest warps that own every run), k >= 1.
 // No dynamic shared memory. The host refuses any other launch before it is enqueued
-// (KnnKernels.checkMerge); should one come all the same, every block returns at once and writes
+// (KnnLaunchRules.checkMerge); should one come all the same, every block returns at once and writes
 // nothing. It does not trap: a trap is a sticky error that loses the whole context, so every later
 // search of the service would fail, where this launch's own request is the only one at fault.
 

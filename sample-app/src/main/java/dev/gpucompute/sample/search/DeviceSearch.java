@@ -196,7 +196,7 @@ final class DeviceSearch {
 			int blocks = ceilDiv(batch, group);
 			// Before anything is allocated or enqueued: a launch the kernel does not define fails this request
 			// alone, where on CUDA a kernel that faulted would lose the context for every later search.
-			KnnKernels.checkFused(this.cuda, batch, k, group, blocks);
+			KnnLaunchRules.checkFused(this.cuda, batch, k, group, blocks);
 			Split s = split(this.device, n, batch);
 			int shared = this.cuda ? (int) KnnKernels.fusedSharedBytes(dim, group, k) : 0;
 			long entries = (long) batch * s.ranges() * k;
@@ -328,11 +328,11 @@ final class DeviceSearch {
 	 * lists of k ({@code knn_fused}'s output). Package-private for the test of its refusals.
 	 * @return the compact top k: scores and slots, {@code count * k} each
 	 * @throws dev.gpucompute.InvalidLaunchConfigException before anything is allocated or enqueued, for a
-	 * shape the kernel does not define ({@link KnnKernels#checkMerge})
+	 * shape the kernel does not define ({@link KnnLaunchRules#checkMerge})
 	 */
 	DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
 		int threads = KnnKernels.mergeThreads(runs);
-		KnnKernels.checkMerge(runs, k, threads);
+		KnnLaunchRules.checkMerge(runs, k, threads);
 		DeviceBuffer[] out = allocatePair((long) count * k);
 		try {
 			this.launcher.launch(stream, this.kernels.merge(), LaunchConfig.of(Dim3.of(count), Dim3.of(threads)), runs, k,

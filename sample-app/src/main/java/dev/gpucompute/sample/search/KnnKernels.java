@@ -159,8 +159,8 @@ public final class KnnKernels {
 	 * {@code groupQueries} queries per block (CUDA: 1 to {@value #SCAN_MAX} or {@value #BATCH_Q}; the
 	 * CPU twin, {@link FusedTwin}, any). Grid ({@code ceil(count / groupQueries)}, ranges), block
 	 * {@value #FUSED_BLOCK}, dynamic shared memory {@link #fusedSharedBytes} on CUDA (the twin uses none),
-	 * {@code 1 <= k <= }{@value #FUSED_MAX_K}. {@link #checkFused} refuses any other launch before it
-	 * is enqueued; a block that the kernel (or the twin) does not define writes nothing.
+	 * {@code 1 <= k <= }{@value #FUSED_MAX_K}. {@link KnnLaunchRules#checkFused} refuses any other launch
+	 * before it is enqueued; a block that the kernel (or the twin) does not define writes nothing.
 	 */
 	public static final KernelSource FUSED = KernelSource.named("knn_fused")
 		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT,
@@ -174,8 +174,8 @@ public final class KnnKernels {
 	 * {@code q * k + i}, padded with (-inf, {@value #NO_ID}). Grid ({@code queries}), a block per query
 	 * of a multiple of 32 threads, at most {@value #MERGE_MAX_BLOCK}, with
 	 * {@code runs <= }{@value #MERGE_RUNS_PER_THREAD}{@code  * threads} ({@link #mergeThreads}), k at
-	 * least 1; no shared memory to give. {@link #checkMerge} refuses any other launch before it is
-	 * enqueued; a block of one that came all the same would write nothing (on both backends). The
+	 * least 1; no shared memory to give. {@link KnnLaunchRules#checkMerge} refuses any other launch before
+	 * it is enqueued; a block of one that came all the same would write nothing (on both backends). The
 	 * entries are selected, not recomputed: the same ones as {@code knn_topk}'s passes over the same
 	 * candidates.
 	 */
@@ -306,62 +306,6 @@ public final class KnnKernels {
 		return (threads + 31) / 32 * 32;
 	}
 
-	// ---- launches the kernels define -----------------------------------------------------------
-	// Checked on the host before a launch is enqueued, so that a launch the search's rule should never
-	// make fails its own request with a typed error. On CUDA the kernels cannot fail one request: a
-	// trap, or any fault, is a sticky error that loses the context and every later search with it.
-
-	/** Whether {@code knn_merge} defines a block of {@code threads} threads for {@code runs} lists of k. */
-	static boolean mergeDefines(int runs, int k, int threads) {
-		return threads % 32 == 0 && threads > 0 && threads <= MERGE_MAX_BLOCK && runs >= 1
-				&& runs <= MERGE_RUNS_PER_THREAD * threads && k >= 1;
-	}
-
-	/**
-	 * Refuses a {@code knn_merge} launch the kernel does not define, before it is enqueued.
-	 * @throws InvalidLaunchConfigException naming the kernel, the shape and the rule it breaks
-	 */
-	static void checkMerge(int runs, int k, int threads) {
-		if (!mergeDefines(runs, k, threads)) {
-			throw new InvalidLaunchConfigException("knn_merge does not define a launch of " + runs + " lists of k = " + k
-					+ " in blocks of " + threads + " threads: it takes k >= 1 and blocks of a multiple of 32 threads, at most "
-					+ MERGE_MAX_BLOCK + ", with at most " + MERGE_RUNS_PER_THREAD + " lists per thread; refused before "
-					+ "the launch");
-		}
-	}
-
-	/**
-	 * Whether {@code knn_fused} defines blocks of {@code groupQueries} queries at this k: on CUDA 1 to
-	 * {@value #SCAN_MAX} (the scan) or {@value #BATCH_Q} (the batch path), on the CPU backend (its twin)
-	 * any number from 1; k from 1 to {@value #FUSED_MAX_K} on both.
-	 */
-	static boolean fusedDefines(boolean cuda, int groupQueries, int k) {
-		boolean group = cuda ? (groupQueries >= 1 && groupQueries <= SCAN_MAX) || groupQueries == BATCH_Q
-				: groupQueries >= 1;
-		return group && k >= 1 && k <= FUSED_MAX_K;
-	}
-
-	/**
-	 * Refuses a {@code knn_fused} launch the kernel does not define, before it is enqueued: a group size
-	 * or k it does not take ({@link #fusedDefines}), or a grid whose x is not
-	 * {@code ceil(count / groupQueries)} (a block with no query, or a query with no block).
-	 * @param cuda whether the launch is for the CUDA kernel (else for the CPU twin)
-	 * @throws InvalidLaunchConfigException naming the kernel, the shape and the rule it breaks
-	 */
-	static void checkFused(boolean cuda, int count, int k, int groupQueries, int gridX) {
-		if (!fusedDefines(cuda, groupQueries, k)) {
-			throw new InvalidLaunchConfigException("knn_fused does not define blocks of " + groupQueries
-					+ " queries at k = " + k + (cuda ? " on CUDA: it takes 1 to " + SCAN_MAX + " or " + BATCH_Q + " queries"
-							: " on the CPU backend: it takes at least 1 query")
-					+ " per block and k from 1 to " + FUSED_MAX_K + "; refused before the launch");
-		}
-		if (count < 1 || gridX != (count + groupQueries - 1) / groupQueries) {
-			throw new InvalidLaunchConfigException("knn_fused does not define a grid of " + gridX + " blocks for "
-					+ count + " queries in groups of " + groupQueries + ": it takes one block per group, "
-					+ "ceil(queries / group); refused before the launch");
-		}
-	}
-
 	/** The smallest power of two at least {@code x} (1 for x <= 1). */
 	static int powerOfTwo(int x) {
 		return (x <= 1) ? 1 : Integer.highestOneBit(x - 1) << 1;
@@ -477,12 +421,12 @@ public final class KnnKernels {
 	 * The CPU twin of {@code knn_merge}: a k-way merge of the query's lists by (score desc, id asc, list
 	 * asc), the order in which the kernel's block-wide argmax picks its winner each round, so every
 	 * round takes the same entry. A block of a launch the kernel does not define writes nothing, as the
-	 * kernel's does ({@link #checkMerge} refuses such a launch before it is enqueued).
+	 * kernel's does ({@link KnnLaunchRules#checkMerge} refuses such a launch before it is enqueued).
 	 */
 	static void merge(KernelBlock block, KernelArgs args) {
 		int runs = args.i32(0);
 		int k = args.i32(1);
-		if (!mergeDefines(runs, k, block.blockDim().x())) {
+		if (!KnnLaunchRules.mergeDefines(runs, k, block.blockDim().x())) {
 			return;
 		}
 		FloatBuffer inScores = args.floats(2);

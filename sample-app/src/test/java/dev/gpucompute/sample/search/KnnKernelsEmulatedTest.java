@@ -188,7 +188,7 @@ class KnnKernelsEmulatedTest {
 		float[] twenty = Reference.queries(random, 20, dim);
 		float[] three = Reference.queries(random, 3, dim);
 		// Groups of 16: the CUDA kernel has no such path (its twin has: it takes any group).
-		assertThat(KnnKernels.fusedDefines(true, 16, 10)).isFalse();
+		assertThat(KnnLaunchRules.fusedDefines(true, 16, 10)).isFalse();
 		assertThat(emulator.fused(vectors, dim, twenty, 10, 128, 16, 3, (int) KnnKernels.fusedSharedBytes(dim, 16, 10),
 				1, false).noneWritten()).as("groups of 16").isTrue();
 		// k past the largest the kernel keeps: neither kernel nor twin writes.

@@ -121,7 +121,7 @@ class KnnMergeEmulatedTest {
 			MergeRun.Lists lists = (MergeRun.Lists) c[0];
 			int threads = (int) c[1];
 			String shape = lists.shape() + ", " + threads + " threads";
-			assertThat(KnnKernels.mergeDefines(lists.runs(), lists.k(), threads)).as(shape).isFalse();
+			assertThat(KnnLaunchRules.mergeDefines(lists.runs(), lists.k(), threads)).as(shape).isFalse();
 			assertThat(emulator.merge(lists, threads, 1).noneWritten()).as("the kernel, " + shape).isTrue();
 			assertThat(cpu.merge(lists, threads).noneWritten()).as("the twin, " + shape).isTrue();
 		}

@@ -105,15 +105,15 @@ class UndefinedLaunchesTest {
 
 	@Test
 	void theChecksNameTheRuleTheyRefuseBy() {
-		assertThatThrownBy(() -> KnnKernels.checkFused(true, 20, 10, 16, 2))
+		assertThatThrownBy(() -> KnnLaunchRules.checkFused(true, 20, 10, 16, 2))
 			.isInstanceOf(InvalidLaunchConfigException.class)
 			.hasMessage("knn_fused does not define blocks of 16 queries at k = 10 on CUDA: it takes 1 to 8 or 32 queries "
 					+ "per block and k from 1 to 128; refused before the launch");
-		assertThatThrownBy(() -> KnnKernels.checkFused(false, 3, 10, 3, 2))
+		assertThatThrownBy(() -> KnnLaunchRules.checkFused(false, 3, 10, 3, 2))
 			.isInstanceOf(InvalidLaunchConfigException.class)
 			.hasMessage("knn_fused does not define a grid of 2 blocks for 3 queries in groups of 3: it takes one block "
 					+ "per group, ceil(queries / group); refused before the launch");
-		assertThatThrownBy(() -> KnnKernels.checkMerge(129, 10, 32))
+		assertThatThrownBy(() -> KnnLaunchRules.checkMerge(129, 10, 32))
 			.isInstanceOf(InvalidLaunchConfigException.class)
 			.hasMessage("knn_merge does not define a launch of 129 lists of k = 10 in blocks of 32 threads: it takes "
 					+ "k >= 1 and blocks of a multiple of 32 threads, at most 256, with at most 4 lists per thread; "
@@ -132,29 +132,29 @@ class UndefinedLaunchesTest {
 				int group = DeviceSearch.groupQueries(device, queries);
 				int blocks = DeviceSearch.ceilDiv(queries, group);
 				for (int k : new int[] { 1, 10, KnnKernels.FUSED_MAX_K }) {
-					assertThatCode(() -> KnnKernels.checkFused(cuda, queries, k, group, blocks))
+					assertThatCode(() -> KnnLaunchRules.checkFused(cuda, queries, k, group, blocks))
 						.as("%d queries on %s, k = %d", queries, device.backend(), k)
 						.doesNotThrowAnyException();
 				}
-				assertThat(KnnKernels.fusedDefines(cuda, group, KnnKernels.FUSED_MAX_K + 1)).isFalse();
-				assertThat(KnnKernels.fusedDefines(cuda, group, 0)).isFalse();
+				assertThat(KnnLaunchRules.fusedDefines(cuda, group, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+				assertThat(KnnLaunchRules.fusedDefines(cuda, group, 0)).isFalse();
 			}
 		}
 		// CUDA's groups: 1 to 8 (the scan) and 32 (the batch path), no other; the twin takes any from 1.
 		for (int group = 0; group <= 40; group++) {
-			assertThat(KnnKernels.fusedDefines(true, group, 10)).as("CUDA, groups of %d", group)
+			assertThat(KnnLaunchRules.fusedDefines(true, group, 10)).as("CUDA, groups of %d", group)
 				.isEqualTo((group >= 1 && group <= KnnKernels.SCAN_MAX) || group == KnnKernels.BATCH_Q);
-			assertThat(KnnKernels.fusedDefines(false, group, 10)).as("CPU, groups of %d", group).isEqualTo(group >= 1);
+			assertThat(KnnLaunchRules.fusedDefines(false, group, 10)).as("CPU, groups of %d", group).isEqualTo(group >= 1);
 		}
 		for (int runs = 1; runs <= KnnKernels.MERGE_MAX_RUNS; runs++) {
 			int threads = KnnKernels.mergeThreads(runs);
-			assertThat(KnnKernels.mergeDefines(runs, 1, threads)).as("%d lists", runs).isTrue();
-			assertThat(KnnKernels.mergeDefines(runs, 0, threads)).isFalse();
+			assertThat(KnnLaunchRules.mergeDefines(runs, 1, threads)).as("%d lists", runs).isTrue();
+			assertThat(KnnLaunchRules.mergeDefines(runs, 0, threads)).isFalse();
 			// A warp fewer does not own every list; a block that is no multiple of a warp is not defined.
-			assertThat(KnnKernels.mergeDefines(runs, 10, threads - 32)).isFalse();
-			assertThat(KnnKernels.mergeDefines(runs, 10, threads + 16)).isFalse();
+			assertThat(KnnLaunchRules.mergeDefines(runs, 10, threads - 32)).isFalse();
+			assertThat(KnnLaunchRules.mergeDefines(runs, 10, threads + 16)).isFalse();
 		}
-		assertThat(KnnKernels.mergeDefines(10, 10, KnnKernels.MERGE_MAX_BLOCK + 32)).isFalse();
+		assertThat(KnnLaunchRules.mergeDefines(10, 10, KnnKernels.MERGE_MAX_BLOCK + 32)).isFalse();
 		assertThatThrownBy(() -> KnnKernels.mergeThreads(KnnKernels.MERGE_MAX_RUNS + 1))
 			.isInstanceOf(InvalidLaunchConfigException.class);
 	}
