@@ -470,7 +470,7 @@ step_kernels() { # seconds
 		[ $status -eq 0 ] && status=3
 		return $status
 	fi
-	[ "$sample_backend" = cpu ] && reps=20
+	[ "$sample_backend" = cpu ] && reps=25
 	timeout -k 5 "$t" "$java" --add-modules jdk.incubator.vector -cp "$(classpath sample-app)" \
 		dev.gpucompute.sample.search.MergeTimes "$sample_backend" "$reps" > "$merges" 2>&1
 	rc=$?

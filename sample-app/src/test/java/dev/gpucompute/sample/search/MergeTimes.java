@@ -49,7 +49,9 @@ public final class MergeTimes {
 
 	public static void main(String[] args) throws InterruptedException {
 		Backend backend = (args.length > 0 && args[0].equalsIgnoreCase("cpu")) ? Backend.CPU : Backend.CUDA;
-		int repetitions = (args.length > 1) ? Integer.parseInt(args[1]) : 200;
+		// Whole blocks of the alternation: the count asked for, rounded up.
+		int asked = (args.length > 1) ? Integer.parseInt(args[1]) : 200;
+		int repetitions = (asked + BLOCK - 1) / BLOCK * BLOCK;
 		Times times = new Times();
 		try (GpuContext context = GpuContext.builder()
 			.backend(backend)
@@ -138,8 +140,7 @@ public final class MergeTimes {
 				}
 				stream.synchronize();
 			}
-			int launched = (repetitions + BLOCK - 1) / BLOCK * BLOCK;
-			times.settle(launched * (1 + passes.size()));
+			times.settle(repetitions * (1 + passes.size()));
 			times.recording = false;
 			long[] merges = times.of(KnnKernels.MERGE.name());
 			long[] topks = times.of(KnnKernels.TOPK.name());
