@@ -239,10 +239,20 @@ final class KernelEmulator {
 	 */
 	SearchRun.Result fused(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries,
 			int ranges, int sharedBytes, long seed, boolean yieldAtAtomics) {
+		return fused(vectors, dim, queries, k, rowsPerBlock, groupQueries, DeviceSearch.ceilDiv(queries.length / dim,
+				groupQueries), ranges, sharedBytes, seed, yieldAtAtomics);
+	}
+
+	/**
+	 * One {@code knn_fused} launch of {@code gridX} blocks of queries, whatever the group size says: a
+	 * grid the host never launches, for the kernel's own answer to it.
+	 */
+	SearchRun.Result fused(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries,
+			int gridX, int ranges, int sharedBytes, long seed, boolean yieldAtAtomics) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
-		int entries = count * ranges * k;
-		ByteBuffer input = header(1, DeviceSearch.ceilDiv(count, groupQueries), ranges, KnnKernels.FUSED_BLOCK, sharedBytes,
+		int entries = count * ranges * Math.max(0, k);
+		ByteBuffer input = header(1, gridX, ranges, KnnKernels.FUSED_BLOCK, sharedBytes,
 				seed, yieldAtAtomics, 7 * 4 + 4L * vectors.length + 4L * queries.length);
 		input.putInt(n).putInt(dim).putInt(count).putInt(k).putInt(rowsPerBlock).putInt(groupQueries).putInt(entries);
 		input.asFloatBuffer().put(vectors).put(queries);
