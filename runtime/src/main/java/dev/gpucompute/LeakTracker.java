@@ -29,7 +29,10 @@ public interface LeakTracker extends AutoCloseable {
 	/** The kind of a resource the tracker follows. */
 	public enum Kind {
 
-		STREAM_LEASE, DEVICE_BUFFER, EVENT
+		STREAM_LEASE, DEVICE_BUFFER, EVENT,
+
+		/** A captured graph ({@code dev.gpucompute.graph.GpuGraph}). */
+		GRAPH
 
 	}
 
