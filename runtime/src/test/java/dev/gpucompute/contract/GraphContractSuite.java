@@ -74,21 +74,39 @@ public abstract class GraphContractSuite extends GpuContractFixture {
 	}
 
 	@Test
-	void aReplayOnAnotherStreamIsOrderedAfterItsBuffersAndAfterThePreviousReplay() {
+	void replaysOfOneGraphOnTwoStreamsRunOneAfterTheOther() {
 		Kernel append = kernel(ContractKernels.APPEND);
+		Kernel sleep = kernel(ContractKernels.SLEEP_THEN_SET);
 		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire();
-				DeviceBuffer log = zerosFor(a.stream(), 16)) {
-			try (GpuGraph graph = graphs().capture("appends", a.stream(), () -> {
-				this.launcher.launch(append, ONE, log, 7);
-				this.launcher.launch(append, ONE, log, 8);
+				DeviceBuffer log = zerosFor(a.stream(), 8); DeviceBuffer flag = zerosFor(a.stream(), 1)) {
+			b.stream().waitFor(a.stream());
+			try (GpuGraph graph = graphs().capture("slow-pair", a.stream(), () -> {
+				this.launcher.launch(append, ONE, log, 1);
+				this.launcher.launch(sleep, ONE, flag, 0, 1, 300); // a window another replay would fall into
+				this.launcher.launch(append, ONE, log, 2);
 			})) {
-				// b never waited for the buffer's allocation or fill: the replay orders it there.
 				graph.launch(a.stream());
-				graph.launch(b.stream());
-				graph.launch(a.stream());
+				graph.launch(b.stream()); // nothing orders b after a but the graph's own rule
 				b.stream().synchronize();
 				a.stream().synchronize();
-				assertThat(read(log, 7, a.stream())).containsExactly(6, 7, 8, 7, 8, 7, 8);
+				assertThat(read(log, 5, a.stream())).containsExactly(4, 1, 2, 1, 2);
+			}
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
+	void aReplayWaitsForTheOwningStreamOfEachBufferItUses() {
+		Kernel sleep = kernel(ContractKernels.SLEEP_THEN_SET);
+		Kernel copyCell = kernel(ContractKernels.COPY_CELL);
+		try (StreamLease owner = this.pool.acquire(); StreamLease replay = this.pool.acquire()) {
+			DeviceBuffer src = this.launcher.callWithStream(owner.stream(), () -> zeros(1)); // owned by owner
+			try (src; DeviceBuffer dst = zerosFor(replay.stream(), 1);
+					GpuGraph graph = graphs().capture("copy", replay.stream(),
+							() -> this.launcher.launch(copyCell, ONE, src, 0, dst, 0, 1))) {
+				this.launcher.launch(owner.stream(), sleep, ONE, src, 0, 42, 300); // still running at the replay
+				graph.launch(replay.stream());
+				assertThat(read(dst, 1, replay.stream())).as("the replay waited for the buffer's stream").containsExactly(42);
 			}
 		}
 		assertNothingLeaked();
@@ -194,6 +212,8 @@ public abstract class GraphContractSuite extends GpuContractFixture {
 					RENDEZVOUS_TIMEOUT_MS);
 			try (GpuGraph graph = graphs().capture("group", stream, () -> {
 				this.launcher.parallel(List.of(first, second));
+				assertThat(this.pool.stats().active()).as("the branches' streams still record: not back yet")
+					.isEqualTo(3);
 				this.launcher.launch(append, ONE, log, 1); // after both branches
 			})) {
 				assertThat(graph.nodeCount()).isEqualTo(3);
