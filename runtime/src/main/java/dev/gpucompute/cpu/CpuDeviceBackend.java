@@ -203,7 +203,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 		CpuKernel implementation = source.cpu();
 		CpuStream cpuStream = (CpuStream) stream;
 		CpuArgs captured = new CpuArgs(args);
-		cpuStream.enqueue(new BlockRun(new CpuKernelRun(source.name(), implementation, config, captured), cpuStream));
+		cpuStream.enqueue(new CpuKernelRun(source.name(), implementation, config, captured));
 	}
 
 	@Override
@@ -214,37 +214,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 					+ "' has no CPU implementation, so it cannot run on the CPU backend; add one with "
 					+ "KernelSource.cpu(...) or run on CUDA");
 		}
-	}
-
-	/** A launch as an operation of its stream: the kernel's blocks, spread over the workers. */
-	private final class BlockRun extends CpuStream.Op {
-
-		private final CpuKernelRun work;
-
-		private final CpuStream stream;
-
-		BlockRun(CpuKernelRun work, CpuStream stream) {
-			this.work = work;
-			this.stream = stream;
-		}
-
-		@Override
-		boolean start(CpuStream target) {
-			int tasks = this.work.tasks(CpuDeviceBackend.this.threads);
-			if (tasks == 1) {
-				execute(this.stream.priority, () -> this.stream.finish(this, this.work.runHere(this.stream.name())));
-				return false;
-			}
-			this.work.spread(CpuDeviceBackend.this, this.stream.priority, tasks, this.stream.name(),
-					(failure) -> this.stream.finish(this, failure));
-			return false;
-		}
-
-		@Override
-		CpuGraph.Node node() {
-			return new CpuGraph.KernelNode(this.work);
-		}
-
 	}
 
 	@Override

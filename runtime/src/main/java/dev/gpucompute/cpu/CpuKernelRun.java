@@ -11,11 +11,12 @@ import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.LaunchConfig;
 
 /**
- * The work of one kernel launch: every block of its grid, with the arguments copied at enqueue time.
- * Run by a stream's launch operation, or by a graph replay as one of its operations; it keeps no
- * state between runs, so a graph runs it at every replay.
+ * One kernel launch: every block of its grid, with the arguments copied at enqueue time. It is the
+ * launch's operation on its stream (one object per launch, as before graphs existed), and, recorded by
+ * a capture instead, the work of a graph node that each replay runs again: it keeps no state between
+ * runs.
  */
-final class CpuKernelRun {
+final class CpuKernelRun extends CpuStream.Op {
 
 	final String kernel;
 
@@ -30,6 +31,23 @@ final class CpuKernelRun {
 		this.implementation = implementation;
 		this.config = config;
 		this.args = args;
+	}
+
+	/** As its stream's operation: the blocks, on one worker when one worker runs them alone, else spread. */
+	@Override
+	boolean start(CpuStream stream) {
+		int tasks = tasks(stream.backend.threads());
+		if (tasks == 1) {
+			stream.backend.execute(stream.priority, () -> stream.finish(this, runHere(stream.name())));
+			return false;
+		}
+		spread(stream.backend, stream.priority, tasks, stream.name(), (failure) -> stream.finish(this, failure));
+		return false;
+	}
+
+	@Override
+	CpuGraph.Node node() {
+		return new CpuGraph.KernelNode(this);
 	}
 
 	/** Blocks in the grid. */

@@ -2,7 +2,6 @@ package dev.gpucompute.graph;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuException;
@@ -115,6 +114,9 @@ public interface GpuGraphs {
 	 * @throws IllegalArgumentException when {@code maxSize} is below 1
 	 */
 	GpuGraphs withDefaultCacheSize(int maxSize);
+
+	/** The open caches of this context, oldest first; a snapshot. */
+	List<GraphCache<?>> caches();
 
 	/** The live graphs of this context, oldest first; a snapshot. */
 	List<GraphInfo> graphs();

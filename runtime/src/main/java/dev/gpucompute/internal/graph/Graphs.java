@@ -309,7 +309,7 @@ public final class Graphs implements GpuGraphs {
 				this.updatesInPlace.sum(), this.reinstantiations.sum(), nodes);
 	}
 
-	/** The caches open now, with their counts, for reports. */
+	@Override
 	public synchronized List<GraphCache<?>> caches() {
 		return List.copyOf(this.caches);
 	}
@@ -378,6 +378,11 @@ public final class Graphs implements GpuGraphs {
 		@Override
 		public GpuGraphs withDefaultCacheSize(int maxSize) {
 			return new SizedView(this.room, maxSize);
+		}
+
+		@Override
+		public List<GraphCache<?>> caches() {
+			return this.room.caches();
 		}
 
 		@Override
