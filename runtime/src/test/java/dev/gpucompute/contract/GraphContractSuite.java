@@ -298,6 +298,38 @@ public abstract class GraphContractSuite extends GpuContractFixture {
 		assertNothingLeaked();
 	}
 
+	@Test
+	void aBatchHandlerReplaysTheGraphOfItsBatchSize() throws Exception {
+		Kernel append = kernel(ContractKernels.APPEND);
+		int[] captured = new int[1];
+		try (DeviceBuffer log = zeros(64); dev.gpucompute.graph.GraphCache<Integer> bySize = graphs().cache("batch", 4)) {
+			this.context.synchronize();
+			Consumer<Integer> pipeline = (size) -> {
+				captured[0]++;
+				for (int i = 0; i < size; i++) {
+					this.launcher.launch(append, ONE, log, size); // the current stream: the batch's
+				}
+			};
+			try (dev.gpucompute.GpuBatcher<Integer, Integer> batcher = dev.gpucompute.GpuBatcher
+				.builder(this.context, (dev.gpucompute.Batch<Integer> batch) -> {
+					bySize.launch(batch.size(), this.launcher.currentStream(), pipeline);
+					return batch.items();
+				})
+				.name("graphs")
+				.maxBatchSize(1)
+				.build()) {
+				for (int i = 0; i < 3; i++) {
+					batcher.submit(i).get(30, java.util.concurrent.TimeUnit.SECONDS);
+				}
+			}
+			assertThat(captured[0]).as("one capture for the one batch size").isEqualTo(1);
+			assertThat(bySize.stats().hits()).isEqualTo(2);
+			int[] entries = read(log, 4, this.context.defaultStream());
+			assertThat(entries).containsExactly(3, 1, 1, 1);
+		}
+		assertNothingLeaked();
+	}
+
 	// ---- helpers ---------------------------------------------------------------------------------
 
 	static float[] filled(int n, float value) {

@@ -348,6 +348,21 @@ public abstract class GraphRulesContractSuite extends GpuContractFixture {
 	}
 
 	@Test
+	void closingTheContextDuringACaptureLeavesItsEndRefusedAndItsCloseHarmless() {
+		Kernel append = kernel(ContractKernels.APPEND);
+		StreamLease lease = this.pool.acquire();
+		DeviceBuffer log = zeros(4);
+		lease.stream().waitFor(log.stream());
+		GraphCapture capture = graphs().beginCapture("cut", lease.stream());
+		this.launcher.launch(append, ONE, log, 1);
+		this.context.close();
+		assertThatThrownBy(capture::end).isInstanceOf(ContextClosedException.class);
+		assertThatCode(capture::close).doesNotThrowAnyException();
+		assertThatCode(lease::close).doesNotThrowAnyException();
+		assertThatCode(log::close).doesNotThrowAnyException();
+	}
+
+	@Test
 	void theLeakTrackerSeesAGraphUntilItIsClosed() {
 		Kernel append = kernel(ContractKernels.APPEND);
 		try (LeakTracker tracker = LeakTracker.start(); StreamLease lease = this.pool.acquire(); DeviceBuffer log = zeros(4)) {
