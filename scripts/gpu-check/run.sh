@@ -43,7 +43,7 @@
 #   cupy.json, search.json the CuPy peer's and the search benchmark's results
 #
 # Environment: GPU_REQUIRED, CUDA_COMPILER_REQUIRED, NVRTC_REQUIRED (default 1: a GPU test that would skip
-# fails instead), SAMPLE_BACKEND (cuda), BENCH_BACKEND (CUDA), BENCH_CLASSES (Launch Copy Saxpy Lease
+# fails instead), SAMPLE_BACKEND (cuda), BENCH_BACKEND (CUDA), BENCH_CLASSES (Launch Graph Copy Saxpy Lease
 # Event Streams Allocator SmallUpload ExpressionKernel; spaces or commas), JMH_SETTINGS (-f 1 -wi 1 -w 1s -i 3 -r 1s), PYTHON (python3),
 # DEADLINE (540), GPU_CHECK_UNPACK=python (unpack with python3 even where dpkg-deb exists); for the tests step:
 # TESTS_RUNS (runtime autoconfigure test-support sample-app runtime-cuda: which runs, in this order),
@@ -62,7 +62,7 @@ python=${PYTHON:-python3}
 export GPU_REQUIRED=${GPU_REQUIRED:-1} CUDA_COMPILER_REQUIRED=${CUDA_COMPILER_REQUIRED:-1} NVRTC_REQUIRED=${NVRTC_REQUIRED:-1}
 sample_backend=${SAMPLE_BACKEND:-cuda}
 bench_backend=${BENCH_BACKEND:-CUDA}
-BENCH_CLASSES=${BENCH_CLASSES:-Launch Copy Saxpy Lease Event Streams Allocator SmallUpload ExpressionKernel}
+BENCH_CLASSES=${BENCH_CLASSES:-Launch Graph Copy Saxpy Lease Event Streams Allocator SmallUpload ExpressionKernel}
 log_limit=$((15 * 1024 * 1024))
 
 elapsed() { echo $(($(date +%s) - started)); }

@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The runtime's package boundaries (docs/architecture.md), checked on its main classes: the API
- * package ({@code dev.gpucompute}) depends on no implementation, the SPI and the kernel files
+ * package ({@code dev.gpucompute}) depends on no implementation and not on the graph concept package
+ * ({@code dev.gpucompute.graph}), which depends on nothing but the API; the SPI and the kernel files
  * package on nothing but the API, the backends on neither each other nor the rooms, and no two
  * packages depend on each other in a circle.
  */
@@ -33,7 +34,7 @@ class RuntimeBoundariesTest {
 		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, "dev.gpucompute.spi",
 				"dev.gpucompute.kernels", "dev.gpucompute.cpu", "dev.gpucompute.cuda", "dev.gpucompute.internal.context",
 				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory", "dev.gpucompute.expression",
-				"dev.gpucompute.internal.expression");
+				"dev.gpucompute.internal.expression", "dev.gpucompute.graph", "dev.gpucompute.internal.graph");
 	}
 
 	@Test
@@ -50,6 +51,24 @@ class RuntimeBoundariesTest {
 			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
 			.because("applications compile against the API alone; it reaches the implementation through "
 					+ "GpuRuntime (ServiceLoader)")
+			.check(runtime);
+	}
+
+	@Test
+	void theGraphApiIsAConceptPackageOnTopOfTheApi() {
+		noClasses().that()
+			.resideInAPackage(API + ".graph..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..", API + ".spi..", API + ".kernels..")
+			.because("graphs are public API: applications import them beside dev.gpucompute")
+			.check(runtime);
+		noClasses().that()
+			.resideInAPackage(API)
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(API + ".graph..")
+			.because("the core API knows nothing of graphs, so the concept package can grow without a cycle")
 			.check(runtime);
 	}
 

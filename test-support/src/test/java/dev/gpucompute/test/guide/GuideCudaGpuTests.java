@@ -136,6 +136,16 @@ class GuideCudaGpuTests {
 	}
 
 	@Test
+	void iterativeBlurAsAGraphGivesTheCpuBackendsBits() {
+		float[] image = GuideExamples.image(64, 48, 7);
+		try (IterativeBlur onCuda = new IterativeBlur(this.cuda, 64, 48, 10);
+				IterativeBlur onCpu = new IterativeBlur(this.cpu, 64, 48, 10)) {
+			assertThat(onCuda.operations()).isEqualTo(onCpu.operations());
+			assertThat(onCuda.blur(image)).containsExactly(onCpu.blur(image));
+		}
+	}
+
+	@Test
 	void jcudaMemsetOnThePooledStreamThenBlur() {
 		float[] grey = JCudaInterop.greyThenBlur(this.cuda, 40, 30, 0.25f);
 		for (float pixel : grey) {

@@ -166,6 +166,24 @@ class GuideTests {
 	}
 
 	@Test
+	void iterativeBlurReplaysTheSameBitsAsLaunchingEachPass() {
+		int width = 37;
+		int height = 21;
+		int passes = 6;
+		try (IterativeBlur blur = new IterativeBlur(this.gpu, width, height, passes)) {
+			assertThat(blur.operations()).isEqualTo(2 + 2 * passes);
+			for (int seed = 1; seed <= 3; seed++) {
+				float[] image = GuideExamples.image(width, height, seed);
+				float[] expected = image;
+				for (int step = 0; step < 2 * passes; step++) {
+					expected = Blur.blur(this.gpu.launcher(), expected, width, height);
+				}
+				assertThat(blur.blur(image)).as("image %d", seed).containsExactly(expected);
+			}
+		}
+	}
+
+	@Test
 	void blockSumAddsUpAnyLengthEmptyIncluded() {
 		for (int n : new int[] { 0, 1, 255, 256, 257, 4096, 65_536 + 17, 300_000 }) {
 			float[] values = GuideExamples.image(n, 1, n);
