@@ -127,14 +127,59 @@ class CompletionFutureTest {
 	}
 
 	@Test
-	void aTimedGetSpinsWithinItsTimeoutNotBeforeIt() {
-		// A spin longer than the timeout: the spin is part of the timeout, not added to it.
-		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.SECONDS.toNanos(30));
-		long start = System.nanoTime();
-		assertThatThrownBy(() -> future.get(1, TimeUnit.SECONDS))
-			.isInstanceOf(TimeoutException.class);
-		// Spin added to the timeout would take 2 s; the margin is for a loaded CI machine.
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(999L, 1_700L);
+	void aTimedGetSpinsWithinItsTimeoutNotBeforeIt() throws Exception {
+		// A spin of an hour and a timeout of 200 ms: the spin is cut to the timeout and counts against it. Seen
+		// from the waiting thread's state, not a stopwatch: it spins (RUNNABLE) and then gives up without ever
+		// parking in the future's timed wait (TIMED_WAITING), which it would do for what is left of the timeout
+		// had the spin ended before the deadline, or for the whole timeout again had the spin not counted
+		// against it. And a completion offered once the deadline is long past is not taken: a spin that
+		// outlasted the timeout would run it and return its value.
+		CountDownLatch waitStarted = new CountDownLatch(1);
+		AtomicInteger waitsEnded = new AtomicInteger();
+		CompletionFuture.Waits waits = new CompletionFuture.Waits() {
+
+			@Override
+			public void started() {
+				waitStarted.countDown();
+			}
+
+			@Override
+			public void ended() {
+				waitsEnded.incrementAndGet();
+			}
+
+		};
+		CompletionFuture<String> future = new CompletionFuture<>(TimeUnit.HOURS.toNanos(1), waits);
+		AtomicReference<Object> outcome = new AtomicReference<>();
+		Thread waiter = new Thread(() -> {
+			try {
+				outcome.set(future.get(200, TimeUnit.MILLISECONDS));
+			}
+			catch (Throwable ex) {
+				outcome.set(ex);
+			}
+		}, "timed-get");
+		waiter.start();
+		assertThat(waitStarted.await(30, TimeUnit.SECONDS)).as("the waiter announced its wait").isTrue();
+		// The offer waits far beyond the deadline (whatever the scheduler does to the waiter meanwhile), and
+		// only matters when the waiter still spins then.
+		long offerAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		boolean offered = false;
+		Set<Thread.State> states = java.util.EnumSet.noneOf(Thread.State.class);
+		while (waiter.isAlive()) {
+			states.add(waiter.getState());
+			if (!offered && System.nanoTime() - offerAt > 0) {
+				future.offer(() -> future.complete("taken after the deadline"));
+				offered = true;
+			}
+			Thread.onSpinWait();
+		}
+		waiter.join();
+		assertThat(outcome.get()).as("the get's outcome").isInstanceOf(TimeoutException.class);
+		assertThat(states).as("the waiter's states while it waited").contains(Thread.State.RUNNABLE)
+			.doesNotContain(Thread.State.TIMED_WAITING);
+		assertThat(waitsEnded.get()).as("the wait announced, then ended once").isEqualTo(1);
+		assertThat(future).isNotDone();
 	}
 
 	@Test

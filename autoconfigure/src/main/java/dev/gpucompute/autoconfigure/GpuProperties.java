@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -108,6 +109,9 @@ public class GpuProperties implements Validator {
 
 	private final ProblemDetails problemDetails = new ProblemDetails();
 
+	@NestedConfigurationProperty
+	private final GpuGraphProperties graphs = new GpuGraphProperties();
+
 	/**
 	 * Dynamic batchers by name, each created in code through the GpuBatchers bean, which gives it
 	 * these settings: gpu.batching.<name>.max-batch-size (default 64), .max-queue-delay (0),
@@ -186,6 +190,10 @@ public class GpuProperties implements Validator {
 
 	public Cpu getCpu() {
 		return this.cpu;
+	}
+
+	public GpuGraphProperties getGraphs() {
+		return this.graphs;
 	}
 
 	public ProblemDetails getProblemDetails() {

@@ -66,6 +66,9 @@ final class GpuPropertiesValidator {
 		}
 		rejectNegative(errors, "copies.stagingTimeout", properties.getCopies().getStagingTimeout());
 		rejectNegative(errors, "problemDetails.retryAfter", properties.getProblemDetails().getRetryAfter());
+		if (properties.getGraphs().getCacheSize() < 1) {
+			errors.rejectValue("graphs.cacheSize", GpuProperties.CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");
+		}
 		Integer threads = properties.getCpu().getThreads();
 		if (threads != null && threads < 1) {
 			errors.rejectValue("cpu.threads", GpuProperties.CODE_TOO_SMALL, new Object[] { 1 }, "must be at least 1");

@@ -181,14 +181,6 @@ class GpuAutoConfigurationTests {
 	}
 
 	@Test
-	void cudaBackendWhenADeviceIsPresent() {
-		BackendSelection cuda = Backends.select(Backend.CUDA, 0);
-		assumeThat(cuda.availability().available()).as("a CUDA device is present").isTrue();
-		this.runner.withPropertyValues("gpu.backend=cuda")
-			.run((context) -> assertThat(context.getBean(GpuContext.class).backend()).isEqualTo(Backend.CUDA));
-	}
-
-	@Test
 	void cpuDeviceOrdinalOutOfRangeFailsStartUp() {
 		this.runner.withPropertyValues("gpu.backend=cpu", "gpu.device=2").run((context) -> {
 			assertThat(context).hasFailed();

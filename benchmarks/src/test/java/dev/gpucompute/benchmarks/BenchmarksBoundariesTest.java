@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The benchmarks's package boundaries (docs/architecture.md), checked on its main classes: it uses the
  * runtime only through the runtime's exported packages ({@code dev.gpucompute},
- * {@code dev.gpucompute.spi}, {@code dev.gpucompute.kernels}), never its rooms
+ * {@code dev.gpucompute.spi}, {@code dev.gpucompute.kernels}, {@code dev.gpucompute.expression}), never its rooms
  * ({@code dev.gpucompute.internal}) or a backend ({@code cpu}, {@code cuda}), and its own
  * packages depend on each other in no circle.
  */

@@ -13,7 +13,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -151,6 +150,11 @@ final class CpuDeviceBackend implements DeviceBackend {
 		}
 	}
 
+	/** Worker threads: a grid is spread over at most this many tasks. */
+	int threads() {
+		return this.threads;
+	}
+
 	/** Tasks refused because they were handed over after close. */
 	long droppedAfterClose() {
 		return this.droppedAfterClose.get();
@@ -228,6 +232,16 @@ final class CpuDeviceBackend implements DeviceBackend {
 		return (mode == DefaultStreamMode.LEGACY) ? this.legacy : this.perThread.get();
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Operations enqueued on a capturing stream are recorded by the {@link CpuCapture} instead of
+	 * queued; nothing of them runs until the graph is replayed.
+	 */
+	@Override
+	public dev.gpucompute.spi.NativeCapture beginCapture(NativeStream stream) {
+		return CpuCapture.begin((CpuStream) stream);
+	}
+
 	@Override
 	public NativeEvent createEvent(boolean timing) {
 		return new CpuEvent(timing);
@@ -247,7 +261,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 		CpuKernel implementation = source.cpu();
 		CpuStream cpuStream = (CpuStream) stream;
 		CpuArgs captured = new CpuArgs(args);
-		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
+		cpuStream.enqueue(new CpuKernelRun(source.name(), implementation, config, captured));
 	}
 
 	@Override
@@ -258,96 +272,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 					+ "' has no CPU implementation, so it cannot run on the CPU backend; add one with "
 					+ "KernelSource.cpu(...) or run on CUDA");
 		}
-	}
-
-	/**
-	 * Spreads a grid's blocks over the workers: each worker takes the next run of blocks until none
-	 * is left. A grid that one worker runs alone skips the shared counters.
-	 */
-	private final class BlockRun extends CpuStream.Op {
-
-		private final String kernel;
-
-		private final CpuStream stream;
-
-		private final CpuKernel implementation;
-
-		private final LaunchConfig config;
-
-		private final CpuArgs args;
-
-		BlockRun(String kernel, CpuStream stream, CpuKernel implementation, LaunchConfig config, CpuArgs args) {
-			this.kernel = kernel;
-			this.stream = stream;
-			this.implementation = implementation;
-			this.config = config;
-			this.args = args;
-		}
-
-		@Override
-		boolean start(CpuStream target) {
-			long blocks = this.config.grid().volume();
-			int tasks = (int) Math.min(CpuDeviceBackend.this.threads, blocks);
-			if (tasks == 1) {
-				execute(this.stream.priority, () -> this.stream.finish(this, runBlocks(newBlock(), 0, blocks)));
-				return false;
-			}
-			AtomicLong next = new AtomicLong();
-			AtomicInteger remaining = new AtomicInteger(tasks);
-			AtomicReference<Throwable> failure = new AtomicReference<>();
-			long chunk = Math.max(1, blocks / (tasks * 8L));
-			for (int t = 0; t < tasks; t++) {
-				try {
-					execute(this.stream.priority, () -> {
-						CpuBlock block = newBlock();
-						long start;
-						while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
-							Throwable failed = runBlocks(block, start, Math.min(blocks, start + chunk));
-							if (failed != null) {
-								failure.compareAndSet(null, failed);
-							}
-						}
-						// The stream moves on only when every worker has left the kernel, also after a failure.
-						if (remaining.decrementAndGet() == 0) {
-							this.stream.finish(this, failure.get());
-						}
-					});
-				}
-				catch (RejectedExecutionException ex) {
-					// Closing: the tasks not handed over count as done, so the operation still ends once.
-					failure.compareAndSet(null, ex);
-					if (t == 0) {
-						throw ex;
-					}
-					if (remaining.addAndGet(-(tasks - t)) == 0) {
-						this.stream.finish(this, failure.get());
-					}
-					return false;
-				}
-			}
-			return false;
-		}
-
-		private CpuBlock newBlock() {
-			return new CpuBlock(this.config.grid(), this.config.block(), this.config.sharedMemoryBytes());
-		}
-
-		/** Runs blocks {@code start} (inclusive) to {@code end}; returns the failure, or null. */
-		private Throwable runBlocks(CpuBlock block, long start, long end) {
-			try {
-				block.moveTo(start);
-				this.implementation.run(block, this.args);
-				for (long b = start + 1; b < end; b++) {
-					block.advance();
-					this.implementation.run(block, this.args);
-				}
-				return null;
-			}
-			catch (Throwable ex) {
-				return new KernelLaunchException(this.kernel, this.stream.name(), "the CPU implementation threw " + ex, ex);
-			}
-		}
-
 	}
 
 	@Override
@@ -379,7 +303,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public void free(NativeMemory memory, NativeStream stream) {
 		CpuMemory cpu = (CpuMemory) memory;
-		((CpuStream) stream).enqueueTask(() -> release(cpu));
+		((CpuStream) stream).enqueue(new CpuStreamOps.Task(() -> release(cpu), false));
 	}
 
 	private void release(CpuMemory memory) {
@@ -402,7 +326,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 		((CpuStream) stream).enqueueTask(() -> {
 			ByteBuffer from = ((CpuMemory) src).view();
 			from.limit((int) (srcOffset + bytes)).position((int) srcOffset);
-			to.put(from);
+			// A view per run: a graph runs this copy at every replay.
+			to.duplicate().put(from);
 		});
 	}
 

@@ -69,6 +69,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private final CudaCompletions<CudaStream, CUevent> completions;
 
+	private final CudaGraphs graphs;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	private volatile boolean closedFlag;
@@ -95,6 +97,25 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			this.completions = new CudaCompletions<>(events, this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
+			this.graphs = new CudaGraphs(new CudaGraphDriver(), new CudaGraphs.Backend() {
+
+				@Override
+				public void enter() {
+					CudaDeviceBackend.this.enter();
+				}
+
+				@Override
+				public boolean isClosed() {
+					return CudaDeviceBackend.this.isClosed();
+				}
+
+				@Override
+				public GpuException failure(int code, String call, CudaStream stream) {
+					return (stream != null) ? streamFailure(code, call, stream)
+							: CudaDeviceBackend.this.failure(code, call, null, null);
+				}
+
+			});
 			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
 			opened = true;
 		}
@@ -275,6 +296,16 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	@Override
 	public NativeStream defaultStream(DefaultStreamMode mode) {
 		return this.streams.defaultStream(mode, this.primary.onVirtualThread());
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>{@code cuStreamBeginCapture} in the thread-local mode: only the capturing thread is kept from
+	 * calls that would break the capture; other threads' work goes on (see {@link CudaGraphs}).
+	 */
+	@Override
+	public dev.gpucompute.spi.NativeCapture beginCapture(NativeStream stream) {
+		return this.graphs.begin(stream(stream));
 	}
 
 	@Override

@@ -23,7 +23,8 @@ import jcuda.nvrtc.nvrtcResult;
  * which compiles CUDA C to PTX. Its native part is linked against {@code libnvrtc.so.12}; when that
  * library is not on the loader's path but can be found (an explicit setting, {@code CUDA_HOME},
  * {@code CUDA_PATH} or a {@code /usr/local/cuda-12*} install), it is loaded first by absolute path,
- * which satisfies the dependency.
+ * which satisfies the dependency, and the builtins library beside it too, which NVRTC opens by name
+ * when it compiles.
  *
  * <p>Owns the process-wide outcome of that load (whether it worked, NVRTC's version and the
  * architectures it knows). Thread-safe: the load happens once, under the class's monitor, as do
@@ -153,7 +154,11 @@ final class JCudaNvrtc {
 		for (Path candidate : candidates()) {
 			if (Files.isRegularFile(candidate)) {
 				try {
-					System.load(candidate.toAbsolutePath().toString());
+					Path absolute = candidate.toAbsolutePath();
+					System.load(absolute.toString());
+					// NVRTC opens its builtins library by name when it compiles: beside a library found by path
+					// (not on the loader's path), only one already loaded is found.
+					NvrtcLibrary.preloadBuiltins(absolute.getParent());
 					logger.debug("Loaded {} for JCuda's NVRTC binding", candidate);
 					return;
 				}

@@ -120,7 +120,12 @@ final class NvrtcLibrary {
 		return new NvrtcLibrary(api, file, major.getValue(), minor.getValue(), archs);
 	}
 
-	private static void preloadBuiltins(Path dir) {
+	/**
+	 * Loads the builtins libraries in {@code dir} by path, so that NVRTC's own lookup by name finds
+	 * them loaded; best effort (NVRTC names a missing one itself when it compiles). Also used for
+	 * JCuda's binding, whose NVRTC is loaded by path too ({@link JCudaNvrtc}).
+	 */
+	static void preloadBuiltins(Path dir) {
 		if (dir == null || !Files.isDirectory(dir)) {
 			return;
 		}

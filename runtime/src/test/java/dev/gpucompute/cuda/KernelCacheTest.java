@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -66,19 +68,58 @@ class KernelCacheTest {
 	void concurrentWritersNeverExposeAPartialEntry(@TempDir Path dir) throws Exception {
 		KernelCache cache = new KernelCache(dir);
 		String key = KernelCache.key(SOURCE, List.of(), "compute_90", 13000);
-		byte[] big = new byte[4 << 20];
-		for (int i = 0; i < big.length; i++) {
-			big[i] = (byte) (i * 31);
+		// Each writer stores its own entry of 4 MiB, long enough to write that reads fall inside a write; a
+		// reader must see one entry whole, whichever, never nothing, a part or a mix.
+		int writers = 3;
+		List<byte[]> entries = new ArrayList<>();
+		for (int w = 0; w <= writers; w++) {
+			byte[] entry = new byte[4 << 20];
+			for (int i = 0; i < entry.length; i++) {
+				entry[i] = (byte) (i * 31 + w * 101);
+			}
+			entries.add(entry);
 		}
-		ExecutorService executor = Executors.newFixedThreadPool(4);
+		assertThat(cache.write("k", key, entries.get(writers))).as("the entry before the writers").isTrue();
+		int wanted = 50;
+		AtomicInteger writing = new AtomicInteger();
+		AtomicLong writesEnded = new AtomicLong();
+		AtomicInteger writersFinished = new AtomicInteger();
+		AtomicInteger overlapped = new AtomicInteger();
+		ExecutorService executor = Executors.newFixedThreadPool(2 * writers);
 		try {
 			List<Future<?>> futures = new ArrayList<>();
-			for (int w = 0; w < 4; w++) {
-				futures.add(executor.submit(() -> cache.write("k", key, big)));
+			for (int w = 0; w < writers; w++) {
+				byte[] entry = entries.get(w);
 				futures.add(executor.submit(() -> {
-					for (int r = 0; r < 20; r++) {
+					try {
+						// Until the readers have seen enough reads overlap a write; bounded.
+						for (int round = 0; round < 200 && overlapped.get() < wanted; round++) {
+							writing.incrementAndGet();
+							try {
+								assertThat(cache.write("k", key, entry)).isTrue();
+							}
+							finally {
+								writing.decrementAndGet();
+								writesEnded.incrementAndGet();
+							}
+						}
+					}
+					finally {
+						writersFinished.incrementAndGet();
+					}
+				}));
+				futures.add(executor.submit(() -> {
+					while (overlapped.get() < wanted && writersFinished.get() < writers) {
+						boolean during = writing.get() > 0;
+						long ended = writesEnded.get();
 						byte[] read = cache.read("k", key);
-						assertThat(read == null || read.length == big.length).isTrue();
+						// A write was under way when the read began, or one ended while it read: they overlapped.
+						if (during || writesEnded.get() != ended) {
+							overlapped.incrementAndGet();
+						}
+						assertThat(read).as("an entry replaced by a rename is there throughout").isNotNull();
+						assertThat(whichEntry(entries, read)).as("a read of %d bytes is one whole entry", read.length)
+							.isNotNegative();
 					}
 				}));
 			}
@@ -89,7 +130,18 @@ class KernelCacheTest {
 		finally {
 			executor.shutdownNow();
 		}
-		assertThat(cache.read("k", key)).isEqualTo(big);
+		assertThat(overlapped.get()).as("reads that overlapped a write").isGreaterThanOrEqualTo(wanted);
+		assertThat(whichEntry(entries, cache.read("k", key))).as("the last write, whole").isBetween(0, writers - 1);
+	}
+
+	/** The index of the entry {@code read} equals, or -1. */
+	private static int whichEntry(List<byte[]> entries, byte[] read) {
+		for (int i = 0; i < entries.size(); i++) {
+			if (java.util.Arrays.equals(entries.get(i), read)) {
+				return i;
+			}
+		}
+		return -1;
 	}
 
 	@Test

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.KernelCompilationException;
 
 /**
- * NVRTC through JNA (issue 16, item 1), for real, with whatever NVRTC this machine has: CUDA 13's
- * {@code libnvrtc.so.13} from the {@code nvidia-cuda-nvrtc} wheel, or Debian's CUDA 11.8
- * {@code libnvrtc.so.11.2} that {@code .ci/run} downloads and names in {@code GPU_NVRTC_LIBRARY}.
+ * NVRTC through JNA, for real, with whatever NVRTC this machine has: CUDA 13's
+ * {@code libnvrtc.so.13} from the {@code nvidia-cuda-nvrtc} wheel, or Debian's CUDA 12.4
+ * {@code libnvrtc.so.12} that {@code .ci/run} downloads and names in {@code GPU_NVRTC_LIBRARY}.
  * NVRTC needs no GPU. Skipped when no NVRTC is found, failed instead when {@code NVRTC_REQUIRED=1}.
  */
 class NvrtcLibraryTest {

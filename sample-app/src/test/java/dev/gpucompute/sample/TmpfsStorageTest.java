@@ -31,6 +31,7 @@ import dev.gpucompute.sample.storage.WriteAheadLog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -43,8 +44,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  *
  * <p>Mounting needs root (CI runs the build as root): elsewhere, or where mounting fails (a
  * container without the capability), the test is skipped with the reason; {@code StorageFaultsTest}
- * and {@code StorageFaultsAppTest} cover the same paths with injected faults. The mount is removed
- * after the test, whatever happened.
+ * and {@code StorageFaultsAppTest} cover the same paths with injected faults. Where {@code .ci/run}
+ * found that it can mount a tmpfs it sets {@code TMPFS_MOUNT_REQUIRED=1}, and a skip fails instead.
+ * The mount is removed after the test, whatever happened.
  */
 @ExtendWith(QuietOutputExtension.class)
 class TmpfsStorageTest {
@@ -60,7 +62,7 @@ class TmpfsStorageTest {
 	@BeforeAll
 	static void mountTmpfs() throws Exception {
 		Command id = Command.run("id", "-u");
-		assumeTrue(id.exit() == 0 && id.output().trim().equals("0"),
+		assumeOrRequired(id.exit() == 0 && id.output().trim().equals("0"),
 				"mounting a tmpfs needs root (uid " + id.output().trim() + "); StorageFaultsTest covers this with "
 						+ "injected faults");
 		mountPoint = Files.createTempDirectory("sample-tmpfs-");
@@ -68,9 +70,17 @@ class TmpfsStorageTest {
 		if (mount.exit() != 0) {
 			Files.deleteIfExists(mountPoint);
 		}
-		assumeTrue(mount.exit() == 0, "mount -t tmpfs failed (" + mount.output().trim() + "); StorageFaultsTest "
+		assumeOrRequired(mount.exit() == 0, "mount -t tmpfs failed (" + mount.output().trim() + "); StorageFaultsTest "
 				+ "covers this with injected faults");
 		mounted = true;
+	}
+
+	/** Skips with the reason, or fails where {@code TMPFS_MOUNT_REQUIRED=1} says that this machine can mount. */
+	private static void assumeOrRequired(boolean condition, String reason) {
+		if (!condition && "1".equals(System.getenv("TMPFS_MOUNT_REQUIRED"))) {
+			fail("TMPFS_MOUNT_REQUIRED=1 but " + reason);
+		}
+		assumeTrue(condition, reason);
 	}
 
 	@AfterAll

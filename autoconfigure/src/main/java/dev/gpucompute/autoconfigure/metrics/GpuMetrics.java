@@ -65,6 +65,7 @@ import dev.gpucompute.StreamPool;
  * <tr><td>{@code gpu.batch.rejected}, {@code gpu.batch.timeouts} (tag {@code batcher})</td><td>function
  * counters</td><td>{@link GpuBatcher#stats()}: items refused because the queue was full, items
  * that expired in the queue</td></tr>
+ * <tr><td>{@code gpu.graph.*}</td><td>see {@link GpuGraphMetrics}</td><td>the context's graphs</td></tr>
  * </table>
  *
  * <p>A batcher's meters are registered when it is built (or, for batchers built before binding,
@@ -306,6 +307,9 @@ public final class GpuMetrics implements MeterBinder {
 		}
 		if (this.listener != null) {
 			this.listener.add(bound);
+		}
+		if (this.context instanceof dev.gpucompute.graph.GpuGraphs.Host) {
+			new GpuGraphMetrics(this.context, this.listener).bindTo(registry);
 		}
 	}
 

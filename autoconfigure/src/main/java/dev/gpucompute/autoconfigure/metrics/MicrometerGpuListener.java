@@ -10,7 +10,8 @@ import dev.gpucompute.GpuContextBuilder;
  * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}), lease hold times
  * ({@code gpu.streams.usage}), kernel loads that waited for work in flight ({@code gpu.kernel.load.wait};
  * loads before the binding, at start-up, are not recorded), batch sizes and queue waits
- * ({@code gpu.batch.size}, {@code gpu.batch.wait}), and registers the per-kernel meters of kernels
+ * ({@code gpu.batch.size}, {@code gpu.batch.wait}), graph capture and instantiation times
+ * ({@code gpu.graph.capture}, {@code gpu.graph.instantiate}), and registers the per-kernel meters of kernels
  * loaded after start-up and the per-batcher meters of batchers built after it.
  *
  * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
@@ -32,6 +33,16 @@ public final class MicrometerGpuListener implements GpuListener {
 	private static final GpuMetrics.Bound[] UNBOUND = new GpuMetrics.Bound[0];
 
 	private volatile GpuMetrics.Bound[] bound = UNBOUND;
+
+	private volatile GpuGraphMetrics.Bound[] graphs = new GpuGraphMetrics.Bound[0];
+
+	/** Called by {@link GpuGraphMetrics#bindTo}. */
+	synchronized void add(GpuGraphMetrics.Bound meters) {
+		GpuGraphMetrics.Bound[] current = this.graphs;
+		GpuGraphMetrics.Bound[] next = java.util.Arrays.copyOf(current, current.length + 1);
+		next[current.length] = meters;
+		this.graphs = next;
+	}
 
 	/** Called by {@link GpuMetrics#bindTo}; one entry per registry the binder was bound to. */
 	synchronized void add(GpuMetrics.Bound meters) {
@@ -109,6 +120,23 @@ public final class MicrometerGpuListener implements GpuListener {
 			meters.batchItemWaited(batcher, waitNanos);
 		}
 	}
+
+	@Override
+	public void graphCaptured(String graph, int nodes, long captureNanos, long instantiateNanos) {
+		for (GpuGraphMetrics.Bound meters : this.graphs) {
+			meters.captured(graph, captureNanos, instantiateNanos);
+		}
+	}
+
+	@Override
+	public void graphUpdated(String graph, boolean inPlace, long nanos) {
+		for (GpuGraphMetrics.Bound meters : this.graphs) {
+			meters.updated(graph, nanos);
+		}
+	}
+
+	// Replays, capture outcomes and updates need no callback: gpu.graph.* counters read the context's
+	// GpuGraphs.stats(), so a replay costs the listener nothing.
 
 	// Timeouts need no callback: gpu.streams.timeout, gpu.batch.rejected and gpu.batch.timeouts read
 	// the pool's and the batchers' own counts, so none is missed before binding.

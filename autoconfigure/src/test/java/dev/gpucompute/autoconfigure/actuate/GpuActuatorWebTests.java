@@ -23,14 +23,21 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.ElementType;
+import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
+import dev.gpucompute.MemoryInfo;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.graph.GpuGraph;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCache;
 import dev.gpucompute.autoconfigure.GpuBatchers;
 
 /**
@@ -66,6 +73,9 @@ class GpuActuatorWebTests {
 			this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
 		}
 		this.launcher.synchronize();
+		// Timed launches take events and give them back once their timing is read: then the figures hold still.
+		org.awaitility.Awaitility.await().until(() -> noop.stats().timedLaunches() == noop.stats().launches());
+		EventRegistry.EventStats events = this.context.events().stats();
 		HttpResponse<String> response = get("/actuator/gpu");
 		assertThat(response.statusCode()).isEqualTo(200);
 		DocumentContext json = JsonPath.parse(response.body());
@@ -76,7 +86,10 @@ class GpuActuatorWebTests {
 		assertThat(json.read("$.device.uuid", String.class)).isEqualTo(this.context.device().uuid());
 		assertThat(json.read("$.streams.minSize", Integer.class)).isEqualTo(2);
 		assertThat(json.read("$.streams.maxSize", Integer.class)).isEqualTo(4);
-		assertThat(json.read("$.events.live", Integer.class)).isGreaterThanOrEqualTo(0);
+		assertThat(events.created()).as("events the timed launches took").isPositive();
+		assertThat(json.read("$.events.live", Integer.class)).isEqualTo(events.live());
+		assertThat(json.read("$.events.created", Long.class)).isEqualTo(events.created());
+		assertThat(json.read("$.events.destroyed", Long.class)).isEqualTo(events.destroyed());
 		assertThat(json.read("$.kernels.noop.launches", Long.class)).isEqualTo(before + 3);
 		assertThat(json.read("$.kernels.noop.errors", Long.class)).isZero();
 		assertThat(json.read("$.memory.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
@@ -152,18 +165,51 @@ class GpuActuatorWebTests {
 	}
 
 	@Test
+	void graphsSelectorShowsTheLiveGraphsAndTheCaches() throws Exception {
+		GpuGraphs graphs = GpuGraphs.of(this.context);
+		Kernel noop = this.launcher.kernel("noop");
+		try (StreamLease lease = this.context.streams().acquire();
+				GpuGraph graph = graphs.capture("twice", lease.stream(), () -> {
+					this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+					this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+				}); GraphCache<Integer> cache = graphs.cache("by-size", 3)) {
+			graph.launch(lease.stream());
+			cache.launch(1, lease.stream(), (size) -> this.launcher.launch(noop, LaunchConfig.linear(size, 1), 1));
+			cache.launch(1, lease.stream(), (size) -> this.launcher.launch(noop, LaunchConfig.linear(size, 1), 1));
+			lease.stream().synchronize();
+			DocumentContext json = getJson("/actuator/gpu/graphs");
+			assertThat(json.read("$.stats.live", Integer.class)).isEqualTo(2);
+			assertThat(json.read("$.stats.nodes", Long.class)).isEqualTo(3);
+			assertThat(json.read("$.live[0].name", String.class)).isEqualTo("twice");
+			assertThat(json.read("$.live[0].nodes", Integer.class)).isEqualTo(2);
+			assertThat(json.read("$.live[0].replays", Long.class)).isEqualTo(1);
+			assertThat(json.read("$.caches.by-size.maxSize", Integer.class)).isEqualTo(3);
+			assertThat(json.read("$.caches.by-size.stats.hits", Long.class)).isEqualTo(1);
+			assertThat(json.read("$.caches.by-size.stats.misses", Long.class)).isEqualTo(1);
+		}
+		assertThat(getJson("/actuator/gpu/graphs").read("$.stats.live", Integer.class)).isZero();
+	}
+
+	@Test
 	void memorySelector() throws Exception {
-		DocumentContext json = getJson("/actuator/gpu/memory");
-		assertThat(json.read("$.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
-		assertThat(json.read("$.usedBytes", Long.class)).isGreaterThanOrEqualTo(0);
-		assertThat(json.read("$.cachedBytes", Long.class)).as("the CPU backend caches nothing").isZero();
+		MemoryInfo before = this.context.memory();
+		try (DeviceBuffer buffer = this.launcher.allocate(1 << 18, ElementType.FLOAT)) {
+			DocumentContext json = getJson("/actuator/gpu/memory");
+			assertThat(json.read("$.totalBytes", Long.class)).isEqualTo(this.context.device().totalMemoryBytes());
+			assertThat(json.read("$.usedBytes", Long.class)).as("the 1 MiB buffer held")
+				.isEqualTo(before.usedBytes() + (1 << 20));
+			assertThat(json.read("$.liveBuffers", Long.class)).isEqualTo(before.liveBuffers() + 1);
+			assertThat(json.read("$.cachedBytes", Long.class)).as("the CPU backend caches nothing").isZero();
+		}
+		assertThat(getJson("/actuator/gpu/memory").read("$.usedBytes", Long.class)).as("freed")
+			.isEqualTo(before.usedBytes());
 	}
 
 	@Test
 	void oneDeviceKeepsTheSingleDeviceShapeAndHasTheDeviceSelectorsToo() throws Exception {
 		Map<String, Object> whole = getJson("/actuator/gpu").read("$");
 		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "leases", "events", "kernels", "memory",
-				"batchers");
+				"batchers", "graphs");
 		assertThat(getJson("/actuator/gpu/leases").read("$.length()", Integer.class)).as("nothing leased").isZero();
 		Map<String, Object> devices = getJson("/actuator/gpu/devices").read("$");
 		assertThat(devices).containsOnlyKeys("0");

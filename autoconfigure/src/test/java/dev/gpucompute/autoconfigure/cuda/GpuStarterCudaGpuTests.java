@@ -25,11 +25,12 @@ import dev.gpucompute.autoconfigure.actuate.GpuHealthIndicator;
 import dev.gpucompute.autoconfigure.metrics.GpuMetrics;
 
 /**
- * The starter on a CUDA device: {@code auto} chooses CUDA and says why, health is UP with the
- * device's figures, the meters carry the device's UUID and move with launches and buffers (the checks
- * of {@link GpuStarterChecks}, which {@code GpuStarterTests} runs on the CPU backend in CI), the freed
- * buffer stays cached, and a sticky error turns health DOWN (in a child JVM, since it poisons the
- * process's CUDA context). Skipped without a device; failed when {@code GPU_REQUIRED=1}.
+ * The starter on a CUDA device: {@code auto} chooses CUDA and says why, {@code cuda} set explicitly
+ * runs there too, health is UP with the device's figures, the meters carry the device's UUID and move
+ * with launches and buffers (the checks of {@link GpuStarterChecks}, which {@code GpuStarterTests}
+ * runs on the CPU backend in CI), the freed buffer stays cached, and a sticky error turns health DOWN
+ * (in a child JVM, since it poisons the process's CUDA context). Skipped without a device; failed
+ * when {@code GPU_REQUIRED=1}.
  */
 @Tag("gpu")
 @ExtendWith(RequiresCuda.class)
@@ -46,6 +47,19 @@ class GpuStarterCudaGpuTests {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			assertThat(registry.get(GpuMetrics.MEMORY_CACHED).gauge().value()).as("the freed buffer stays cached")
 				.isGreaterThanOrEqualTo(4.0 * (1 << 20));
+		});
+	}
+
+	@Test
+	void cudaRequestedExplicitlyRunsOnTheDeviceAndSaysSo() {
+		// gpu.backend=cuda as written (GpuAutoConfigurationTests checks its failure without a driver).
+		GpuStarterChecks.runner("cuda").run((context) -> {
+			assertThat(context).hasNotFailed();
+			GpuContext gpu = context.getBean(GpuContext.class);
+			assertThat(gpu.backend()).isEqualTo(Backend.CUDA);
+			assertThat(gpu.backendReason()).isEqualTo("CUDA backend requested");
+			assertThat(gpu.device().ordinal()).isZero();
+			assertThat(gpu.isHealthy()).isTrue();
 		});
 	}
 

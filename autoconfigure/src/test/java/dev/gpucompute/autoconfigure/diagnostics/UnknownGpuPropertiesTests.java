@@ -1,11 +1,21 @@
 package dev.gpucompute.autoconfigure.diagnostics;
 
+import java.beans.PropertyDescriptor;
+import java.io.InputStream;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
+import org.springframework.beans.BeanUtils;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -13,16 +23,19 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.context.annotation.Configuration;
 
 import dev.gpucompute.GpuContext;
+import dev.gpucompute.StreamPriority;
 import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.autoconfigure.GpuProperties;
 import dev.gpucompute.autoconfigure.QuietOutputExtension;
 import dev.gpucompute.autoconfigure.UnknownGpuPropertiesException;
 import dev.gpucompute.autoconfigure.UnknownGpuPropertiesException.UnknownProperty;
+import dev.gpucompute.autoconfigure.UnknownPropertiesPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -71,15 +84,160 @@ public class UnknownGpuPropertiesTests {
 	}
 
 	@Test
-	void everyKnownKeyIsAcceptedInEachFormItCanBeWritten() {
-		this.runner
-			.withPropertyValues("gpu.enabled=true", "gpu.device=0", "gpu.devices[0]=0", "gpu.cpu.devices=1",
-					"gpu.streams.maxSize=4", "gpu.streams.acquire_timeout=1s", "gpu.streams.default-stream=legacy",
-					"gpu.streams.leak-detection-threshold=1m", "gpu.kernels.locations[0]=classpath:kernels/empty/",
-					"gpu.kernels.compile-options=-lineinfo", "gpu.kernels.cache-dir=/tmp/gpu-kernels-h23",
-					"gpu.metrics.kernel-timing=off", "gpu.metrics.observe-launches=false",
-					"gpu.shutdown.drain-timeout=1s", "gpu.unknown-properties=fail")
-			.run((context) -> assertThat(context).hasNotFailed());
+	void everyKnownKeyIsAcceptedInEachFormItCanBeWritten(@TempDir Path cacheDir) throws Exception {
+		// Every gpu.* key of the starter's configuration metadata (entries of its maps and lists included),
+		// set at once in each spelling relaxed binding reads from a properties file, with lists both whole and
+		// by index: none is reported unknown, and each binds (the non-default values below come through).
+		List<Key> keys = metadataKeys(cacheDir);
+		assertThat(keys).extracting(Key::name)
+			.as("keys the hand-picked list of this test once missed")
+			.contains("gpu.copies.staging-budget", "gpu.copies.staging-timeout", "gpu.problem-details.enabled",
+					"gpu.problem-details.retry-after", "gpu.streams.priority-limits.normal",
+					"gpu.batching.search.max-batch-size");
+		for (Form form : Form.values()) {
+			for (boolean indexed : new boolean[] { false, true }) {
+				List<String> pairs = new ArrayList<>();
+				for (Key key : keys) {
+					pairs.addAll(key.written(form, indexed));
+				}
+				new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GpuAutoConfiguration.class))
+					.withPropertyValues(pairs.toArray(new String[0]))
+					.run((context) -> {
+						assertThat(context).as("%s, lists %s: %s", form, indexed ? "by index" : "whole", pairs)
+							.hasNotFailed();
+						GpuProperties properties = context.getBean(GpuProperties.class);
+						assertThat(properties.getUnknownProperties()).isEqualTo(UnknownPropertiesPolicy.FAIL);
+						assertThat(properties.getStreams().getPriorityLimits())
+							.containsExactlyInAnyOrderEntriesOf(Map.of(StreamPriority.NORMAL, 2, StreamPriority.HIGH, 1));
+						assertThat(properties.getBatching()).containsOnlyKeys("search");
+						assertThat(properties.getKernels().getCompileOptions()).containsExactly("-lineinfo");
+						assertThat(properties.getKernels().getCacheDir()).isEqualTo(cacheDir);
+						assertThat(properties.getCpu().getThreads()).isEqualTo(1);
+					});
+			}
+		}
+	}
+
+	/** How a key is spelled: as the metadata has it, in camel case, or with underscores. */
+	private enum Form {
+
+		KEBAB, CAMEL, UNDERSCORE;
+
+		String element(String element) {
+			return switch (this) {
+				case KEBAB -> element;
+				case UNDERSCORE -> element.replace('-', '_');
+				case CAMEL -> {
+					StringBuilder camel = new StringBuilder();
+					boolean upper = false;
+					for (char c : element.toCharArray()) {
+						if (c == '-') {
+							upper = true;
+						}
+						else {
+							camel.append(upper ? Character.toUpperCase(c) : c);
+							upper = false;
+						}
+					}
+					yield camel.toString();
+				}
+			};
+		}
+
+	}
+
+	/**
+	 * A key and a value it accepts: its elements (the properties' own, then a map's entry, which no
+	 * spelling changes), and one value or a list of them.
+	 */
+	private record Key(List<String> elements, String entry, List<String> values, boolean list) {
+
+		String name() {
+			return String.join(".", this.elements) + ((this.entry != null) ? "." + this.entry : "");
+		}
+
+		List<String> written(Form form, boolean indexed) {
+			String name = this.elements.stream().map(form::element).collect(java.util.stream.Collectors.joining("."))
+					+ ((this.entry != null) ? "." + this.entry : "");
+			if (!this.list) {
+				return List.of(name + "=" + this.values.get(0));
+			}
+			if (!indexed) {
+				return List.of(name + "=" + String.join(",", this.values));
+			}
+			List<String> pairs = new ArrayList<>();
+			for (int i = 0; i < this.values.size(); i++) {
+				pairs.add(name + "[" + i + "]=" + this.values.get(i));
+			}
+			return pairs;
+		}
+
+	}
+
+	/**
+	 * The gpu.* keys of the metadata generated from {@link GpuProperties}, each with a value: its default
+	 * where that starts the test's context on the CPU backend, else one of the test's. A key without
+	 * either fails the test, so a new property is tried as soon as it exists.
+	 */
+	@SuppressWarnings("unchecked")
+	private static List<Key> metadataKeys(Path cacheDir) throws Exception {
+		Map<String, List<String>> samples = Map.of("gpu.backend", List.of("cpu"), "gpu.cpu.threads", List.of("1"),
+				"gpu.devices", List.of("0"), "gpu.kernels.locations", List.of("classpath:kernels/empty/"),
+				"gpu.kernels.compile-options", List.of("-lineinfo"), "gpu.kernels.cache-dir",
+				List.of(cacheDir.toString()));
+		String own = GpuProperties.class.getProtectionDomain().getCodeSource().getLocation().toString();
+		String json = null;
+		for (URL url : Collections.list(GpuProperties.class.getClassLoader()
+			.getResources("META-INF/spring-configuration-metadata.json"))) {
+			if (url.toString().startsWith(own) || url.toString().startsWith("jar:" + own)) {
+				try (InputStream in = url.openStream()) {
+					json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+				}
+			}
+		}
+		assertThat(json).as("the starter's generated metadata beside %s", own).isNotNull();
+		List<Key> keys = new ArrayList<>();
+		for (Object entry : (List<Object>) JsonParserFactory.getJsonParser().parseMap(json).get("properties")) {
+			Map<String, Object> property = (Map<String, Object>) entry;
+			String name = (String) property.get("name");
+			if (!name.startsWith("gpu.")) {
+				continue;
+			}
+			String type = String.valueOf(property.get("type"));
+			List<String> elements = List.of(name.split("\\."));
+			Object defaultValue = property.get("defaultValue");
+			if (name.equals("gpu.batching")) {
+				// A map of groups: every key of a group, with the group's defaults.
+				GpuProperties.Batcher defaults = new GpuProperties.Batcher();
+				for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(GpuProperties.Batcher.class)) {
+					if (descriptor.getWriteMethod() != null) {
+						String element = descriptor.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
+						keys.add(new Key(List.of("gpu", "batching"), "search." + element,
+								List.of(String.valueOf(descriptor.getReadMethod().invoke(defaults))), false));
+					}
+				}
+			}
+			else if (name.equals("gpu.streams.priority-limits")) {
+				keys.add(new Key(elements, "normal", List.of("2"), false));
+				keys.add(new Key(elements, "high", List.of("1"), false));
+			}
+			else if (type.startsWith("java.util.Map<")) {
+				throw new AssertionError("no entries to try for the map " + name + ": add them");
+			}
+			else {
+				boolean list = type.startsWith("java.util.List<");
+				List<String> values = samples.get(name);
+				if (values == null && defaultValue instanceof List<?> defaults && !defaults.isEmpty()) {
+					values = defaults.stream().map(String::valueOf).toList();
+				}
+				else if (values == null && defaultValue != null && !(defaultValue instanceof List<?>)) {
+					values = List.of(String.valueOf(defaultValue));
+				}
+				assertThat(values).as("a value for %s (no default): add one to the samples", name).isNotNull();
+				keys.add(new Key(elements, null, values, list));
+			}
+		}
+		return keys;
 	}
 
 	@Test

@@ -57,7 +57,8 @@ class GpuDevicesMetricsTests {
 			GpuMetrics.STREAMS_TIMEOUT, GpuMetrics.STREAMS_ACQUIRE, GpuMetrics.STREAMS_USAGE, GpuMetrics.EVENTS_LIVE,
 			GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.MEMORY_CACHED, GpuMetrics.STAGING_USED,
 			GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING, GpuMetrics.STAGING_TIMEOUT, GpuMetrics.KERNEL_DURATION,
-			GpuMetrics.KERNEL_LAUNCHES);
+			GpuMetrics.KERNEL_LAUNCHES, GpuGraphMetrics.REPLAYS, GpuGraphMetrics.LIVE, GpuGraphMetrics.NODES,
+			GpuGraphMetrics.CAPTURES, GpuGraphMetrics.UPDATES);
 
 	@Test
 	void everyMeterExistsOncePerDeviceWithItsOrdinalAndUuid() {
@@ -130,8 +131,9 @@ class GpuDevicesMetricsTests {
 				assertThat(meter.getId().getTag("gpu")).isEqualTo("0");
 				assertThat(meter.getId().getTag("uuid")).isEqualTo("CPU-0");
 			});
-			// 18 meters, the launch counter twice (success, error) for the one kernel
-			assertThat(meters).hasSize(DEVICE_METERS.size() + 1);
+			// One meter per name, but twice (by outcome) the launch counter of the one kernel and the graph
+			// captures and updates counters.
+			assertThat(meters).hasSize(DEVICE_METERS.size() + 3);
 			try (StreamLease lease = context.getBean(GpuContext.class).streams().acquire()) {
 				assertThat(acquisitions(registry, "0")).isEqualTo(1);
 			}

@@ -37,10 +37,14 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.internal.batch.Batcher;
 import dev.gpucompute.internal.core.Arguments;
 import dev.gpucompute.internal.core.CompletionFuture;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCaptureException;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
 import dev.gpucompute.internal.core.LeakRegistry;
+import dev.gpucompute.internal.graph.Graphs;
 import dev.gpucompute.internal.launch.Launcher;
 import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
@@ -54,7 +58,7 @@ import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
 
 /** The implementation of {@link GpuContext}. */
-public final class ContextImpl implements GpuContext {
+public final class ContextImpl implements GpuContext, GpuGraphs.Host {
 
 	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
 
@@ -88,6 +92,8 @@ public final class ContextImpl implements GpuContext {
 	private final Pool pool;
 
 	private final Launcher launcher;
+
+	private final Graphs graphs;
 
 	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
 	private boolean closeStarted;
@@ -137,6 +143,14 @@ public final class ContextImpl implements GpuContext {
 						backend.completionWaitEnded();
 					}
 
+					@Override
+					public void check() {
+						Captures captures = ContextImpl.this.lifecycle.captures();
+						if (captures.any()) {
+							captures.checkHostWait(null, "Waiting for a future of stream work (a copy's, completion())");
+						}
+					}
+
 				});
 		this.events = new Events(backend, this.lifecycle, this.recordLeakSites);
 		this.streams = new Streams(this.lifecycle, this.completions, this.events, backend, this.defaultStreamMode);
@@ -149,6 +163,8 @@ public final class ContextImpl implements GpuContext {
 		this.launcher = new Launcher(this.lifecycle, backend, this.listener, this.kernelTiming, this.streams, this.events,
 				this.memory, this.pool, this.completions, settings.kernelLoadWaitThreshold());
 		failures.launcher = this.launcher;
+		this.graphs = new Graphs(this.lifecycle, backend, this.streams, this.completions, this.listener,
+				this.recordLeakSites);
 		if (this.kernelTiming != KernelTiming.OFF) {
 			this.housekeeping.scheduleWithFixedDelay(() -> this.launcher.drainTimings(false), TIMING_READ_MILLIS,
 					TIMING_READ_MILLIS, TimeUnit.MILLISECONDS);
@@ -339,6 +355,12 @@ public final class ContextImpl implements GpuContext {
 	@Override
 	public HostBuffer allocateHost(long bytes) {
 		this.lifecycle.ensureOpen();
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkNotCapturing(GraphCaptureException.Kind.ALLOCATION, "Allocating a host buffer of " + bytes
+					+ " bytes", "allocate host buffers before the capture begins; a graph copies from and into the same "
+							+ "host buffers at every replay");
+		}
 		return this.memory.allocateHost(bytes);
 	}
 
@@ -373,7 +395,17 @@ public final class ContextImpl implements GpuContext {
 	@Override
 	public void synchronize() {
 		this.lifecycle.ensureOpen();
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkHostWait(null, "GpuContext.synchronize()");
+		}
 		this.backend.synchronizeDevice();
+	}
+
+	/** The graphs of this context (what {@link GpuGraphs#of(GpuContext)} answers). */
+	@Override
+	public GpuGraphs graphs() {
+		return this.graphs;
 	}
 
 	// ---- internals shared with the handles ---------------------------------------------
@@ -473,6 +505,7 @@ public final class ContextImpl implements GpuContext {
 			abandoned = this.completions.abandonAll(reason);
 			this.completions.shutdown();
 			this.memory.closeHost(quiet);
+			this.graphs.releaseAtClose();
 			this.events.destroyAll();
 			this.pool.destroyAll();
 			this.memory.releaseAtClose();

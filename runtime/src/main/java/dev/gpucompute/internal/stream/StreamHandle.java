@@ -10,6 +10,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamKind;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.spi.HostThreads;
@@ -96,12 +97,24 @@ public final class StreamHandle implements GpuStream {
 
 	@Override
 	public void synchronize() {
-		use().synchronize();
+		NativeStream stream = use();
+		checkHostWait(stream, "synchronize()");
+		stream.synchronize();
 	}
 
 	@Override
 	public boolean isIdle() {
-		return use().query();
+		NativeStream stream = use();
+		checkHostWait(stream, "isIdle()");
+		return stream.query();
+	}
+
+	/** Refuses a host-side wait on this stream while a capture is involved (its thread's, or this stream's). */
+	private void checkHostWait(NativeStream stream, String operation) {
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkHostWait(stream, operation);
+		}
 	}
 
 	@Override
@@ -117,6 +130,10 @@ public final class StreamHandle implements GpuStream {
 		NativeStream target = use();
 		EventHandle handle = EventHandle.of(event);
 		NativeEvent marker = handle.useForWait(this.lifecycle);
+		Captures captures = this.lifecycle.captures();
+		if (captures.any() || handle.recordedIn() != null) {
+			CaptureChecks.eventWait(captures, target, handle, "Stream " + name() + ".waitFor(event)");
+		}
 		if (handle.isRecorded()) {
 			target.waitEvent(marker);
 		}
@@ -133,6 +150,10 @@ public final class StreamHandle implements GpuStream {
 		if (marked == target) {
 			return this;
 		}
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			CaptureChecks.streamWait(captures, target, marked, "Stream " + name() + ".waitFor(" + other.name() + ")");
+		}
 		// The marker is recorded on the other stream, so it comes from that stream's device.
 		source.events.order(target, marked);
 		return this;
@@ -140,6 +161,7 @@ public final class StreamHandle implements GpuStream {
 
 	@Override
 	public CompletableFuture<Void> completion() {
+		checkHostWait(use(), "completion()");
 		this.lifecycle.beginWork();
 		try {
 			return this.completions.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {

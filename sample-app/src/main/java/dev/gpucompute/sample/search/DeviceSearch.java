@@ -193,6 +193,10 @@ final class DeviceSearch {
 		for (int first = from; first < to; first += count) {
 			int batch = Math.min(count, to - first);
 			int group = groupQueries(this.device, batch);
+			int blocks = ceilDiv(batch, group);
+			// Before anything is allocated or enqueued: a launch the kernel does not define fails this request
+			// alone, where on CUDA a kernel that faulted would lose the context for every later search.
+			KnnLaunchRules.checkFused(this.cuda, batch, k, group, blocks);
 			Split s = split(this.device, n, batch);
 			int shared = this.cuda ? (int) KnnKernels.fusedSharedBytes(dim, group, k) : 0;
 			long entries = (long) batch * s.ranges() * k;
@@ -200,7 +204,7 @@ final class DeviceSearch {
 			try (DeviceBuffer queryBuffer = uploadQueries(queries, first, batch, dim)) {
 				lists = allocatePair(entries);
 				this.launcher.launch(stream, this.kernels.fused(),
-						LaunchConfig.of(Dim3.of(ceilDiv(batch, group), s.ranges()), Dim3.of(KnnKernels.FUSED_BLOCK))
+						LaunchConfig.of(Dim3.of(blocks, s.ranges()), Dim3.of(KnnKernels.FUSED_BLOCK))
 							.withSharedMemory(shared),
 						n, dim, batch, k, s.rowsPerBlock(), group, vectors, queryBuffer, lists[0], lists[1]);
 				DeviceBuffer[] best = merges(s.ranges(), k) ? merge(stream, lists[0], lists[1], s.ranges(), batch, k)
@@ -321,15 +325,18 @@ final class DeviceSearch {
 
 	/**
 	 * One {@code knn_merge} launch: each of {@code count} queries' top k from its {@code runs} sorted
-	 * lists of k ({@code knn_fused}'s output).
+	 * lists of k ({@code knn_fused}'s output). Package-private for the test of its refusals.
 	 * @return the compact top k: scores and slots, {@code count * k} each
+	 * @throws dev.gpucompute.InvalidLaunchConfigException before anything is allocated or enqueued, for a
+	 * shape the kernel does not define ({@link KnnLaunchRules#checkMerge})
 	 */
-	private DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
+	DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
+		int threads = KnnKernels.mergeThreads(runs);
+		KnnLaunchRules.checkMerge(runs, k, threads);
 		DeviceBuffer[] out = allocatePair((long) count * k);
 		try {
-			this.launcher.launch(stream, this.kernels.merge(),
-					LaunchConfig.of(Dim3.of(count), Dim3.of(KnnKernels.mergeThreads(runs))), runs, k, scores, ids, out[0],
-					out[1]);
+			this.launcher.launch(stream, this.kernels.merge(), LaunchConfig.of(Dim3.of(count), Dim3.of(threads)), runs, k,
+					scores, ids, out[0], out[1]);
 			return out;
 		}
 		catch (RuntimeException ex) {

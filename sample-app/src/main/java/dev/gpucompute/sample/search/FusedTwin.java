@@ -40,11 +40,9 @@ final class FusedTwin {
 		long first = (long) block.y() * rowsPerBlock;
 		// A range past the last row (no launch of the engine's has one) ends as the kernel's does: all padding.
 		int rows = (int) Math.max(0, Math.min(n - first, rowsPerBlock));
-		if (k < 1 || k > KnnKernels.FUSED_MAX_K || group < 1) {
-			throw new IllegalArgumentException("knn_fused keeps 1 to " + KnnKernels.FUSED_MAX_K
-					+ " entries for groups of at least one query, not k = " + k + " for groups of " + group);
-		}
-		if (queries <= 0) {
+		if (!KnnLaunchRules.fusedDefines(false, group, k) || queries <= 0) {
+			// A block the kernel does not define, or one past the last query: it writes nothing, as the
+			// CUDA kernel's does (KnnLaunchRules.checkFused refuses such a launch before it is enqueued).
 			return;
 		}
 		FloatBuffer vectors = args.floats(6);

@@ -3,6 +3,7 @@ package dev.gpucompute.sample.search;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 
+import dev.gpucompute.InvalidLaunchConfigException;
 import dev.gpucompute.KernelArgs;
 import dev.gpucompute.KernelBlock;
 import dev.gpucompute.KernelSource;
@@ -157,7 +158,9 @@ public final class KnnKernels {
 	 * query within each range of {@code rowsPerBlock} rows, scored and selected without a score matrix,
 	 * {@code groupQueries} queries per block (CUDA: 1 to {@value #SCAN_MAX} or {@value #BATCH_Q}; the
 	 * CPU twin, {@link FusedTwin}, any). Grid ({@code ceil(count / groupQueries)}, ranges), block
-	 * {@value #FUSED_BLOCK}, dynamic shared memory {@link #fusedSharedBytes} on CUDA (the twin uses none).
+	 * {@value #FUSED_BLOCK}, dynamic shared memory {@link #fusedSharedBytes} on CUDA (the twin uses none),
+	 * {@code 1 <= k <= }{@value #FUSED_MAX_K}. {@link KnnLaunchRules#checkFused} refuses any other launch
+	 * before it is enqueued; a block that the kernel (or the twin) does not define writes nothing.
 	 */
 	public static final KernelSource FUSED = KernelSource.named("knn_fused")
 		.params(ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT, ParamType.INT,
@@ -170,9 +173,11 @@ public final class KnnKernels {
 	 * layout {@code knn_fused} writes: {@code (q * runs + r) * k + i}), written best first to
 	 * {@code q * k + i}, padded with (-inf, {@value #NO_ID}). Grid ({@code queries}), a block per query
 	 * of a multiple of 32 threads, at most {@value #MERGE_MAX_BLOCK}, with
-	 * {@code runs <= }{@value #MERGE_RUNS_PER_THREAD}{@code  * threads} ({@link #mergeThreads}); no
-	 * shared memory to give. The entries are selected, not recomputed: the same ones as
-	 * {@code knn_topk}'s passes over the same candidates.
+	 * {@code runs <= }{@value #MERGE_RUNS_PER_THREAD}{@code  * threads} ({@link #mergeThreads}), k at
+	 * least 1; no shared memory to give. {@link KnnLaunchRules#checkMerge} refuses any other launch before
+	 * it is enqueued; a block of one that came all the same would write nothing (on both backends). The
+	 * entries are selected, not recomputed: the same ones as {@code knn_topk}'s passes over the same
+	 * candidates.
 	 */
 	public static final KernelSource MERGE = KernelSource.named("knn_merge")
 		.params(ParamType.INT, ParamType.INT, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER, ParamType.BUFFER)
@@ -289,11 +294,13 @@ public final class KnnKernels {
 	/**
 	 * Threads of a {@code knn_merge} block for {@code runs} lists: the fewest warps that own every list
 	 * at {@value #MERGE_RUNS_PER_THREAD} per thread (96 for the 264 ranges of one query group on an
-	 * H100 or H200). {@code runs} must be at most {@value #MERGE_MAX_RUNS}.
+	 * H100 or H200).
+	 * @throws InvalidLaunchConfigException unless {@code 1 <= runs <= }{@value #MERGE_MAX_RUNS}
 	 */
 	static int mergeThreads(int runs) {
 		if (runs < 1 || runs > MERGE_MAX_RUNS) {
-			throw new IllegalArgumentException("knn_merge takes 1 to " + MERGE_MAX_RUNS + " lists per query, not " + runs);
+			throw new InvalidLaunchConfigException(
+					"knn_merge takes 1 to " + MERGE_MAX_RUNS + " lists per query, not " + runs);
 		}
 		int threads = (runs + MERGE_RUNS_PER_THREAD - 1) / MERGE_RUNS_PER_THREAD;
 		return (threads + 31) / 32 * 32;
@@ -413,16 +420,14 @@ public final class KnnKernels {
 	/**
 	 * The CPU twin of {@code knn_merge}: a k-way merge of the query's lists by (score desc, id asc, list
 	 * asc), the order in which the kernel's block-wide argmax picks its winner each round, so every
-	 * round takes the same entry. Refuses the launches on which the kernel traps.
+	 * round takes the same entry. A block of a launch the kernel does not define writes nothing, as the
+	 * kernel's does ({@link KnnLaunchRules#checkMerge} refuses such a launch before it is enqueued).
 	 */
 	static void merge(KernelBlock block, KernelArgs args) {
 		int runs = args.i32(0);
 		int k = args.i32(1);
-		int threads = block.blockDim().x();
-		if (threads % 32 != 0 || threads > MERGE_MAX_BLOCK || runs < 1 || runs > MERGE_RUNS_PER_THREAD * threads
-				|| k < 1) {
-			throw new IllegalArgumentException("knn_merge does not define a launch of " + runs + " lists, k=" + k
-					+ ", in blocks of " + threads + " threads (the CUDA kernel traps)");
+		if (!KnnLaunchRules.mergeDefines(runs, k, block.blockDim().x())) {
+			return;
 		}
 		FloatBuffer inScores = args.floats(2);
 		IntBuffer inIds = args.ints(3);

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.AfterEach;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import dev.gpucompute.BatcherStats;
 import dev.gpucompute.GpuBatcher;
+import dev.gpucompute.GpuListener;
 import dev.gpucompute.StreamLease;
 
 /**
@@ -43,9 +45,22 @@ class BatchedSearchesTest {
 
 	private final ExecutorService clients = Executors.newFixedThreadPool(16);
 
+	/** Launches of {@code knn_fused}: one per store search of a batch (one group on the batch's stream, one piece). */
+	private final AtomicInteger fusedLaunches = new AtomicInteger();
+
 	@BeforeEach
 	void open() {
-		this.fixture = new StoreFixture(this.dir, CollectionStore.Durability.DEFAULT);
+		GpuListener launches = new GpuListener() {
+
+			@Override
+			public void kernelLaunched(String kernel, boolean success) {
+				if (success && kernel.equals(KnnKernels.FUSED.name())) {
+					BatchedSearchesTest.this.fusedLaunches.incrementAndGet();
+				}
+			}
+
+		};
+		this.fixture = new StoreFixture(this.dir, CollectionStore.Durability.DEFAULT, launches);
 		Random random = new Random(21);
 		for (String metric : List.of("cosine", "dot")) {
 			this.fixture.store.create(metric, DIMENSION, Metric.fromJson(metric));
@@ -130,8 +145,14 @@ class BatchedSearchesTest {
 		}
 	}
 
-	private void batchOfConcurrentRequestsGivesTheBitsOfEachAlone(String metric, CollectionStore.Limits limits)
-			throws Exception {
+	/**
+	 * 12 single-query requests, one of 3 and one of 8 queries with k = 10, then one with k = 3, queued in
+	 * that order while the pool is held: the first runs alone, the other k = 10 requests form one batch,
+	 * the k = 3 one a batch of its own.
+	 * @param storeSearches the store searches the batches must make, seen as {@code knn_fused} launches
+	 */
+	private void batchOfConcurrentRequestsGivesTheBitsOfEachAlone(String metric, CollectionStore.Limits limits,
+			int storeSearches) throws Exception {
 		try (BatchedSearches searches = batched(limits)) {
 			Random random = new Random(metric.hashCode());
 			List<float[]> requests = new ArrayList<>();
@@ -142,11 +163,16 @@ class BatchedSearchesTest {
 			requests.add(queries(random, 8));
 			List<StreamLease> held = holdThePool();
 			List<CompletableFuture<List<List<Hit>>>> answers = new ArrayList<>();
+			int launchesBefore = this.fusedLaunches.get();
 			try {
 				for (float[] request : requests) {
 					answers.add(CompletableFuture.supplyAsync(() -> searches.search(metric, request, 10), this.clients));
+					// One at a time, so that the batch holds them in this order.
 					if (answers.size() == 1) {
 						awaitRunning(searches.batcher());
+					}
+					else {
+						awaitQueued(searches.batcher(), answers.size() - 1);
 					}
 				}
 				// A request with another k goes to a batch of its own.
@@ -156,12 +182,17 @@ class BatchedSearchesTest {
 			finally {
 				held.forEach(StreamLease::close);
 			}
-			for (int i = 0; i < requests.size(); i++) {
-				assertSameBits(answers.get(i).get(60, TimeUnit.SECONDS), this.fixture.store.search(metric, requests.get(i), 10),
-						metric + " request " + i);
+			List<List<List<Hit>>> batched = new ArrayList<>();
+			for (CompletableFuture<List<List<Hit>>> answer : answers) {
+				batched.add(answer.get(60, TimeUnit.SECONDS));
 			}
-			assertSameBits(answers.get(requests.size()).get(60, TimeUnit.SECONDS),
-					this.fixture.store.search(metric, requests.get(0), 3), metric + " request with k = 3");
+			assertThat(this.fusedLaunches.get() - launchesBefore).as("store searches the batches made")
+				.isEqualTo(storeSearches);
+			for (int i = 0; i < requests.size(); i++) {
+				assertSameBits(batched.get(i), this.fixture.store.search(metric, requests.get(i), 10), metric + " request " + i);
+			}
+			assertSameBits(batched.get(requests.size()), this.fixture.store.search(metric, requests.get(0), 3),
+					metric + " request with k = 3");
 			searches.close();
 			BatcherStats stats = searches.batcher().stats();
 			assertThat(stats.batches()).as("the first request alone, then one batch per (collection, k)").isEqualTo(3);
@@ -172,18 +203,20 @@ class BatchedSearchesTest {
 
 	@Test
 	void aBatchAnswersEachRequestWithTheBitsItGetsAloneCosine() throws Exception {
-		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(1024, 1_000_000));
+		// One store search per batch: the first request, the 21 queries of the others, the k = 3 request.
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(1024, 1_000_000), 3);
 	}
 
 	@Test
 	void aBatchAnswersEachRequestWithTheBitsItGetsAloneDot() throws Exception {
-		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("dot", limits(1024, 1_000_000));
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("dot", limits(1024, 1_000_000), 3);
 	}
 
 	@Test
 	void aBatchBeyondTheStoresPerRequestLimitsIsSearchedInRunsThatFitThem() throws Exception {
-		// 23 queries in the batch against at most 8 queries and 80 hits per store search: four runs.
-		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(8, 80));
+		// At most 8 queries and 80 hits per store search: the batch of 11 single queries, 3 and 8 is searched in
+		// three runs (8 singles; 3 singles and the 3; the 8), besides the first request and the k = 3 batch.
+		batchOfConcurrentRequestsGivesTheBitsOfEachAlone("cosine", limits(8, 80), 5);
 	}
 
 	@Test

@@ -1,5 +1,7 @@
 package dev.gpucompute.sample.search;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.AfterAll;
@@ -132,10 +134,15 @@ class KnnFusedTest {
 		int k = 10;
 		float[] vectors = Reference.storedRows(random, n, dim, false);
 		float[] queries = Reference.queries(random, 70, dim);
+		// Scratch for 9 queries: 70 are halved to 35, 18, then 9 a launch, eight sub-batches, the last of 7.
 		long scratch = DeviceSearch.fusedScratch(9, DeviceSearch.split(run.context.device(), n, 9), k);
 		try (SearchRun small = new SearchRun(Backend.CPU, scratch)) {
+			List<List<Integer>> pieces = new ArrayList<>();
 			assertSameTopK("sub-batches", Reference.topK(vectors, dim, queries, k, 0, n),
-					small.fused(vectors, dim, queries, k), k);
+					small.fused(vectors, dim, queries, k, pieces), k);
+			assertThat(pieces).as("(first query, queries) of each sub-batch").containsExactly(List.of(0, 9),
+					List.of(9, 9), List.of(18, 9), List.of(27, 9), List.of(36, 9), List.of(45, 9), List.of(54, 9),
+					List.of(63, 7));
 		}
 	}
 

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 
 import static dev.gpucompute.sample.search.TopKAssertions.assertSameTopK;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -18,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * rule of the execution model (a barrier or warp mask not met by the threads that run it) or touch
  * memory outside its buffers and its shared memory, which is allocated at exactly the size the host
  * computes ({@link KnnKernels#fusedSharedBytes}). Threads run in a seeded order between
- * synchronisation points, and a result must not depend on it. The shapes are those of
- * {@code KnnFusedCudaGpuTest}, which checks the same on a device; this runs in CI without one.
+ * synchronisation points, and a result must not depend on it. A block of a launch the kernel does not
+ * define returns without writing (no trap). The shapes are those of {@code KnnFusedCudaGpuTest}, which
+ * checks the same on a device; this runs in CI without one.
  */
 @ExtendWith(KernelEmulator.Available.class)
 class KnnKernelsEmulatedTest {
@@ -173,6 +175,38 @@ class KnnKernelsEmulatedTest {
 		float[] scores = Reference.rows(random, 2 * 100, 1);
 		assertSameTopK("knn_topk, a chunk past 100 candidates", cpu.topk(scores, null, 2, 10, 0, 2),
 				emulator.topk(scores, null, 2, 10, 0, 2, 5), 10, 2);
+	}
+
+	@Test
+	void blocksTheKernelDoesNotDefineReturnWithoutWriting() {
+		// The host refuses such launches before they are enqueued (UndefinedLaunchesTest); a block of one
+		// that came all the same must return, not trap (a sticky error on a device: the context and every
+		// later search lost). The emulator reports a trap as a fault, and a write past the output as one.
+		Random random = new Random(79);
+		int dim = 20;
+		float[] vectors = Reference.storedRows(random, 300, dim, true);
+		float[] twenty = Reference.queries(random, 20, dim);
+		float[] three = Reference.queries(random, 3, dim);
+		// Groups of 16: the CUDA kernel has no such path (its twin has: it takes any group).
+		assertThat(KnnLaunchRules.fusedDefines(true, 16, 10)).isFalse();
+		assertThat(emulator.fused(vectors, dim, twenty, 10, 128, 16, 3, (int) KnnKernels.fusedSharedBytes(dim, 16, 10),
+				1, false).noneWritten()).as("groups of 16").isTrue();
+		// k past the largest the kernel keeps: neither kernel nor twin writes.
+		int k = KnnKernels.FUSED_MAX_K + 1;
+		assertThat(emulator.fused(vectors, dim, three, k, 128, 3, 3, (int) KnnKernels.fusedSharedBytes(dim, 3, k), 2,
+				false).noneWritten()).as("k = %d, the kernel", k).isTrue();
+		assertThat(cpu.fusedLists(vectors, dim, three, k, 128, 3, 3).noneWritten()).as("k = %d, the twin", k).isTrue();
+		// A grid with a block past the last query, on the scan path and the batch path: that block writes
+		// nothing (its entries would be past the output), the others their lists.
+		for (float[] queries : new float[][] { three, twenty }) {
+			int count = queries.length / dim;
+			int group = cudaGroup(count);
+			int shared = (int) KnnKernels.fusedSharedBytes(dim, group, 10);
+			assertSameTopK(count + " queries, a block past them", cpu.fusedLists(vectors, dim, queries, 10, 128, group, 3),
+					emulator.fused(vectors, dim, queries, 10, 128, group, DeviceSearch.ceilDiv(count, group) + 1, 3, shared,
+							3, false),
+					10, 3);
+		}
 	}
 
 	@Test

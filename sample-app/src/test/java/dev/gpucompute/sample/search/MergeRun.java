@@ -70,15 +70,18 @@ final class MergeRun implements AutoCloseable {
 		return merge(lists, KnnKernels.mergeThreads(lists.runs()));
 	}
 
-	/** One {@code knn_merge} launch, grid (queries), {@code threads} per block: {@code queries * k} entries. */
+	/**
+	 * One {@code knn_merge} launch, grid (queries), {@code threads} per block: {@code queries * k}
+	 * entries; those the launch does not write come back as {@link SearchRun.Result#unwritten}.
+	 */
 	SearchRun.Result merge(Lists lists, int threads) {
 		int entries = lists.queries() * lists.k();
-		SearchRun.Result result = new SearchRun.Result(new float[entries], new int[entries]);
+		SearchRun.Result result = SearchRun.Result.unwritten(entries);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer scores = this.launcher.upload(HostArray.of(lists.scores()));
 				DeviceBuffer ids = this.launcher.upload(HostArray.of(lists.ids()));
-				DeviceBuffer outScores = this.launcher.allocate(entries, ElementType.FLOAT);
-				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
+				DeviceBuffer outScores = this.launcher.upload(HostArray.of(result.scores()));
+				DeviceBuffer outIds = this.launcher.upload(HostArray.of(result.slots()))) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, this.merge, LaunchConfig.of(Dim3.of(lists.queries()), Dim3.of(threads)),
 					lists.runs(), lists.k(), scores, ids, outScores, outIds);

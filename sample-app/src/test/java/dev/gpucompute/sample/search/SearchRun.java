@@ -42,6 +42,34 @@ final class SearchRun implements AutoCloseable {
 					java.util.Arrays.copyOfRange(this.slots, from, to));
 		}
 
+		/** The score of an entry no launch wrote: the NaN the host emulator also fills its outputs with. */
+		static final float UNWRITTEN_SCORE = Float.intBitsToFloat(0x7fbadbad);
+
+		/** The id of an entry no launch wrote (no kernel writes a negative id). */
+		static final int UNWRITTEN_ID = -2;
+
+		/**
+		 * {@code count} entries that no launch wrote yet: a launch's output buffers start as these, so
+		 * that an entry it leaves out shows as such (the markers of the host emulator's outputs).
+		 */
+		static Result unwritten(int count) {
+			float[] scores = new float[count];
+			int[] slots = new int[count];
+			java.util.Arrays.fill(scores, UNWRITTEN_SCORE);
+			java.util.Arrays.fill(slots, UNWRITTEN_ID);
+			return new Result(scores, slots);
+		}
+
+		/** Whether no launch wrote any of these entries (see {@link #unwritten}). */
+		boolean noneWritten() {
+			for (int i = 0; i < this.slots.length; i++) {
+				if (this.slots[i] != UNWRITTEN_ID || !Float.isNaN(this.scores[i])) {
+					return false;
+				}
+			}
+			return true;
+		}
+
 		/** {@code count} entries of the padding every kernel writes where a list has no more rows: (-inf, NO_ID). */
 		static Result padding(int count) {
 			float[] scores = new float[count];
@@ -97,20 +125,21 @@ final class SearchRun implements AutoCloseable {
 
 	/**
 	 * One {@code knn_fused} launch over {@code ranges} ranges (the engine's split has exactly the
-	 * ranges that hold rows; more are padding only).
+	 * ranges that hold rows; more are padding only). Entries the launch does not write come back as
+	 * {@link Result#unwritten}.
 	 */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries, int ranges) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
-		int entries = count * ranges * k;
+		int entries = count * ranges * Math.max(0, k);
 		int shared = (this.context.device().backend() == Backend.CUDA)
 				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
-		Result result = new Result(new float[entries], new int[entries]);
+		Result result = Result.unwritten(entries);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer rows = this.launcher.upload(HostArray.of(vectors));
 				DeviceBuffer queryRows = this.launcher.upload(HostArray.of(queries));
-				DeviceBuffer scores = this.launcher.allocate(entries, ElementType.FLOAT);
-				DeviceBuffer ids = this.launcher.allocate(entries, ElementType.INT)) {
+				DeviceBuffer scores = this.launcher.upload(HostArray.of(result.scores()));
+				DeviceBuffer ids = this.launcher.upload(HostArray.of(result.slots()))) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
 					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
@@ -148,17 +177,25 @@ final class SearchRun implements AutoCloseable {
 
 	/** A whole search through {@link DeviceSearch#search} (the path its rule picks). */
 	Result search(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.CHOSEN);
+		return run(vectors, dim, queries, k, Path.CHOSEN, null);
 	}
 
 	/** A whole search through the fused path, whatever the rule would pick. */
 	Result fused(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.FUSED);
+		return run(vectors, dim, queries, k, Path.FUSED, null);
+	}
+
+	/**
+	 * {@link #fused(float[], int, float[], int)}, adding to {@code pieces} the (first query, queries) of
+	 * each piece the search delivered, in order: one per sub-batch.
+	 */
+	Result fused(float[] vectors, int dim, float[] queries, int k, java.util.List<java.util.List<Integer>> pieces) {
+		return run(vectors, dim, queries, k, Path.FUSED, pieces);
 	}
 
 	/** A whole search through the general path (score matrix, knn_topk or the whole-row sort). */
 	Result general(float[] vectors, int dim, float[] queries, int k) {
-		return run(vectors, dim, queries, k, Path.GENERAL);
+		return run(vectors, dim, queries, k, Path.GENERAL, null);
 	}
 
 	private enum Path {
@@ -167,7 +204,8 @@ final class SearchRun implements AutoCloseable {
 
 	}
 
-	private Result run(float[] vectors, int dim, float[] queries, int k, Path path) {
+	private Result run(float[] vectors, int dim, float[] queries, int k, Path path,
+			java.util.List<java.util.List<Integer>> pieces) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
 		// Every piece (a sub-batch's, or on the general path a slab's) is merged by the total order.
@@ -180,6 +218,9 @@ final class SearchRun implements AutoCloseable {
 			java.util.List<Runnable> collect = new java.util.ArrayList<>();
 			java.util.List<java.util.concurrent.CompletableFuture<Void>> downloads = new java.util.ArrayList<>();
 			DeviceSearch.Results sink = (first, pieceQueries, pieceScores, pieceSlots) -> {
+				if (pieces != null) {
+					pieces.add(java.util.List.of(first, pieceQueries));
+				}
 				float[] s = new float[pieceQueries * k];
 				int[] d = new int[pieceQueries * k];
 				downloads.add(pieceScores.download(HostArray.of(s), stream));

@@ -11,6 +11,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuListener;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.sample.storage.CollectionFiles;
 
@@ -25,7 +26,18 @@ final class StoreFixture implements AutoCloseable {
 	final CollectionStore store;
 
 	StoreFixture(Path dataDir, CollectionStore.Durability durability) {
-		this.context = GpuContext.builder().backend(Backend.CPU).poolSize(4).maxSize(32).cpuThreads(2).open();
+		this(dataDir, durability, GpuListener.NONE);
+	}
+
+	/** With {@code listener} told of the context's launches, leases and batches. */
+	StoreFixture(Path dataDir, CollectionStore.Durability durability, GpuListener listener) {
+		this.context = GpuContext.builder()
+			.backend(Backend.CPU)
+			.poolSize(4)
+			.maxSize(32)
+			.cpuThreads(2)
+			.listener(listener)
+			.open();
 		try {
 			KnnEngine engine = engine(this.context, 2, 2, 64L << 20, Duration.ofSeconds(60));
 			this.store = new CollectionStore(engine, new CollectionFiles(dataDir), new DeviceMemoryBudget(256L << 20),

@@ -1,0 +1,32 @@
+package dev.gpucompute.expression;
+
+import dev.gpucompute.CpuKernel;
+import dev.gpucompute.KernelArgs;
+import dev.gpucompute.KernelBlock;
+
+/**
+ * The CPU body of an expression kernel: the compiled Java, and the kernel it was generated for (so
+ * that {@link ExpressionKernel#of} finds it from a {@code KernelSource}). One object per definition
+ * text, so that defining the same kernel twice gives the same body.
+ */
+final class ExpressionBody implements CpuKernel {
+
+	private final CpuKernel compiled;
+
+	private final ExpressionKernel kernel;
+
+	ExpressionBody(CpuKernel compiled, ExpressionKernel kernel) {
+		this.compiled = compiled;
+		this.kernel = kernel;
+	}
+
+	@Override
+	public void run(KernelBlock block, KernelArgs args) {
+		this.compiled.run(block, args);
+	}
+
+	ExpressionKernel kernel() {
+		return this.kernel;
+	}
+
+}
