@@ -1,6 +1,9 @@
 package dev.gpucompute.cpu;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,6 +33,7 @@ import dev.gpucompute.UnsupportedBackendOperationException;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
@@ -76,7 +80,22 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	private final BackendListener listener;
 
+	/** The legacy default stream and the created streams, each until it is destroyed and its work done. */
 	private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * The per-thread default streams with work in flight, guarded by itself: a thread's default stream
+	 * joins when work is enqueued on it while it is idle and leaves when that work and its callbacks
+	 * are done (see {@link CpuStream#CpuStream(CpuDeviceBackend, String, int, boolean, boolean)}).
+	 * Device synchronisation, the drain and close find the work of every thread here, threads that
+	 * ended included, while an idle default stream belongs to its thread alone and goes with it: a
+	 * service that starts a thread (a virtual thread) per request does not add a stream per request.
+	 * An identity set, so that joining allocates nothing.
+	 */
+	private final Set<CpuStream> busyDefaultStreams = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	/** Set under {@link #busyDefaultStreams} when close or abandon began: a default stream joining later gets it. */
+	private GpuException closing;
 
 	/** Allocations not yet freed, so that close frees what buffers left open still hold. */
 	private final Set<CpuMemory> allocations = ConcurrentHashMap.newKeySet();
@@ -87,8 +106,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 	private final CpuStream legacy;
 
 	private final ThreadLocal<CpuStream> perThread;
-
-	private final AtomicInteger perThreadCount = new AtomicInteger();
 
 	CpuDeviceBackend(BackendConfig config) {
 		this.threads = config.cpuThreads();
@@ -107,15 +124,10 @@ final class CpuDeviceBackend implements DeviceBackend {
 				"CPU-" + config.ordinal(), "", "",
 				this.threads, this.budget, "Java " + Runtime.version().feature(), MAX_THREADS_PER_BLOCK, MAX_BLOCK,
 				MAX_GRID, MAX_SHARED, 1);
-		this.legacy = new CpuStream(this, "default-legacy", 0, false);
+		this.legacy = new CpuStream(this, "default-legacy", 0, false, false);
 		this.streams.add(this.legacy);
-		this.perThread = ThreadLocal.withInitial(() -> {
-			CpuStream stream = new CpuStream(this,
-					"default-per-thread[" + Thread.currentThread().getName() + "]", 0, false);
-			this.perThreadCount.incrementAndGet();
-			this.streams.add(stream);
-			return stream;
-		});
+		this.perThread = ThreadLocal.withInitial(() -> new CpuStream(this,
+				"default-per-thread[" + HostThreads.name(Thread.currentThread()) + "]", 0, false, true));
 	}
 
 	@Override
@@ -162,9 +174,55 @@ final class CpuDeviceBackend implements DeviceBackend {
 		this.streams.remove(stream);
 	}
 
+	/**
+	 * A per-thread default stream got work while idle: it is kept until that work is done. Called
+	 * with the stream's lock held.
+	 * @return {@code null}, or the reason to abandon the work when close or abandon began
+	 */
+	GpuException busy(CpuStream stream) {
+		synchronized (this.busyDefaultStreams) {
+			if (this.closing != null) {
+				return this.closing;
+			}
+			this.busyDefaultStreams.add(stream);
+			return null;
+		}
+	}
+
+	/** A per-thread default stream's work and callbacks are done. Called with the stream's lock held. */
+	void idle(CpuStream stream) {
+		synchronized (this.busyDefaultStreams) {
+			this.busyDefaultStreams.remove(stream);
+		}
+	}
+
+	/** Every stream with work that device synchronisation, the drain and close must cover, now. */
+	private List<CpuStream> streamsToCover() {
+		List<CpuStream> all = new ArrayList<>(this.streams);
+		synchronized (this.busyDefaultStreams) {
+			all.addAll(this.busyDefaultStreams);
+		}
+		return all;
+	}
+
+	/**
+	 * Close or abandon began: default streams that get work from now on abandon it with
+	 * {@code reason} (the first one given). Returns the streams to abandon now.
+	 */
+	private List<CpuStream> stopAccepting(GpuException reason) {
+		List<CpuStream> all = new ArrayList<>(this.streams);
+		synchronized (this.busyDefaultStreams) {
+			if (this.closing == null) {
+				this.closing = reason;
+			}
+			all.addAll(this.busyDefaultStreams);
+		}
+		return all;
+	}
+
 	@Override
 	public NativeStream createStream(StreamPriority priority, String name) {
-		CpuStream stream = new CpuStream(this, name, (priority == StreamPriority.HIGH) ? 1 : 0, true);
+		CpuStream stream = new CpuStream(this, name, (priority == StreamPriority.HIGH) ? 1 : 0, true, false);
 		this.streams.add(stream);
 		return stream;
 	}
@@ -325,7 +383,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public void synchronizeDevice() {
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : streamsToCover()) {
 			stream.awaitQuietly();
 		}
 	}
@@ -333,7 +391,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public boolean awaitIdle(long timeoutNanos) {
 		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : streamsToCover()) {
 			if (!stream.awaitIdle((deadline == 0) ? 1 : deadline)) {
 				return false;
 			}
@@ -343,7 +401,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public boolean abandon(GpuException reason) {
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : stopAccepting(reason)) {
 			stream.abandon(reason);
 		}
 		List<Runnable> dropped = this.workers.shutdownNow();
@@ -373,13 +431,17 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public void close() {
 		// Work handed over after the drain (a launch racing with close) ends too, instead of waiting forever.
-		for (CpuStream stream : List.copyOf(this.streams)) {
-			stream.abandon(new dev.gpucompute.ContextClosedException("The CPU backend closed before this work ran: it "
-					+ "was abandoned at close"));
+		GpuException closed = new dev.gpucompute.ContextClosedException("The CPU backend closed before this work ran: it "
+				+ "was abandoned at close");
+		for (CpuStream stream : stopAccepting(closed)) {
+			stream.abandon(closed);
 		}
 		this.workers.shutdownNow();
 		boolean stopped = !this.workStillRunning && awaitWorkers();
 		this.streams.clear();
+		synchronized (this.busyDefaultStreams) {
+			this.busyDefaultStreams.clear();
+		}
 		int left = 0;
 		for (CpuMemory memory : List.copyOf(this.allocations)) {
 			if (stopped) {

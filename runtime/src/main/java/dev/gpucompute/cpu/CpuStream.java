@@ -31,7 +31,9 @@ import dev.gpucompute.spi.NativeStream;
  * {@link CpuStreamWaiters}, and the operations other than launches are {@link CpuStreamOps}.
  *
  * <p>Thread-safe; all state (the ledger's and the waits' included) is guarded by one monitor, held
- * only for bookkeeping, never while work runs or callbacks are called.
+ * only for bookkeeping, never while work runs or callbacks are called. A per-thread default stream
+ * tells its backend when it turns busy and idle while it holds that monitor (the backend's set of
+ * busy default streams is locked after a stream's lock, never before).
  */
 final class CpuStream implements NativeStream {
 
@@ -45,6 +47,9 @@ final class CpuStream implements NativeStream {
 	final int priority;
 
 	private final boolean destroyable;
+
+	/** A per-thread default stream: the backend keeps it only while it has work (see {@link #kept}). */
+	private final boolean keptWhileBusy;
 
 	private final Object lock = new Object();
 
@@ -92,11 +97,25 @@ final class CpuStream implements NativeStream {
 	 */
 	private CpuCapture capture;
 
-	CpuStream(CpuDeviceBackend backend, String name, int priority, boolean destroyable) {
+	/**
+	 * Whether the backend keeps this per-thread default stream among those with work in flight: from
+	 * the first operation enqueued while it was idle until its work and the callbacks that work
+	 * reached are done.
+	 */
+	private boolean kept;
+
+	/**
+	 * @param destroyable whether {@link #destroy()} ends it (created streams; not the default streams)
+	 * @param keptWhileBusy a per-thread default stream: the backend keeps it only while it has work
+	 * ({@link CpuDeviceBackend#busy}), so that the default streams of threads that ended, once idle, go
+	 * with their threads; the others are kept by the backend from their creation on
+	 */
+	CpuStream(CpuDeviceBackend backend, String name, int priority, boolean destroyable, boolean keptWhileBusy) {
 		this.backend = backend;
 		this.name = name;
 		this.priority = priority;
 		this.destroyable = destroyable;
+		this.keptWhileBusy = keptWhileBusy;
 	}
 
 	@Override
@@ -133,6 +152,14 @@ final class CpuStream implements NativeStream {
 			}
 			recording = this.capture;
 			if (recording == null) {
+				if (this.keptWhileBusy && !this.kept) {
+					GpuException closing = this.backend.busy(this);
+					if (closing != null) {
+						this.abandoned = closing; // idle until now, so no wait is registered to tell
+						return;
+					}
+					this.kept = true;
+				}
 				op.seq = ++this.enqueued;
 				if (this.busy) {
 					this.queue.addLast(op);
@@ -243,6 +270,9 @@ final class CpuStream implements NativeStream {
 			if (reached == null && this.blocked > 0 && op.seq >= this.wakeAt) {
 				wakeBlocked();
 			}
+			if (reached == null) {
+				releaseIfIdle();
+			}
 		}
 		if (orphan) {
 			log.warn("Work on stream {} failed after its lease was returned, and nothing waited for it: {}", this.name,
@@ -259,6 +289,17 @@ final class CpuStream implements NativeStream {
 				? failure.getCause() : failure;
 		return (cause instanceof GpuException gpu) ? gpu
 				: new GpuException("Operation on stream " + this.name + " failed: " + cause, cause);
+	}
+
+	/**
+	 * Lets the backend forget a per-thread default stream whose work and callbacks are all done; with
+	 * the lock held. Its thread keeps it, and it joins the backend again with its next operation.
+	 */
+	private void releaseIfIdle() {
+		if (this.kept && !this.busy && this.calling == 0) {
+			this.kept = false;
+			this.backend.idle(this);
+		}
 	}
 
 	/** Wakes the blocked threads, which then register the next point they wait for; with the lock held. */
@@ -303,6 +344,7 @@ final class CpuStream implements NativeStream {
 				if (this.blocked > 0 && this.calling == 0 && this.completed >= this.wakeAt) {
 					wakeBlocked();
 				}
+				releaseIfIdle();
 			}
 		}
 	}

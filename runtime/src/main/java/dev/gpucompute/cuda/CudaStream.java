@@ -206,6 +206,9 @@ final class CudaStream implements NativeStream {
 			// a stream its capturing thread has not ended (closing with a capture open abandons it).
 			return DrainMarkers.DESTROYED;
 		}
+		// The drain entered before it waited for this lock (held by a query or a destroy), which may
+		// have moved a virtual thread to another carrier.
+		this.backend.resume();
 		return cuEventRecord(event, this.handle);
 	}
 
@@ -216,7 +219,9 @@ final class CudaStream implements NativeStream {
 	 * completed). The backend's drain must still wait for that work, so the stream first retires
 	 * with a marker event the drain polls ({@link CudaStreams#retire}); where no marker can be
 	 * recorded, it waits for the stream itself. Retiring precedes forgetting: a drain that no longer
-	 * lists the stream finds its marker.
+	 * lists the stream finds its marker. The driver calls come before the forgetting, which may wait
+	 * for the locks of the backend's rooms: a virtual thread that waits there may go on on a carrier
+	 * where the context is not current.
 	 */
 	@Override
 	public synchronized void destroy() {
@@ -224,22 +229,24 @@ final class CudaStream implements NativeStream {
 			return; // default streams belong to CUDA
 		}
 		this.destroyed = true;
+		int waited;
+		int result;
 		try {
 			if (this.backend.isClosed()) {
 				return;
 			}
 			this.backend.enterQuietly();
-			if (!this.backend.retire(this)) {
-				int waited = cuStreamSynchronize(this.handle);
-				if (waited != CudaErrors.SUCCESS) {
-					logger.debug("cuStreamSynchronize({}) before its destruction returned {}", this.name, CudaErrors.name(waited));
-				}
-			}
+			boolean covered = this.backend.retire(this);
+			this.backend.resume(); // again: retiring waits for the retired markers' lock
+			waited = covered ? CudaErrors.SUCCESS : cuStreamSynchronize(this.handle);
+			result = cuStreamDestroy(this.handle);
 		}
 		finally {
 			this.backend.forget(this);
 		}
-		int result = cuStreamDestroy(this.handle);
+		if (waited != CudaErrors.SUCCESS) {
+			logger.debug("cuStreamSynchronize({}) before its destruction returned {}", this.name, CudaErrors.name(waited));
+		}
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamDestroy", null, this);
 		}

@@ -13,6 +13,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 
@@ -191,9 +192,9 @@ public final class StreamHandle implements GpuStream {
 					+ "belongs to its lease only while the lease is open");
 		}
 		if (this.owner != null && this.owner != Thread.currentThread()) {
-			throw new GpuException("Stream " + name() + " is the per-thread default stream of thread '"
-					+ this.owner.getName() + "' and cannot be used from thread '" + Thread.currentThread().getName()
-					+ "'; lease a pooled stream to share work across threads");
+			throw new GpuException("Stream " + name() + " is the per-thread default stream of "
+					+ HostThreads.describe(this.owner) + " and cannot be used from "
+					+ HostThreads.describe(Thread.currentThread()) + "; lease a pooled stream to share work across threads");
 		}
 		return this.stream;
 	}
