@@ -35,7 +35,7 @@ import dev.gpucompute.StreamScope;
  * A search made on a pooled stream the caller holds (a batch of the search batcher) runs on that
  * stream, leasing nothing more; a search of one group from any other thread leases one stream.
  * Each group, on its own stream, finds its queries' top k on the device ({@link DeviceSearch}:
- * {@code knn_fused} for k up to {@value KnnKernels#FUSED_MAX_K}, scoring and selecting without a score
+ * {@code knn_fused} for k up to {@value KnnGeometry#FUSED_MAX_K}, scoring and selecting without a score
  * matrix, else slabs scored by {@code knn_score} and reduced by {@code knn_topk} or a whole-row sort)
  * and only those k per query are downloaded; the host merges the pieces by the kernels' total order
  * (score desc, slot asc), which gives exactly the whole-collection ranking.
@@ -63,7 +63,7 @@ public final class KnnEngine {
 
 	private final DeviceSearch search;
 
-	private final Kernel scatter;
+	private final KnnLaunches launches;
 
 	/**
 	 * @param launcher the launcher to run on
@@ -82,10 +82,8 @@ public final class KnnEngine {
 		this.parallelism = Math.max(1, Math.min(parallelism, pool.maxSize()));
 		this.minQueriesPerGroup = Math.max(1, minQueriesPerGroup);
 		this.deviceTimeout = deviceTimeout;
-		this.search = new DeviceSearch(launcher, new DeviceSearch.Kernels(kernels.get(KnnKernels.SCORE),
-				kernels.get(KnnKernels.TOPK), kernels.get(KnnKernels.SORT_INIT), kernels.get(KnnKernels.BITONIC_STEP),
-				kernels.get(KnnKernels.FUSED), kernels.get(KnnKernels.MERGE)), scratchBytes);
-		this.scatter = kernels.get(KnnKernels.SCATTER);
+		this.launches = new KnnLaunches(launcher, kernels::get);
+		this.search = new DeviceSearch(this.launches, scratchBytes);
 	}
 
 	/** The kernels by source, as the application loaded them. */
@@ -126,8 +124,8 @@ public final class KnnEngine {
 			long total = (long) slots.length * dim;
 			try (DeviceBuffer slotBuffer = this.launcher.upload(HostArray.of(slots));
 					DeviceBuffer rowBuffer = this.launcher.upload(HostArray.of(rows))) {
-				this.launcher.launch(stream, this.scatter, LaunchConfig.linear(total, KnnKernels.LINEAR_BLOCK), total,
-						dim, slotBuffer, rowBuffer, shard.storage);
+				this.launches.scatter(stream, LaunchConfig.linear(total, KnnGeometry.LINEAR_BLOCK), total, dim,
+						slotBuffer, rowBuffer, shard.storage);
 			}
 		});
 	}
