@@ -194,7 +194,7 @@ class KnnMergeTest {
 
 		SearchRun.Result search(float[] vectors, int dim, float[] queries, int k) {
 			try (DeviceBuffer rows = this.context.launcher().upload(HostArray.of(vectors))) {
-				KnnEngine.TopK top = this.engine.search(rows, vectors.length / dim, dim, queries, queries.length / dim, k);
+				TopK top = this.engine.search(rows, vectors.length / dim, dim, queries, queries.length / dim, k);
 				return new SearchRun.Result(top.scores(), top.slots());
 			}
 		}
