@@ -37,7 +37,7 @@
 // entry only improves. Ties are broken by the row, so the result does not depend on thread timing.
 //
 // Launch: grid (ceil(count / groupQueries), ranges), block KNN_THREADS, dynamic shared memory as
-// KnnKernels.fusedSharedBytes(dim, groupQueries, k) computes it (the layout below), 1 <= k <=
+// KnnGeometry.fusedSharedBytes(dim, groupQueries, k) computes it (the layout below), 1 <= k <=
 // KNN_FUSED_MAX_K. The host refuses any other launch before it is enqueued (KnnLaunchRules.checkFused);
 // should one come all the same, each block this kernel does not define (an undefined group size, k
 // or block, or a block past the last query) returns at once and writes nothing. It does not trap: a

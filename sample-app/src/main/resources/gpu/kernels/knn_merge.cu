@@ -8,7 +8,7 @@
 // query's k best entries, best first, padded the same way. "Best" is the total order of every search
 // kernel: the higher score, then the lower id. The entries are selected, never recomputed, so the
 // output is bit for bit the top k that knn_topk's passes over the same candidates select, and what the
-// CPU twin (KnnKernels.merge) writes. The inputs hold no NaN (knn_fused writes -inf for one).
+// CPU twin (KnnTwins.merge) writes. The inputs hold no NaN (knn_fused writes -inf for one).
 //
 // k rounds, each one barrier: thread t owns the runs t, t + blockDim.x, ... (KNN_MERGE_RUNS of them),
 // keeping each run's head and the entry after it in registers; it offers the best of its heads; a

@@ -45,30 +45,6 @@ import dev.gpucompute.graph.GraphStats;
  */
 public final class GpuGraphMetrics implements MeterBinder {
 
-	/** Graph launches and replays. */
-	public static final String REPLAYS = "gpu.graph.replays";
-
-	/** Graphs not closed yet. */
-	public static final String LIVE = "gpu.graph.live";
-
-	/** Operations (kernel launches, copies, fills) in the live graphs. */
-	public static final String NODES = "gpu.graph.nodes";
-
-	/** Captures, by {@value GpuMetrics#TAG_OUTCOME}: {@code success} or {@code failed}. */
-	public static final String CAPTURES = "gpu.graph.captures";
-
-	/** Updates of a graph by a new capture, by {@value GpuMetrics#TAG_OUTCOME}: {@code in_place} or {@code reinstantiated}. */
-	public static final String UPDATES = "gpu.graph.updates";
-
-	/** Capture time, by {@value #TAG_GRAPH}. */
-	public static final String CAPTURE = "gpu.graph.capture";
-
-	/** Instantiation or update time, by {@value #TAG_GRAPH}. */
-	public static final String INSTANTIATE = "gpu.graph.instantiate";
-
-	/** Tag: the graph's name. */
-	public static final String TAG_GRAPH = "graph";
-
 	private final GpuGraphs graphs;
 
 	private final MicrometerGpuListener listener;
@@ -88,23 +64,23 @@ public final class GpuGraphMetrics implements MeterBinder {
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
-		counter(registry, REPLAYS, "Graph launches and replays", Tags.empty(), GraphStats::replays);
-		Gauge.builder(LIVE, this.graphs, (g) -> g.stats().live())
+		counter(registry, GpuMeterNames.GRAPH_REPLAYS, "Graph launches and replays", Tags.empty(), GraphStats::replays);
+		Gauge.builder(GpuMeterNames.GRAPH_LIVE, this.graphs, (g) -> g.stats().live())
 			.description("Graphs captured and not closed yet")
 			.tags(this.tags)
 			.register(registry);
-		Gauge.builder(NODES, this.graphs, (g) -> g.stats().nodes())
+		Gauge.builder(GpuMeterNames.GRAPH_NODES, this.graphs, (g) -> g.stats().nodes())
 			.description("Operations (kernel launches, copies, fills) in the live graphs")
 			.tags(this.tags)
 			.register(registry);
-		counter(registry, CAPTURES, "Graph captures, by outcome",
-				Tags.of(GpuMetrics.TAG_OUTCOME, GpuMetrics.OUTCOME_SUCCESS), GraphStats::captured);
-		counter(registry, CAPTURES, "Graph captures, by outcome", Tags.of(GpuMetrics.TAG_OUTCOME, "failed"),
+		counter(registry, GpuMeterNames.GRAPH_CAPTURES, "Graph captures, by outcome",
+				Tags.of(GpuMeterNames.TAG_OUTCOME, GpuMeterNames.OUTCOME_SUCCESS), GraphStats::captured);
+		counter(registry, GpuMeterNames.GRAPH_CAPTURES, "Graph captures, by outcome", Tags.of(GpuMeterNames.TAG_OUTCOME, "failed"),
 				GraphStats::failedCaptures);
-		counter(registry, UPDATES, "Graphs updated by a new capture, in place or by a new instantiation",
-				Tags.of(GpuMetrics.TAG_OUTCOME, "in_place"), GraphStats::updatesInPlace);
-		counter(registry, UPDATES, "Graphs updated by a new capture, in place or by a new instantiation",
-				Tags.of(GpuMetrics.TAG_OUTCOME, "reinstantiated"), GraphStats::reinstantiations);
+		counter(registry, GpuMeterNames.GRAPH_UPDATES, "Graphs updated by a new capture, in place or by a new instantiation",
+				Tags.of(GpuMeterNames.TAG_OUTCOME, "in_place"), GraphStats::updatesInPlace);
+		counter(registry, GpuMeterNames.GRAPH_UPDATES, "Graphs updated by a new capture, in place or by a new instantiation",
+				Tags.of(GpuMeterNames.TAG_OUTCOME, "reinstantiated"), GraphStats::reinstantiations);
 		if (this.listener != null) {
 			this.listener.add(new Bound(registry));
 		}
@@ -142,13 +118,13 @@ public final class GpuGraphMetrics implements MeterBinder {
 
 		private Timer[] timers(String graph) {
 			return this.timers.computeIfAbsent(graph, (name) -> {
-				Tags graphTags = Tags.concat(GpuGraphMetrics.this.tags, TAG_GRAPH, name);
+				Tags graphTags = Tags.concat(GpuGraphMetrics.this.tags, GpuMeterNames.TAG_GRAPH, name);
 				return new Timer[] {
-						Timer.builder(CAPTURE)
+						Timer.builder(GpuMeterNames.GRAPH_CAPTURE)
 							.description("Time a graph capture took, from its beginning to its end (the work issued included)")
 							.tags(graphTags)
 							.register(this.registry),
-						Timer.builder(INSTANTIATE)
+						Timer.builder(GpuMeterNames.GRAPH_INSTANTIATE)
 							.description("Time a captured graph took to instantiate, or to update an instantiated graph")
 							.tags(graphTags)
 							.register(this.registry) };

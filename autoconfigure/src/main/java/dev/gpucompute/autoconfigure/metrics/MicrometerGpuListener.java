@@ -30,9 +30,9 @@ import dev.gpucompute.GpuContextBuilder;
  */
 public final class MicrometerGpuListener implements GpuListener {
 
-	private static final GpuMetrics.Bound[] UNBOUND = new GpuMetrics.Bound[0];
+	private static final ListenerMeters[] UNBOUND = new ListenerMeters[0];
 
-	private volatile GpuMetrics.Bound[] bound = UNBOUND;
+	private volatile ListenerMeters[] bound = UNBOUND;
 
 	private volatile GpuGraphMetrics.Bound[] graphs = new GpuGraphMetrics.Bound[0];
 
@@ -45,9 +45,9 @@ public final class MicrometerGpuListener implements GpuListener {
 	}
 
 	/** Called by {@link GpuMetrics#bindTo}; one entry per registry the binder was bound to. */
-	synchronized void add(GpuMetrics.Bound meters) {
-		GpuMetrics.Bound[] current = this.bound;
-		GpuMetrics.Bound[] next = java.util.Arrays.copyOf(current, current.length + 1);
+	synchronized void add(ListenerMeters meters) {
+		ListenerMeters[] current = this.bound;
+		ListenerMeters[] next = java.util.Arrays.copyOf(current, current.length + 1);
 		next[current.length] = meters;
 		this.bound = next;
 	}
@@ -59,28 +59,28 @@ public final class MicrometerGpuListener implements GpuListener {
 
 	@Override
 	public void kernelLaunched(String kernel, boolean success) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelSeen(kernel);
 		}
 	}
 
 	@Override
 	public void kernelFailed(String kernel) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelSeen(kernel);
 		}
 	}
 
 	@Override
 	public void kernelTimed(String kernel, long nanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelTimed(kernel, nanos);
 		}
 	}
 
 	@Override
 	public void kernelLoaded(KernelLoad load) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelLoaded(load);
 			meters.kernelSeen(load.kernel());
 		}
@@ -88,35 +88,35 @@ public final class MicrometerGpuListener implements GpuListener {
 
 	@Override
 	public void leaseAcquired(long waitNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.leaseAcquired(waitNanos);
 		}
 	}
 
 	@Override
 	public void leaseReleased(long heldNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.leaseReleased(heldNanos);
 		}
 	}
 
 	@Override
 	public void batcherOpened(String batcher) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batcherOpened(batcher);
 		}
 	}
 
 	@Override
 	public void batchDispatched(String batcher, int size) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batchDispatched(batcher, size);
 		}
 	}
 
 	@Override
 	public void batchItemWaited(String batcher, long waitNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batchItemWaited(batcher, waitNanos);
 		}
 	}

@@ -84,24 +84,24 @@ class GpuGraphMetricsTests {
 					assertThatThrownBy(() -> lease.stream().synchronize()).isInstanceOf(GraphCaptureException.class);
 				}
 
-				assertThat(counter(GpuGraphMetrics.REPLAYS)).isEqualTo(2);
-				assertThat(gauge(GpuGraphMetrics.LIVE)).isEqualTo(1);
-				assertThat(gauge(GpuGraphMetrics.NODES)).isEqualTo(1);
-				assertThat(counter(GpuGraphMetrics.CAPTURES, "outcome", "success")).isEqualTo(3);
-				assertThat(counter(GpuGraphMetrics.CAPTURES, "outcome", "failed")).isEqualTo(1);
-				assertThat(counter(GpuGraphMetrics.UPDATES, "outcome", "in_place")).isEqualTo(1);
-				assertThat(counter(GpuGraphMetrics.UPDATES, "outcome", "reinstantiated")).isEqualTo(1);
-				Timer capture = this.registry.get(GpuGraphMetrics.CAPTURE).tags("graph", "adds", "gpu", "0", "backend", "cpu")
+				assertThat(counter(GpuMeterNames.GRAPH_REPLAYS)).isEqualTo(2);
+				assertThat(gauge(GpuMeterNames.GRAPH_LIVE)).isEqualTo(1);
+				assertThat(gauge(GpuMeterNames.GRAPH_NODES)).isEqualTo(1);
+				assertThat(counter(GpuMeterNames.GRAPH_CAPTURES, "outcome", "success")).isEqualTo(3);
+				assertThat(counter(GpuMeterNames.GRAPH_CAPTURES, "outcome", "failed")).isEqualTo(1);
+				assertThat(counter(GpuMeterNames.GRAPH_UPDATES, "outcome", "in_place")).isEqualTo(1);
+				assertThat(counter(GpuMeterNames.GRAPH_UPDATES, "outcome", "reinstantiated")).isEqualTo(1);
+				Timer capture = this.registry.get(GpuMeterNames.GRAPH_CAPTURE).tags("graph", "adds", "gpu", "0", "backend", "cpu")
 					.timer();
 				assertThat(capture.count()).isEqualTo(1);
-				assertThat(this.registry.get(GpuGraphMetrics.INSTANTIATE).tags("graph", "adds").timer().count())
+				assertThat(this.registry.get(GpuMeterNames.GRAPH_INSTANTIATE).tags("graph", "adds").timer().count())
 					.as("the instantiation and both updates").isEqualTo(3);
-				assertThat(this.registry.get(GpuGraphMetrics.REPLAYS).meter()).isInstanceOf(FunctionCounter.class);
-				assertThat(this.registry.get(GpuGraphMetrics.LIVE).meter()).isInstanceOf(Gauge.class);
+				assertThat(this.registry.get(GpuMeterNames.GRAPH_REPLAYS).meter()).isInstanceOf(FunctionCounter.class);
+				assertThat(this.registry.get(GpuMeterNames.GRAPH_LIVE).meter()).isInstanceOf(Gauge.class);
 			}
 		}
-		assertThat(gauge(GpuGraphMetrics.LIVE)).isZero();
-		assertThat(gauge(GpuGraphMetrics.NODES)).isZero();
+		assertThat(gauge(GpuMeterNames.GRAPH_LIVE)).isZero();
+		assertThat(gauge(GpuMeterNames.GRAPH_NODES)).isZero();
 	}
 
 }

@@ -2,11 +2,11 @@ package dev.gpucompute.sample.search;
 
 import dev.gpucompute.InvalidLaunchConfigException;
 
-import static dev.gpucompute.sample.search.KnnKernels.BATCH_Q;
-import static dev.gpucompute.sample.search.KnnKernels.FUSED_MAX_K;
-import static dev.gpucompute.sample.search.KnnKernels.MERGE_MAX_BLOCK;
-import static dev.gpucompute.sample.search.KnnKernels.MERGE_RUNS_PER_THREAD;
-import static dev.gpucompute.sample.search.KnnKernels.SCAN_MAX;
+import static dev.gpucompute.sample.search.KnnGeometry.BATCH_Q;
+import static dev.gpucompute.sample.search.KnnGeometry.FUSED_MAX_K;
+import static dev.gpucompute.sample.search.KnnGeometry.MERGE_MAX_BLOCK;
+import static dev.gpucompute.sample.search.KnnGeometry.MERGE_RUNS_PER_THREAD;
+import static dev.gpucompute.sample.search.KnnGeometry.SCAN_MAX;
 
 /**
  * The launches of {@code knn_fused} and {@code knn_merge} that their code defines, checked on the host
@@ -45,8 +45,8 @@ final class KnnLaunchRules {
 
 	/**
 	 * Whether {@code knn_fused} defines blocks of {@code groupQueries} queries at this k: on CUDA 1 to
-	 * {@value KnnKernels#SCAN_MAX} (the scan) or {@value KnnKernels#BATCH_Q} (the batch path), on the CPU
-	 * backend (its twin) any number from 1; k from 1 to {@value KnnKernels#FUSED_MAX_K} on both.
+	 * {@value KnnGeometry#SCAN_MAX} (the scan) or {@value KnnGeometry#BATCH_Q} (the batch path), on the CPU
+	 * backend (its twin) any number from 1; k from 1 to {@value KnnGeometry#FUSED_MAX_K} on both.
 	 */
 	static boolean fusedDefines(boolean cuda, int groupQueries, int k) {
 		boolean group = cuda ? (groupQueries >= 1 && groupQueries <= SCAN_MAX) || groupQueries == BATCH_Q

@@ -231,7 +231,7 @@ final class KernelEmulator {
 
 	/**
 	 * One {@code knn_fused} launch: grid ({@code ceil(count / groupQueries)}, {@code ranges}), block
-	 * {@value KnnKernels#FUSED_BLOCK}, exactly {@code sharedBytes} of dynamic shared memory.
+	 * {@value KnnGeometry#FUSED_BLOCK}, exactly {@code sharedBytes} of dynamic shared memory.
 	 * @param seed the order of threads between synchronisation points
 	 * @param yieldAtAtomics whether a thread may also be interrupted after each atomic (more orders)
 	 * @return the {@code count * ranges * k} entries the launch wrote
@@ -252,7 +252,7 @@ final class KernelEmulator {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
 		int entries = count * ranges * Math.max(0, k);
-		ByteBuffer input = header(1, gridX, ranges, KnnKernels.FUSED_BLOCK, sharedBytes,
+		ByteBuffer input = header(1, gridX, ranges, KnnGeometry.FUSED_BLOCK, sharedBytes,
 				seed, yieldAtAtomics, 7 * 4 + 4L * vectors.length + 4L * queries.length);
 		input.putInt(n).putInt(dim).putInt(count).putInt(k).putInt(rowsPerBlock).putInt(groupQueries).putInt(entries);
 		input.asFloatBuffer().put(vectors).put(queries);
@@ -261,15 +261,15 @@ final class KernelEmulator {
 
 	/**
 	 * One {@code knn_topk} launch over {@code rows} rows of {@code m} candidates: grid ({@code chunks},
-	 * {@code rows}), block {@value KnnKernels#TOPK_BLOCK}.
+	 * {@code rows}), block {@value KnnGeometry#TOPK_BLOCK}.
 	 * @param ids the candidates' ids, or null (useIds = 0)
 	 * @return the {@code rows * chunks * min(k, CHUNK)} entries the launch wrote
 	 */
 	SearchRun.Result topk(float[] scores, int[] ids, int rows, int k, int idBase, int chunks, long seed) {
 		int m = scores.length / rows;
-		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
+		int entries = rows * chunks * Math.min(k, KnnGeometry.CHUNK);
 		long body = 6 * 4 + 4L * scores.length + ((ids != null) ? 4L * ids.length : 0);
-		ByteBuffer input = header(2, chunks, rows, KnnKernels.TOPK_BLOCK, 0, seed, false, body);
+		ByteBuffer input = header(2, chunks, rows, KnnGeometry.TOPK_BLOCK, 0, seed, false, body);
 		input.putInt(m).putInt(k).putInt((ids != null) ? 1 : 0).putInt(idBase).putInt(rows).putInt(entries);
 		input.asFloatBuffer().put(scores);
 		input.position(input.position() + 4 * scores.length);

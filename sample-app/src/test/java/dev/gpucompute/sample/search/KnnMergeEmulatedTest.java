@@ -60,7 +60,7 @@ class KnnMergeEmulatedTest {
 				int queries = (r >= 264) ? ((k == 10) ? 3 : 1) : 5;
 				for (boolean ties : new boolean[] { false, true }) {
 					MergeRun.Lists lists = MergeRun.lists(random, queries, r, k, ties);
-					assertMerge(lists, KnnKernels.mergeThreads(r), ++seed);
+					assertMerge(lists, KnnGeometry.mergeThreads(r), ++seed);
 				}
 			}
 		}
@@ -69,8 +69,8 @@ class KnnMergeEmulatedTest {
 	@Test
 	void kPastTheEnginesBoundAndLargerBlocksMatchTheTwin() {
 		Random random = new Random(89);
-		assertMerge(MergeRun.lists(random, 2, 40, 33, true), KnnKernels.mergeThreads(40), 1);
-		assertMerge(MergeRun.lists(random, 2, 7, 64, false), KnnKernels.mergeThreads(7), 2);
+		assertMerge(MergeRun.lists(random, 2, 40, 33, true), KnnGeometry.mergeThreads(40), 1);
+		assertMerge(MergeRun.lists(random, 2, 7, 64, false), KnnGeometry.mergeThreads(7), 2);
 		// Threads and warps that own no list at all: 2 lists in a block of 256.
 		assertMerge(MergeRun.lists(random, 3, 2, 10, true), 256, 3);
 		assertMerge(MergeRun.lists(random, 3, 264, 10, false), 128, 4);
@@ -81,7 +81,7 @@ class KnnMergeEmulatedTest {
 		Random random = new Random(97);
 		MergeRun.Lists lists = MergeRun.lists(random, 2, 264, 32, true);
 		for (long seed = 11; seed <= 14; seed++) {
-			assertMerge(lists, KnnKernels.mergeThreads(264), seed);
+			assertMerge(lists, KnnGeometry.mergeThreads(264), seed);
 		}
 	}
 

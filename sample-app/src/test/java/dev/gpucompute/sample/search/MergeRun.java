@@ -65,9 +65,9 @@ final class MergeRun implements AutoCloseable {
 		}
 	}
 
-	/** One {@code knn_merge} launch with the engine's block ({@link KnnKernels#mergeThreads}). */
+	/** One {@code knn_merge} launch with the engine's block ({@link KnnGeometry#mergeThreads}). */
 	SearchRun.Result merge(Lists lists) {
-		return merge(lists, KnnKernels.mergeThreads(lists.runs()));
+		return merge(lists, KnnGeometry.mergeThreads(lists.runs()));
 	}
 
 	/**
@@ -93,7 +93,7 @@ final class MergeRun implements AutoCloseable {
 
 	/**
 	 * The same candidates through {@code knn_topk}'s passes, as {@code DeviceSearch} merged the fused
-	 * path's lists before {@code knn_merge}: chunks of {@link KnnKernels#CHUNK}, pass after pass, until one
+	 * path's lists before {@code knn_merge}: chunks of {@link KnnGeometry#CHUNK}, pass after pass, until one
 	 * chunk per query is left.
 	 */
 	SearchRun.Result topkPasses(Lists lists) {
@@ -102,7 +102,7 @@ final class MergeRun implements AutoCloseable {
 		int[] ids = lists.ids();
 		int m = lists.runs() * k;
 		while (true) {
-			int chunks = DeviceSearch.ceilDiv(m, KnnKernels.CHUNK);
+			int chunks = DeviceSearch.ceilDiv(m, KnnGeometry.CHUNK);
 			int entries = lists.queries() * chunks * k;
 			float[] outScores = new float[entries];
 			int[] outIds = new int[entries];
@@ -113,7 +113,7 @@ final class MergeRun implements AutoCloseable {
 					DeviceBuffer outIdBuffer = this.launcher.allocate(entries, ElementType.INT)) {
 				GpuStream stream = lease.stream();
 				this.launcher.launch(stream, this.topk,
-						LaunchConfig.of(Dim3.of(chunks, lists.queries()), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, 1, 0, in,
+						LaunchConfig.of(Dim3.of(chunks, lists.queries()), Dim3.of(KnnGeometry.TOPK_BLOCK)), m, k, 1, 0, in,
 						inIds, out, outIdBuffer);
 				out.download(HostArray.of(outScores), stream).join();
 				outIdBuffer.download(HostArray.of(outIds), stream).join();

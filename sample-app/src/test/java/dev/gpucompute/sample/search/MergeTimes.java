@@ -92,7 +92,7 @@ public final class MergeTimes {
 		int runs = lists.runs();
 		List<int[]> passes = new ArrayList<>(); // per pass: candidates per query, chunks
 		for (int m = runs * k;;) {
-			int chunks = DeviceSearch.ceilDiv(m, KnnKernels.CHUNK);
+			int chunks = DeviceSearch.ceilDiv(m, KnnGeometry.CHUNK);
 			passes.add(new int[] { m, chunks });
 			if (chunks == 1) {
 				break;
@@ -109,7 +109,7 @@ public final class MergeTimes {
 				DeviceBuffer midIds = launcher.allocate(first, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			Runnable mergeOnce = () -> launcher.launch(stream, merge,
-					LaunchConfig.of(Dim3.of(count), Dim3.of(KnnKernels.mergeThreads(runs))), runs, k, scores, ids, outScores,
+					LaunchConfig.of(Dim3.of(count), Dim3.of(KnnGeometry.mergeThreads(runs))), runs, k, scores, ids, outScores,
 					outIds);
 			Runnable passesOnce = () -> {
 				// As DeviceSearch.chunkedTopK: the lists, then the survivors, pass after pass.
@@ -117,7 +117,7 @@ public final class MergeTimes {
 				for (int p = 0; p < passes.size(); p++) {
 					DeviceBuffer[] out = (p % 2 == 0) ? new DeviceBuffer[] { midScores, midIds }
 							: new DeviceBuffer[] { outScores, outIds };
-					launcher.launch(stream, topk, LaunchConfig.of(Dim3.of(passes.get(p)[1], count), Dim3.of(KnnKernels.TOPK_BLOCK)),
+					launcher.launch(stream, topk, LaunchConfig.of(Dim3.of(passes.get(p)[1], count), Dim3.of(KnnGeometry.TOPK_BLOCK)),
 							passes.get(p)[0], k, 1, 0, in[0], in[1], out[0], out[1]);
 					in = out;
 				}
@@ -150,7 +150,7 @@ public final class MergeTimes {
 			return String.format(Locale.ROOT,
 					"  %3d queries, k = %2d, %4d lists: knn_merge %.4f ms (median %.4f; %d threads per block); knn_topk, "
 							+ "%d pass%s: %.4f ms; merge / passes %.2fx (%d and %d timed launches)",
-					count, k, runs, mergeMs, median(merges) / 1e6, KnnKernels.mergeThreads(runs), passes.size(),
+					count, k, runs, mergeMs, median(merges) / 1e6, KnnGeometry.mergeThreads(runs), passes.size(),
 					(passes.size() == 1) ? "" : "es", passesMs, mergeMs / passesMs, merges.length, topks.length);
 		}
 	}

@@ -88,11 +88,7 @@ final class SearchRun implements AutoCloseable {
 			for (KernelSource source : KnnKernels.withCudaFromClasspath()) {
 				this.kernels.put(source.name(), this.launcher.load(source));
 			}
-			this.search = new DeviceSearch(this.launcher,
-					new DeviceSearch.Kernels(kernel(KnnKernels.SCORE), kernel(KnnKernels.TOPK),
-							kernel(KnnKernels.SORT_INIT), kernel(KnnKernels.BITONIC_STEP), kernel(KnnKernels.FUSED),
-							kernel(KnnKernels.MERGE)),
-					scratchBytes);
+			this.search = new DeviceSearch(new KnnLaunches(this.launcher, this::kernel), scratchBytes);
 		}
 		catch (RuntimeException ex) {
 			this.context.close();
@@ -114,7 +110,7 @@ final class SearchRun implements AutoCloseable {
 	 */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock) {
 		int count = queries.length / dim;
-		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q);
+		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnGeometry.SCAN_MAX) ? count : KnnGeometry.BATCH_Q);
 	}
 
 	/** One {@code knn_fused} launch with {@code groupQueries} queries per block. */
@@ -133,7 +129,7 @@ final class SearchRun implements AutoCloseable {
 		int count = queries.length / dim;
 		int entries = count * ranges * Math.max(0, k);
 		int shared = (this.context.device().backend() == Backend.CUDA)
-				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
+				? (int) KnnGeometry.fusedSharedBytes(dim, groupQueries, k) : 0;
 		Result result = Result.unwritten(entries);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer rows = this.launcher.upload(HostArray.of(vectors));
@@ -142,7 +138,7 @@ final class SearchRun implements AutoCloseable {
 				DeviceBuffer ids = this.launcher.upload(HostArray.of(result.slots()))) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
-					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
+					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnGeometry.FUSED_BLOCK))
 						.withSharedMemory(shared),
 					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
 			scores.download(HostArray.of(result.scores()), stream).join();
@@ -158,7 +154,7 @@ final class SearchRun implements AutoCloseable {
 	 */
 	Result topk(float[] scores, int[] ids, int rows, int k, int idBase, int chunks) {
 		int m = scores.length / rows;
-		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
+		int entries = rows * chunks * Math.min(k, KnnGeometry.CHUNK);
 		Result result = new Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer in = this.launcher.upload(HostArray.of(scores));
@@ -167,7 +163,7 @@ final class SearchRun implements AutoCloseable {
 				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.TOPK),
-					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
+					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnGeometry.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
 					idBase, in, inIds, out, outIds);
 			out.download(HostArray.of(result.scores()), stream).join();
 			outIds.download(HostArray.of(result.slots()), stream).join();

@@ -57,7 +57,7 @@ class UndefinedLaunchesTest {
 		float[] queries = Reference.queries(random, 3, dim);
 		run.context.synchronize();
 		long buffers = run.context.memory().liveBuffers();
-		for (int k : new int[] { 0, KnnKernels.FUSED_MAX_K + 1 }) {
+		for (int k : new int[] { 0, KnnGeometry.FUSED_MAX_K + 1 }) {
 			long fused = launches(KnnKernels.FUSED.name());
 			long merge = launches(KnnKernels.MERGE.name());
 			assertThatThrownBy(() -> run.fused(vectors, dim, queries, k)).as("k = %d", k)
@@ -85,7 +85,7 @@ class UndefinedLaunchesTest {
 				DeviceBuffer ids = run.context.launcher().upload(HostArray.of(lists.ids()))) {
 			GpuStream stream = lease.stream();
 			long uploaded = run.context.memory().liveBuffers();
-			int[][] shapes = { { 40, 0 }, { 0, 10 }, { KnnKernels.MERGE_MAX_RUNS + 1, 10 } };
+			int[][] shapes = { { 40, 0 }, { 0, 10 }, { KnnGeometry.MERGE_MAX_RUNS + 1, 10 } };
 			for (int[] shape : shapes) {
 				long merge = launches(KnnKernels.MERGE.name());
 				assertThatThrownBy(() -> run.search().merge(stream, scores, ids, shape[0], lists.queries(), shape[1]))
@@ -131,31 +131,31 @@ class UndefinedLaunchesTest {
 				boolean cuda = device.backend() == Backend.CUDA;
 				int group = DeviceSearch.groupQueries(device, queries);
 				int blocks = DeviceSearch.ceilDiv(queries, group);
-				for (int k : new int[] { 1, 10, KnnKernels.FUSED_MAX_K }) {
+				for (int k : new int[] { 1, 10, KnnGeometry.FUSED_MAX_K }) {
 					assertThatCode(() -> KnnLaunchRules.checkFused(cuda, queries, k, group, blocks))
 						.as("%d queries on %s, k = %d", queries, device.backend(), k)
 						.doesNotThrowAnyException();
 				}
-				assertThat(KnnLaunchRules.fusedDefines(cuda, group, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+				assertThat(KnnLaunchRules.fusedDefines(cuda, group, KnnGeometry.FUSED_MAX_K + 1)).isFalse();
 				assertThat(KnnLaunchRules.fusedDefines(cuda, group, 0)).isFalse();
 			}
 		}
 		// CUDA's groups: 1 to 8 (the scan) and 32 (the batch path), no other; the twin takes any from 1.
 		for (int group = 0; group <= 40; group++) {
 			assertThat(KnnLaunchRules.fusedDefines(true, group, 10)).as("CUDA, groups of %d", group)
-				.isEqualTo((group >= 1 && group <= KnnKernels.SCAN_MAX) || group == KnnKernels.BATCH_Q);
+				.isEqualTo((group >= 1 && group <= KnnGeometry.SCAN_MAX) || group == KnnGeometry.BATCH_Q);
 			assertThat(KnnLaunchRules.fusedDefines(false, group, 10)).as("CPU, groups of %d", group).isEqualTo(group >= 1);
 		}
-		for (int runs = 1; runs <= KnnKernels.MERGE_MAX_RUNS; runs++) {
-			int threads = KnnKernels.mergeThreads(runs);
+		for (int runs = 1; runs <= KnnGeometry.MERGE_MAX_RUNS; runs++) {
+			int threads = KnnGeometry.mergeThreads(runs);
 			assertThat(KnnLaunchRules.mergeDefines(runs, 1, threads)).as("%d lists", runs).isTrue();
 			assertThat(KnnLaunchRules.mergeDefines(runs, 0, threads)).isFalse();
 			// A warp fewer does not own every list; a block that is no multiple of a warp is not defined.
 			assertThat(KnnLaunchRules.mergeDefines(runs, 10, threads - 32)).isFalse();
 			assertThat(KnnLaunchRules.mergeDefines(runs, 10, threads + 16)).isFalse();
 		}
-		assertThat(KnnLaunchRules.mergeDefines(10, 10, KnnKernels.MERGE_MAX_BLOCK + 32)).isFalse();
-		assertThatThrownBy(() -> KnnKernels.mergeThreads(KnnKernels.MERGE_MAX_RUNS + 1))
+		assertThat(KnnLaunchRules.mergeDefines(10, 10, KnnGeometry.MERGE_MAX_BLOCK + 32)).isFalse();
+		assertThatThrownBy(() -> KnnGeometry.mergeThreads(KnnGeometry.MERGE_MAX_RUNS + 1))
 			.isInstanceOf(InvalidLaunchConfigException.class);
 	}
 
