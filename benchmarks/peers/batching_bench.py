@@ -10,7 +10,9 @@ loops over HTTP, alternating the two in short windows so that both see the same 
 p50/p99 of the round trip, and from each service's meters and /proc/<pid>/stat over each window
 the kernel launches per request (gpu.kernel.launches), the mean batch of the `search` batcher
 (gpu.batch.size), the server time (http.server.requests) and the service process's CPU seconds per
-1,000 queries. It also measures each service at 16 and 100 queries per request, each service's CPU
+1,000 queries. Then, on each service, the writers row of gpu_search_bench.py: 16 single-query clients
+(binary) without writers and while 2 writers add vectors (16 per request, at most 50 requests/s each),
+paired back to back. It also measures each service at 16 and 100 queries per request, each service's CPU
 share when idle (no requests for 5 s), the client's own ceiling (the same clients against GET
 /actuator/health/liveness of the batcher-on service), and checks that both services give the same
 answers, byte for byte, for the first 200 queries (JSON and binary).
@@ -106,6 +108,52 @@ def window(pool, service, fmt, clients, queries_per_request, seconds, ramp):
                     seconds, ramp, gsb.SEARCH_URI, queries_per_request)
 
 
+def writers_rows(pool, services, args, part, rates):
+    """The row of gpu_search_bench.py's writers pair, on each service: --writer-clients single-query clients
+    (binary where measured, else the first format), in windows without writers and while --writers writers
+    add vectors (new ids: the collection grows), paired back to back and alternating between the services
+    over --rounds rounds, so that each pair sees nearly the same collection."""
+    fmt = "binary" if "binary" in args.formats.split(",") else args.formats.split(",")[0].strip()
+    c = args.writer_clients
+    bodies = gsb.writer_bodies(args.d, args.writer_rows, 4242)
+    parts = {name: {"without": [], "with": []} for name in services}
+    writes = {name: [] for name in services}
+    for r in range(args.rounds):
+        order = list(services) if r % 2 == 0 else list(reversed(list(services)))
+        for name in order:
+            service = services[name]["service"]
+            ramp = gsb.closed_loop_ramp(part, c, rates.get((name, fmt)))
+            parts[name]["without"].append(window(pool, service, fmt, c, 1, part, ramp))
+            group = gsb.Writers(service.port, "bench", bodies, args.writers, args.writer_rows, args.writer_rate,
+                                f"w{r}-")
+            group.start()
+            try:
+                parts[name]["with"].append(window(pool, service, fmt, c, 1, part, ramp))
+            finally:
+                stats = group.stop()
+            if stats["errors"]:
+                raise RuntimeError(f"writers failed: {stats['errors'][0]}")
+            writes[name].append(stats)
+    result = {"clients": c, "format": fmt, "writers": args.writers, "rows_per_write": args.writer_rows,
+              "rate_limit_per_writer": args.writer_rate, "services": {}}
+    for name in services:
+        w = writes[name]
+        seconds = sum(x["seconds"] for x in w)
+        p50s = sorted(x["write_p50_ms"] for x in w if x["write_p50_ms"] is not None)
+        client = base.Client(services[name]["service"].port)
+        size = client.request("GET", "/collections/bench")["size"]
+        client.close()
+        figures = {"without": gsb.summarize(parts[name]["without"]), "with": gsb.summarize(parts[name]["with"]),
+                   "writes": sum(x["writes"] for x in w), "rows_added": sum(x["rows_added"] for x in w),
+                   "writes_per_s": sum(x["writes"] for x in w) / seconds if seconds else 0.0,
+                   "write_p50_ms": p50s[len(p50s) // 2] if p50s else None, "size_after": size}
+        result["services"][name] = figures
+        base.log(f"{name}: {c} clients, {fmt}, without writers: {gsb.describe(figures['without'])}")
+        base.log(f"{name}: {c} clients, {fmt}, {args.writers} writers ({figures['writes_per_s']:,.0f} writes/s, "
+                 f"{figures['rows_added']:,} rows added): {gsb.describe(figures['with'])}")
+    return result
+
+
 def batcher_stats(port):
     client = base.Client(port)
     try:
@@ -129,6 +177,12 @@ def main():
     parser.add_argument("--on", default="", help="extra service arguments for the batcher-on variant (space-separated)")
     parser.add_argument("--simd-flag", default="--add-modules=jdk.incubator.vector")
     parser.add_argument("--client-processes", type=int, default=gsb.default_client_processes())
+    parser.add_argument("--writers", type=int, default=2,
+                        help="writers adding vectors beside the paired --writer-clients row (0: no such row)")
+    parser.add_argument("--writer-clients", type=int, default=16, help="search clients of the writers row")
+    parser.add_argument("--writer-rows", type=int, default=16, help="vectors per write request")
+    parser.add_argument("--writer-rate", type=float, default=50,
+                        help="most write requests per second of each writer (0: a closed loop)")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
@@ -213,6 +267,8 @@ def main():
                     results[name]["single"][fmt].append(figure)
                     base.log(f"{name}: {c} clients, {fmt}: {gsb.describe(figure)} (windows "
                              f"{', '.join(f'{v:.0f}' for v in figure['window_rates'])}; load {loads})")
+        if args.writers > 0:
+            report["writers"] = writers_rows(pool, services, args, part, rates)
         # The client's ceiling: the same clients against a trivial endpoint of the batcher-on service.
         report["ceiling"] = []
         for c in clients:
@@ -293,6 +349,20 @@ def markdown(report):
     same = report["same_answers"]
     lines.append("Same answers, byte for byte, batcher on vs off: " + ", ".join(
         f"{f} {v['same']} of {v['compared']}" for f, v in same.items()) + ".")
+    writers = report.get("writers")
+    if writers:
+        lines += ["", f"Searches at {writers['clients']} clients ({writers['format']}) without writers and while "
+                  f"{writers['writers']} writers add vectors ({writers['rows_per_write']} per request, at most "
+                  f"{writers['rate_limit_per_writer']:g} requests/s each; new ids), paired back to back:", "",
+                  "| service | without: q/s, p50 / p99 ms | with writers: q/s, p50 / p99 ms | p50 / p99 with / without "
+                  "| writes/s, write p50 ms | rows added (size after) |", "|---" * 6 + "|"]
+        for name, v in writers["services"].items():
+            a, b = v["without"], v["with"]
+            lines.append(f"| batcher {name} | {a['qps']:,.0f}, {fmt(a['p50_ms'], 1)} / {fmt(a['p99_ms'], 1)} "
+                         f"| {b['qps']:,.0f}, {fmt(b['p50_ms'], 1)} / {fmt(b['p99_ms'], 1)} "
+                         f"| {b['p50_ms'] / a['p50_ms']:.2f}x / {b['p99_ms'] / a['p99_ms']:.2f}x "
+                         f"| {v['writes_per_s']:,.0f}, {fmt(v['write_p50_ms'], 1)} | {v['rows_added']:,} ({v['size_after']:,}) |")
+        lines.append("")
     search = (report.get("batcher") or {}).get("search")
     if search:
         stats = search["stats"]

@@ -14,6 +14,10 @@ Method, matched to the JMH benchmarks:
 - saxpy: y = a*x + y over n float32 with 256-thread blocks, one launch + synchronize per pass;
   GB/s counting 12 bytes per element (SaxpyBenchmark).
 - device copy: device-to-device copy of 4n bytes, GB/s counting read + write (cuda_deviceCopy).
+- graphs: pipelines of 1, 10 and 100 empty-kernel launches, 100 pipelines then one stream synchronize:
+  as separate launches, and captured once (stream.begin_capture() / end_capture(), a cupy.cuda.Graph)
+  and replayed with one Graph.launch per pipeline; ns per pipeline (GraphBenchmark.ours_launches,
+  ours_graph, cuda_rawLaunches, cuda_rawGraph).
 - copies: host->device and device->host of 1 MiB, 16 MiB and 256 MiB from pinned memory
   (cupyx.empty_pinned) and from pageable numpy arrays, synchronized each time (CopyBenchmark).
   --quick measures every size too, with fewer repetitions: about 3 s more than 1 MiB alone on an
@@ -35,6 +39,8 @@ except ImportError as ex:  # pragma: no cover - depends on the machine
 
 BATCH = 1000
 
+PIPELINES = 100
+
 EMPTY = r'''extern "C" __global__ void empty() {}'''
 
 SAXPY = r'''
@@ -53,6 +59,35 @@ def timed(fn, repeats, warmup):
         fn()
         samples.append(time.perf_counter_ns() - start)
     return statistics.median(samples), min(samples), max(samples)
+
+
+def graph_rows(empty, stream, repeats):
+    """Pipelines of k empty kernels: launched one by one, and as one captured graph per pipeline."""
+    if not hasattr(stream, "begin_capture"):
+        return {"skipped": "this CuPy has no Stream.begin_capture"}
+    rows = {}
+    for kernels in (1, 10, 100):
+        def launches(kernels=kernels):
+            for _ in range(PIPELINES):
+                for _ in range(kernels):
+                    empty((1,), (1,), ())
+            stream.synchronize()
+
+        stream.begin_capture()
+        for _ in range(kernels):
+            empty((1,), (1,), ())
+        graph = stream.end_capture()
+
+        def replays(graph=graph):
+            for _ in range(PIPELINES):
+                graph.launch(stream)
+            stream.synchronize()
+
+        launched, _, _ = timed(launches, repeats, 3)
+        replayed, _, _ = timed(replays, repeats, 3)
+        rows[str(kernels)] = {"launches": launched / PIPELINES, "graph": replayed / PIPELINES,
+                              "graph_over_launches": replayed / launched}
+    return rows
 
 
 def main():
@@ -84,6 +119,8 @@ def main():
 
         med, best, worst = timed(launches, repeats, 5)
         results["launch_ns_per_launch"] = {"median": med / BATCH, "min": best / BATCH, "max": worst / BATCH}
+
+        results["graph_ns_per_pipeline"] = graph_rows(empty, stream, repeats)
 
         n = args.n
         saxpy = cp.RawKernel(SAXPY, "saxpy")
@@ -137,6 +174,12 @@ def main():
 
     print(f"device: {results['device']} (CuPy {results['cupy']})")
     print(f"launch: {results['launch_ns_per_launch']['median']:.0f} ns/launch (median, batches of {BATCH})")
+    graphs = results["graph_ns_per_pipeline"]
+    if "skipped" in graphs:
+        print(f"graphs: skipped ({graphs['skipped']})")
+    for kernels, row in sorted(((k, v) for k, v in graphs.items() if k != "skipped"), key=lambda kv: int(kv[0])):
+        print(f"graph of {kernels} kernels: {row['graph']:.0f} ns/pipeline, launches {row['launches']:.0f} ns/pipeline "
+              f"({row['graph_over_launches']:.2f}x)")
     print(f"saxpy n={results['saxpy']['n']}: {results['saxpy']['gbps_median']:.1f} GB/s; "
           f"device copy: {results['device_copy']['gbps_median']:.1f} GB/s")
     for size, figures in results["copies"].items():

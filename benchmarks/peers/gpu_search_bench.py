@@ -3,6 +3,7 @@
 
     python3 gpu_search_bench.py --java <java> --classpath <cp> --main dev.gpucompute.sample.SampleApplication \\
         --backend cuda|cpu --budget <seconds> --json <file> [--quick] [--window S] [--client-processes N]
+        [--writers N] [--writer-rows R] [--writer-rate W]
 
 Starts the service (`--gpu.backend=<backend>`, `--gpu.metrics.kernel-timing=all`, a fresh temporary
 data directory) and, for 1M x 128 and 100k x 384 float32 unit vectors (--quick: 200k x 128 and
@@ -18,6 +19,11 @@ data directory) and, for 1M x 128 and 100k x 384 float32 unit vectors (--quick: 
      16 and 100 queries per request (one client, binary and JSON); k = 10. The first set runs the
      important windows first (binary 1/16/64 clients, the 100-per-request binary rate, the client's
      ceiling), so that a short budget cuts the least important ones;
+     Last on the first set, the 16-client binary row twice, back to back: without writers, then while
+     --writers (2) writers add vectors to the same collection (--writer-rows 16 per request, at most
+     --writer-rate 50 requests/s each; new ids, so the collection grows): the searches' p50/p99 and
+     q/s against the same row without writers, and the writes' rate and latency (writes record the
+     storage's first use on their streams and can free it on streams searches hold);
   4. measures the client's own ceiling: the same clients against GET /actuator/health/liveness, a
      trivial endpoint of the service, so that a limit of the client shows as such;
   5. for every window, from the service's meters (Prometheus, scraped at the window's edges while
@@ -507,6 +513,76 @@ class ClientPool:
                 process.kill()
 
 
+class Writers:
+    """`count` writer threads in this process, each adding `rows` vectors per request to a collection
+    (binary upload, ids `<prefix><writer>-<n>` never used before), at most `rate` requests/s each (0: no
+    pause), from start() to stop(): the writes that a search window runs beside. Threads, not client
+    processes: they spend their time waiting for the service (the GIL is free meanwhile), and the
+    search clients keep their own processes."""
+
+    def __init__(self, port, collection, bodies, count, rows, rate, prefix):
+        self.port, self.collection, self.bodies = port, collection, bodies
+        self.count, self.rows, self.rate, self.prefix = count, rows, rate, prefix
+        self.next_id = [0] * count
+        self.threads = []
+        self.stopping = threading.Event()
+        self.results = []
+
+    def _run(self, writer, result):
+        client = Client(self.port)
+        latencies = array.array("d")
+        try:
+            i = writer
+            while not self.stopping.is_set():
+                t0 = time.monotonic()
+                path = (f"/collections/{self.collection}/vectors?idPrefix={self.prefix}{writer}-"
+                        f"&idStart={self.next_id[writer]}")
+                client.request("POST", path, self.bodies[i % len(self.bodies)], OCTETS)
+                t1 = time.monotonic()
+                latencies.append(t1 - t0)
+                self.next_id[writer] += self.rows
+                i += self.count
+                if self.rate > 0:
+                    self.stopping.wait(max(0.0, 1.0 / self.rate - (t1 - t0)))
+        except Exception as ex:  # reported by stop()
+            result["error"] = f"{type(ex).__name__}: {ex}"
+        finally:
+            client.close()
+            result["latencies"] = latencies
+
+    def start(self):
+        self.stopping.clear()
+        self.results = [{} for _ in range(self.count)]
+        self.threads = [threading.Thread(target=self._run, args=(w, self.results[w]), daemon=True)
+                        for w in range(self.count)]
+        self.started = time.monotonic()
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        """Stops the writers (each ends its request in flight) and returns their figures."""
+        self.stopping.set()
+        for t in self.threads:
+            t.join(120)
+        seconds = time.monotonic() - self.started
+        errors = [r["error"] for r in self.results if "error" in r]
+        flat = sorted(v for r in self.results for v in r.get("latencies", ()))
+        writes = len(flat)
+        return {"writers": self.count, "rows_per_write": self.rows, "rate_limit_per_writer": self.rate,
+                "seconds": seconds, "writes": writes, "rows_added": writes * self.rows,
+                "writes_per_s": writes / seconds if seconds else 0.0,
+                "write_p50_ms": 1000 * percentile(flat, 0.50) if flat else None,
+                "write_p99_ms": 1000 * percentile(flat, 0.99) if flat else None, "errors": errors}
+
+
+def writer_bodies(d, rows, seed, count=64):
+    """`count` request bodies of `rows` float32 unit vectors each (binary, little-endian)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((count * rows, d), dtype=np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return [x[i * rows:(i + 1) * rows].astype("<f4").tobytes() for i in range(count)]
+
+
 def percentile(sorted_values, p):
     if not sorted_values:
         return None
@@ -634,7 +710,28 @@ def describe(figure):
             f"service {fmt(figure['service_cores'], 2)} cores, client {fmt(figure['client_cores'], 2)} cores")
 
 
-def run_service_set(service, pool, name, x, q, window, clock, torch_module, primary):
+WRITER_CLIENTS = 16
+
+
+def writers_pair(pool, service, name, d, window, ramp, writers):
+    """The 16-client binary row twice, back to back on the same collection: without writers, then while
+    `writers["count"]` writers add vectors to it. Returns the two windows and the writers' figures."""
+    spec = next(s for s in phase_specs(name, False) if s[0] == f"binary_{WRITER_CLIENTS}")
+    quiet_key, busy_key = f"writers0_{WRITER_CLIENTS}", f"writers{writers['count']}_{WRITER_CLIENTS}"
+    figures = {quiet_key: run_window(pool, service, (quiet_key,) + spec[1:], window, ramp)}
+    group = Writers(service.port, name, writer_bodies(d, writers["rows"], 4242), writers["count"], writers["rows"],
+                    writers["rate"], "w")
+    group.start()
+    try:
+        figures[busy_key] = run_window(pool, service, (busy_key,) + spec[1:], window, ramp)
+    finally:
+        stats = group.stop()
+    if stats["errors"]:
+        raise RuntimeError(f"{len(stats['errors'])} of {writers['count']} writers failed: {stats['errors'][0]}")
+    return figures, stats
+
+
+def run_service_set(service, pool, name, x, q, window, clock, torch_module, primary, writers=None):
     n, d = x.shape
     client = Client(service.port)
     result = {"windows": {}}
@@ -713,6 +810,20 @@ def run_service_set(service, pool, name, x, q, window, clock, torch_module, prim
             if kind in ("binary", "json"):
                 rates[kind] = result["windows"][key]["rps"]
             log(f"  {name} {key}: {describe(result['windows'][key])}")
+        if primary and writers and writers["count"] > 0:
+            # Last: the writers grow the collection, which no window after them should see.
+            ramp = closed_loop_ramp(window, WRITER_CLIENTS, rates.get("binary"))
+            if clock.left() < 2 * (window + ramp) + IDLE_S + 20:
+                result["writes"] = {"skipped": f"the budget has {clock.left():.0f} s left"}
+            else:
+                figures, result["writes"] = writers_pair(pool, service, name, d, window, ramp, writers)
+                result["windows"].update(figures)
+                for key, figure in figures.items():
+                    log(f"  {name} {key}: {describe(figure)}")
+                w = result["writes"]
+                log(f"  {name} writers: {w['writes_per_s']:,.0f} writes/s of {w['rows_per_write']} rows "
+                    f"({w['rows_added']:,} rows added), write p50 {fmt(w['write_p50_ms'], 2)} ms, "
+                    f"p99 {fmt(w['write_p99_ms'], 2)} ms")
         if primary:
             if clock.left() < IDLE_S + 15:
                 result["idle"] = {"skipped": f"the budget has {clock.left():.0f} s left"}
@@ -822,6 +933,10 @@ def fmt(value, digits=0):
 
 def window_label(key):
     kind, _, arg = key.partition("_")
+    if kind.startswith("writers"):
+        count = kind[len("writers"):]
+        return (f"{arg} clients x 1 query, binary, " + ("no writers (paired with the next row)" if count == "0"
+                else f"while {count} writers add vectors"))
     if kind in ("binary", "json"):
         clients = int(arg)
         return f"{clients} client{'s' if clients > 1 else ''} x 1 query, {'binary' if kind == 'binary' else 'JSON'}"
@@ -831,16 +946,17 @@ def window_label(key):
     return f"{size} queries/request, {'binary' if arg == 'binary' else 'JSON'}"
 
 
-def display_order(primary):
+def display_order(primary, windows=None):
     keys = [f"binary_{c}" for c in CLIENT_COUNTS] + [f"json_{c}" for c in CLIENT_COUNTS]
     keys += [f"batch{SMALL_BATCH}_binary", f"batch{SMALL_BATCH}_json", f"batch{BATCH}_binary", f"batch{BATCH}_json"]
     if primary:
         keys += [f"ceiling_{c}" for c in CLIENT_COUNTS]
+        keys += [k for k in sorted(windows or {}) if k.startswith("writers")]
     return keys
 
 
 def torch_rate(torch_result, key):
-    if key.startswith(("binary_", "json_")):
+    if key.startswith(("binary_", "json_", "writers")):
         return torch_result.get("single_qps")
     if key.startswith(f"batch{SMALL_BATCH}_"):
         return torch_result.get("batch16_qps")
@@ -872,7 +988,7 @@ def table(report):
             continue
         windows = v.get("windows", {})
         reference = (windows.get(f"batch{BATCH}_binary") or {}).get("qps")
-        for key in display_order(index == 0):
+        for key in display_order(index == 0, windows):
             entry = windows.get(key)
             if entry is None:
                 continue
@@ -890,6 +1006,13 @@ def table(report):
                 f"| {fmt(entry['p50_ms'], 2)} / {fmt(entry['p99_ms'], 2)} | {kernels or 'none'} "
                 f"| {entry['kernel_ms']:.3f} | {fmt(entry['server_ms'], 2)} | {fmt(batch, 1) if batch else ''} "
                 f"| {fmt(entry['cpu_s_per_1000'], 3)} | {fmt(entry['service_cores'], 2)} / {fmt(entry['client_cores'], 2)} |")
+        writes = v.get("writes")
+        if writes:
+            text = (f"skipped: {writes['skipped']}" if "skipped" in writes else
+                    f"{writes['writers']} writers, {writes['writes_per_s']:,.0f} writes/s of {writes['rows_per_write']} "
+                    f"rows ({writes['rows_added']:,} rows added), write p50 / p99 {fmt(writes['write_p50_ms'], 2)} / "
+                    f"{fmt(writes['write_p99_ms'], 2)} ms")
+            lines.append(f"| {name} | the writes beside the {WRITER_CLIENTS}-client row | {text} |" + " |" * 10)
         idle = v.get("idle")
         if idle:
             text = (f"skipped: {idle['skipped']}" if "skipped" in idle
@@ -1035,6 +1158,19 @@ def goals34(report):
             for c in (1, 16, 64)))
         facts.append(f"{label}, {fmt_}, service CPU s per 1,000 queries by clients: " + ", ".join(
             f"{c}: {fmt(fig(f'{fmt_}_{c}').get('cpu_s_per_1000'), 3)}" for c in (1, 16, 64)))
+    writes = v.get("writes") or {}
+    if "writes_per_s" in writes:
+        quiet, busy = fig(f"writers0_{WRITER_CLIENTS}"), fig(f"writers{writes['writers']}_{WRITER_CLIENTS}")
+
+        def change(key):
+            a, b = quiet.get(key), busy.get(key)
+            return f"{b / a:.2f}x" if a and b else "n/a"
+
+        facts.append(f"{label}, binary, {WRITER_CLIENTS} clients, searches without / with {writes['writers']} writers "
+                     f"adding vectors ({writes['writes_per_s']:,.0f} writes/s of {writes['rows_per_write']} rows): "
+                     f"p50 {fmt(quiet.get('p50_ms'), 2)} / {fmt(busy.get('p50_ms'), 2)} ms ({change('p50_ms')}), "
+                     f"p99 {fmt(quiet.get('p99_ms'), 2)} / {fmt(busy.get('p99_ms'), 2)} ms ({change('p99_ms')}), "
+                     f"{fmt(quiet.get('qps'))} / {fmt(busy.get('qps'))} q/s")
     batch_rate = fig(f"batch{BATCH}_binary").get("qps")
     facts.append(f"{label}, 100 queries/request, binary, this run: {fmt(batch_rate)} q/s "
                  f"(the yardstick: {YARDSTICK_QPS:,} q/s on the H200 run of 24a8283)")
@@ -1070,11 +1206,12 @@ def timed(fn, seconds, min_calls):
             return calls, elapsed
 
 
-def plan_window(clock, sets, quick, torch_present, most=None):
+def plan_window(clock, sets, quick, torch_present, most=None, writers=0):
     """Seconds per window so that every window of every set fits the budget: per set about 15 s of
     set-up (data, ingest, recall), per window its ramp and about 0.8 s of scrapes and start-up; at
     most `most` (default 3 s, --quick 1 s)."""
     windows = sum(len(phase_specs("x", i == 0)) + 2 + (3 if torch_present else 0) for i in range(len(sets)))
+    windows += 2 if writers else 0  # the paired rows without and with writers, on the first set
     left = clock.left() - 15 * len(sets) - IDLE_S - 10
     window = left / windows - 0.8
     window /= 1.25  # the ramp: a quarter of the window
@@ -1094,6 +1231,11 @@ def main():
                         "shorter when the budget needs it)")
     parser.add_argument("--client-processes", type=int, default=default_client_processes(),
                         help="processes the closed-loop clients run in (default: half the cores, 2 to 16)")
+    parser.add_argument("--writers", type=int, default=2,
+                        help="writers adding vectors beside the paired 16-client row of the first set (0: no such row)")
+    parser.add_argument("--writer-rows", type=int, default=16, help="vectors per write request")
+    parser.add_argument("--writer-rate", type=float, default=50,
+                        help="most write requests per second of each writer (0: a closed loop)")
     parser.add_argument("--jvm-option", action="append", default=[], help="extra JVM option (repeatable)")
     parser.add_argument("--service-arg", action="append", default=[],
                         help="extra argument of the service, after the defaults, e.g. "
@@ -1105,11 +1247,12 @@ def main():
     else:
         sets = [(1_000_000, 128, 1000, 1000), (100_000, 384, 1001, 1000)]
     torch, torch_missing = import_torch()
-    window = plan_window(clock, sets, args.quick, torch is not None, args.window)
+    window = plan_window(clock, sets, args.quick, torch is not None, args.window, args.writers)
+    writers = {"count": args.writers, "rows": args.writer_rows, "rate": args.writer_rate}
     report = {"started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "backend": args.backend,
               "device": device_name(args.backend), "quick": args.quick, "window_s": window,
               "ramp_s": ramp_for(window), "client_processes": args.client_processes,
-              "yardstick_qps": YARDSTICK_QPS, "load_start": load_average(),
+              "yardstick_qps": YARDSTICK_QPS, "load_start": load_average(), "writers": writers,
               "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__},
               "sets": []}
     work = tempfile.mkdtemp(prefix="gpu-search-bench-")
@@ -1142,7 +1285,7 @@ def main():
             log(f"{name}: service (load {load_average()})")
             try:
                 entry["service"] = run_service_set(service, pool, f"bench{index}", x, q, window, clock, torch,
-                                                   index == 0)
+                                                   index == 0, writers)
             except Exception as ex:  # reported, the run goes on
                 entry["service"] = {"failed": str(ex)}
                 log(f"{name}: FAILED: {ex}")

@@ -3,7 +3,8 @@
 # payload.deb holds a stub `java` that plays the JUnit console launcher (its --details=testfeed lines, its
 # summary table, a thread dump on SIGQUIT) from a script per run. Checks that a run which hangs is cut at
 # its limit while every later run still gets its share, that summary.txt names the test that was running
-# and the counts so far, that the time an earlier run leaves goes to a later one, and the usage errors.
+# and the counts so far, that the time an earlier run leaves goes to a later one, that the sample-app
+# run's JVM (alone) gets --add-modules jdk.incubator.vector and its default weight, and the usage errors.
 # Runs in CI (.ci/run); needs bash, dpkg-deb and coreutils. About a minute: each scenario waits for its cuts.
 set -euo pipefail
 
@@ -35,14 +36,17 @@ echo "stub bundle for test-tests-step.sh" > "$payload/BUNDLE"
 # until killed, writing a thread dump on SIGQUIT), "hang-moving <name>" (the same, but on SIGQUIT the test
 # passes and "<class> > after()" starts before the dump), "stall <class>" (waits in the class's set-up,
 # no test started). A run without a file passes one test.
+# Each run's command line (the words after `java`) goes to $STUB_ARGS/<run>.
 cat > "$payload/jre/bin/java" << 'STUB'
 #!/usr/bin/env bash
 if [ "${1:-}" = -version ]; then echo 'openjdk version "17" (stub)'; exit 0; fi
 run=unknown
+words="$*"
 while [ $# -gt 0 ]; do
 	case "$1" in --reports-dir) run=$(basename "$2"); shift ;; esac
 	shift
 done
+[ -n "${STUB_ARGS:-}" ] && mkdir -p "$STUB_ARGS" && printf '%s\n' "$words" > "$STUB_ARGS/$run"
 dump() {
 	if [ "$what" = hang-moving ]; then
 		# The JVM is slow to write the dump, and the test ends meanwhile: the next one is running in it.
@@ -117,7 +121,8 @@ call() { # name settings...
 	mkdir -p "$tmp/$name/plays" "$tmp/$name/out"
 	set +e
 	env -u TESTS_RUNS -u TESTS_WEIGHTS -u TESTS_TAGS GPU_CHECK_CACHE="$tmp/$name" OUT="$tmp/$name/out" \
-		STUB_PLAYS="$tmp/$name/plays" PYTHON=true "$@" bash "$tmp/bundle/run.sh" tests > "$tmp/$name/stdout" 2>&1
+		STUB_PLAYS="$tmp/$name/plays" STUB_ARGS="$tmp/$name/args" PYTHON=true "$@" bash "$tmp/bundle/run.sh" tests \
+		> "$tmp/$name/stdout" 2>&1
 	echo $? > "$tmp/$name/rc"
 	set -e
 }
@@ -153,7 +158,19 @@ call hang-first DEADLINE=75
 took=$(($(date +%s) - started))
 summary="$tmp/hang-first/out/summary.txt"
 [ "$(cat "$tmp/hang-first/rc")" = 3 ] || fail "hang-first: run.sh's status $(cat "$tmp/hang-first/rc"), not 3 (a run cut)"
-read_shares hang-first "runtime=90 autoconfigure=5 test-support=5 sample-app=30 runtime-cuda=10"
+read_shares hang-first "runtime=90 autoconfigure=5 test-support=5 sample-app=60 runtime-cuda=10"
+# The default weights as the step printed them: sample-app's is the one its tests were measured to need.
+expect "hang-first" "$summary" 'TESTS_WEIGHTS: runtime=90 autoconfigure=5 test-support=5 sample-app=60 runtime-cuda=10\)$'
+# The sample-app run's JVM, alone, starts with the Vector API module (its CPU references' SIMD path),
+# before -jar; the step says so.
+args="$tmp/hang-first/args"
+grep -qx -- '--add-modules jdk.incubator.vector -jar .*/junit-console\.jar execute .*' "$args/sample-app" 2> /dev/null \
+	|| fail "hang-first: sample-app's launcher did not start with --add-modules jdk.incubator.vector: $(cat "$args/sample-app" 2> /dev/null || echo 'no command line')"
+for run in runtime autoconfigure test-support runtime-cuda; do
+	grep -qx -- '-jar .*/junit-console\.jar execute .*' "$args/$run" 2> /dev/null \
+		|| fail "hang-first: $run's launcher has JVM options or did not run: $(cat "$args/$run" 2> /dev/null || echo 'no command line')"
+done
+expect "hang-first" "$summary" '^\[[0-9]+s\]     JVM options of tests sample-app: --add-modules jdk\.incubator\.vector$'
 line=$(grep -E 'tests runtime \(gpu-tagged\): CUT at its limit of [0-9]+ s \([0-9]+ s kept for it\); so far 1 passed, 1 failed, 1 aborted, 0 skipped$' "$summary") \
 	|| fail "hang-first: no CUT line for runtime with its counts so far"
 limit=$(echo "$line" | sed -E 's/.*limit of ([0-9]+) s.*/\1/')

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Records the stream leases, device buffers and events acquired while it is open, on every
+ * Records the stream leases, device buffers, events and graphs acquired while it is open, on every
  * {@link GpuContext} of this JVM, with the site that acquired each; then tells which of them are
  * still open and which contexts still have work in flight. For test support (the
  * {@code @GpuLeakCheck} extension of {@code gpu-compute-spring-boot-test} is built on it) and
@@ -29,7 +29,10 @@ public interface LeakTracker extends AutoCloseable {
 	/** The kind of a resource the tracker follows. */
 	public enum Kind {
 
-		STREAM_LEASE, DEVICE_BUFFER, EVENT
+		STREAM_LEASE, DEVICE_BUFFER, EVENT,
+
+		/** A captured graph ({@code dev.gpucompute.graph.GpuGraph}). */
+		GRAPH
 
 	}
 

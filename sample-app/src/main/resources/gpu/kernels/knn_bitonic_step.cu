@@ -5,7 +5,7 @@
 // usual small k with far less work.
 //
 // Launch: grid (ceil(p / 2 / block), queries), block 256: one thread per compared pair.
-// Java twin: KnnKernels.bitonicStep.
+// Java twin: KnnTwins.bitonicStep.
 
 __device__ __forceinline__ bool knn_better(float scoreA, int idA, float scoreB, int idB)
 {

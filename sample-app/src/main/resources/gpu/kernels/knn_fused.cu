@@ -14,7 +14,7 @@
 // chain of fmas and the tree's additions are the defined ones (IEEE addition is commutative).
 //
 // Two ways to score, chosen by groupQueries (uniform over the launch; the CUDA kernel takes 1 to
-// KNN_SCAN_MAX or KNN_BATCH_Q, and traps on anything else; the CPU twin takes any group size):
+// KNN_SCAN_MAX or KNN_BATCH_Q; the CPU twin takes any group size):
 //   - scan (groupQueries <= KNN_SCAN_MAX): the memory-bound path for one or a few queries.
 //     Each stored row is read once, by a group of 4 threads with coalesced 16-byte loads: thread c
 //     reads dimensions 16i + 4c .. 16i + 4c + 3, which are logical lanes 4c .. 4c + 3, so it owns 4 of
@@ -37,7 +37,12 @@
 // entry only improves. Ties are broken by the row, so the result does not depend on thread timing.
 //
 // Launch: grid (ceil(count / groupQueries), ranges), block KNN_THREADS, dynamic shared memory as
-// KnnKernels.fusedSharedBytes(dim, groupQueries, k) computes it (the layout below). k <= KNN_FUSED_MAX_K.
+// KnnGeometry.fusedSharedBytes(dim, groupQueries, k) computes it (the layout below), 1 <= k <=
+// KNN_FUSED_MAX_K. The host refuses any other launch before it is enqueued (KnnLaunchRules.checkFused);
+// should one come all the same, each block this kernel does not define (an undefined group size, k
+// or block, or a block past the last query) returns at once and writes nothing. It does not trap: a
+// trap is a sticky error that loses the whole context, so every later search of the service would
+// fail, where this launch's own request is the only one at fault.
 
 #define KNN_LANES 16
 #define KNN_NO_ID 0x7fffffff
@@ -429,6 +434,12 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, in
 	const bool aligned = (dim % 4) == 0;
 	const int firstQuery = blockIdx.x * groupQueries;
 	const int here = min(groupQueries, count - firstQuery);
+	// The returns below leave a block this kernel does not define: each condition is the same for the
+	// whole block and comes before any barrier. (One test of k and `here` for both paths spills 8 bytes
+	// on sm_75; the batch path's block past the last query writes nothing by itself.)
+	if (blockDim.x != KNN_THREADS || k < 1 || k > KNN_FUSED_MAX_K) {
+		return;
+	}
 	if (groupQueries == KNN_BATCH_Q) {
 		if (aligned) {
 			knn_batch<true>(n, dim, count, k, rowsPerBlock, vectors, queries, outScores, outIds, smem);
@@ -438,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_fused(int n, in
 		}
 	}
 	else if (groupQueries < 1 || groupQueries > KNN_SCAN_MAX || here < 1) {
-		__trap(); // a launch this kernel does not define (the host's rule never makes one)
+		return;
 	}
 	else if (here > 4) {
 		if (aligned) {

@@ -8,7 +8,7 @@
 // query's k best entries, best first, padded the same way. "Best" is the total order of every search
 // kernel: the higher score, then the lower id. The entries are selected, never recomputed, so the
 // output is bit for bit the top k that knn_topk's passes over the same candidates select, and what the
-// CPU twin (KnnKernels.merge) writes. The inputs hold no NaN (knn_fused writes -inf for one).
+// CPU twin (KnnTwins.merge) writes. The inputs hold no NaN (knn_fused writes -inf for one).
 //
 // k rounds, each one barrier: thread t owns the runs t, t + blockDim.x, ... (KNN_MERGE_RUNS of them),
 // keeping each run's head and the entry after it in registers; it offers the best of its heads; a
@@ -23,8 +23,11 @@
 // (nothing ranks after padding), and the rest of the output is padding.
 //
 // Launch: grid (queries), block blockDim.x threads, a multiple of 32, at most KNN_MERGE_MAX_THREADS,
-// with runs <= KNN_MERGE_RUNS * blockDim.x (the host takes the fewest warps that own every run), k >= 1;
-// anything else traps. No dynamic shared memory.
+// with runs <= KNN_MERGE_RUNS * blockDim.x (the host takes the fewest warps that own every run), k >= 1.
+// No dynamic shared memory. The host refuses any other launch before it is enqueued
+// (KnnLaunchRules.checkMerge); should one come all the same, every block returns at once and writes
+// nothing. It does not trap: a trap is a sticky error that loses the whole context, so every later
+// search of the service would fail, where this launch's own request is the only one at fault.
 
 #define KNN_NO_ID 0x7fffffff
 #define KNN_MERGE_RUNS 4
@@ -46,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(KNN_MERGE_MAX_THREADS) knn_merge(in
 	const int threads = blockDim.x;
 	if (threads % 32 != 0 || threads > KNN_MERGE_MAX_THREADS || runs < 1 || runs > KNN_MERGE_RUNS * threads
 			|| k < 1) {
-		__trap(); // a launch this kernel does not define (the host's rule never makes one)
+		return; // a launch this kernel does not define: the same for the whole block, before any barrier
 	}
 	const float padScore = __int_as_float(0xff800000); // -inf
 	const long long q = blockIdx.x;

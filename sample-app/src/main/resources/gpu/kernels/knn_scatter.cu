@@ -4,7 +4,7 @@
 //   vectors[slots[r] * dim + j] = rows[r * dim + j]   for r < count, j < dim
 //
 // Launch: linear over count * dim elements, block 256; one thread per element, so both the reads
-// and the writes of a row are coalesced. Java twin: KnnKernels.scatter.
+// and the writes of a row are coalesced. Java twin: KnnTwins.scatter.
 
 extern "C" __global__ void knn_scatter(long long total, int dim, const int* __restrict__ slots,
 		const float* __restrict__ rows, float* __restrict__ vectors)

@@ -6,7 +6,7 @@
 // is the cosine similarity; dot collections store the vectors as given.
 //
 // The score of a pair is defined operation by operation, so that the CPU backend's twin
-// (KnnKernels.score, with the Vector API or plain Java) gives the same bits:
+// (KnnTwins.score, with the Vector API or plain Java) gives the same bits:
 //   - the dimensions are padded with zeros to a multiple of KNN_LANES (16);
 //   - logical lane l accumulates acc = fmaf(query[j], vector[j], acc) over j = l (mod 16) in
 //     increasing order, starting from +0;

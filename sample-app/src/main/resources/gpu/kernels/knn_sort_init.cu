@@ -6,7 +6,7 @@
 //
 // (idBase: the first slot of the slab of the collection the scores belong to.)
 //
-// Launch: grid (ceil(p / block), queries), block 256. Java twin: KnnKernels.sortInit.
+// Launch: grid (ceil(p / block), queries), block 256. Java twin: KnnTwins.sortInit.
 
 #define KNN_NO_ID 0x7fffffff
 

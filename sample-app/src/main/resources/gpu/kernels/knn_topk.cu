@@ -15,7 +15,7 @@
 // k <= KNN_CHUNK / 2 (knn_sort_init + knn_bitonic_step sort whole rows beyond that).
 //
 // Launch: grid (ceil(m / KNN_CHUNK), queries), any block size (the service uses 512). The Java
-// implementation for the CPU backend (KnnKernels.topk) selects the same entries with a bounded heap:
+// implementation for the CPU backend (KnnTwins.topk) selects the same entries with a bounded heap:
 // the order is total, so the first `keep` of the sorted chunk are the same on both backends.
 
 #define KNN_CHUNK 2048

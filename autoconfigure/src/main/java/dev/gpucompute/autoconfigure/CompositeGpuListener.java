@@ -95,4 +95,32 @@ final class CompositeGpuListener implements GpuListener {
 		}
 	}
 
+	@Override
+	public void graphCaptured(String graph, int nodes, long captureNanos, long instantiateNanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.graphCaptured(graph, nodes, captureNanos, instantiateNanos);
+		}
+	}
+
+	@Override
+	public void graphUpdated(String graph, boolean inPlace, long nanos) {
+		for (GpuListener listener : this.listeners) {
+			listener.graphUpdated(graph, inPlace, nanos);
+		}
+	}
+
+	@Override
+	public void graphCaptureFailed(String graph, String reason) {
+		for (GpuListener listener : this.listeners) {
+			listener.graphCaptureFailed(graph, reason);
+		}
+	}
+
+	@Override
+	public void graphReplayed(String graph) {
+		for (GpuListener listener : this.listeners) {
+			listener.graphReplayed(graph);
+		}
+	}
+
 }

@@ -29,6 +29,7 @@ import dev.gpucompute.StreamPool;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
 import dev.gpucompute.listener.GpuListener;
+import dev.gpucompute.graph.GpuGraphs;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for GPU compute: {@link GpuDevices}, one
@@ -157,6 +158,17 @@ public final class GpuAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpuBatchers gpuBatchers(GpuContext context, GpuProperties properties) {
 		return new GpuBatchers(context, properties.getBatching());
+	}
+
+	/**
+	 * The primary device's graphs ({@code dev.gpucompute.graph}), whose caches hold
+	 * {@code gpu.graphs.cache-size} graphs unless the code says otherwise.
+	 */
+	@Bean
+	@ConditionalOnSingleCandidate(GpuContext.class)
+	@ConditionalOnMissingBean
+	GpuGraphs gpuGraphs(GpuContext context, GpuProperties properties) {
+		return GpuGraphs.of(context).withDefaultCacheSize(GpuSettingsMapping.graphs(properties.getGraphs()).cacheSize());
 	}
 
 	@Bean

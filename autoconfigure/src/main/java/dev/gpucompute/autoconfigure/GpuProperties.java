@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 
 import dev.gpucompute.StreamPriority;
@@ -75,6 +76,9 @@ public class GpuProperties {
 	private final Cpu cpu = new Cpu();
 
 	private final ProblemDetails problemDetails = new ProblemDetails();
+
+	@NestedConfigurationProperty
+	private final GpuGraphProperties graphs = new GpuGraphProperties();
 
 	/**
 	 * Dynamic batchers by name, each created in code through the GpuBatchers bean, which gives it
@@ -145,6 +149,10 @@ public class GpuProperties {
 
 	public Cpu getCpu() {
 		return this.cpu;
+	}
+
+	public GpuGraphProperties getGraphs() {
+		return this.graphs;
 	}
 
 	public ProblemDetails getProblemDetails() {

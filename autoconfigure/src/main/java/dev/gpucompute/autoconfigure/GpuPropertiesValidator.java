@@ -13,6 +13,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
+import dev.gpucompute.settings.GraphSettings;
 import dev.gpucompute.settings.InvalidSettingException;
 import dev.gpucompute.settings.Limits;
 import dev.gpucompute.settings.ShutdownSettings;
@@ -107,6 +108,8 @@ public final class GpuPropertiesValidator implements Validator {
 				() -> CopySettings.DEFAULTS.withStagingTimeout(stagingTimeout));
 		Duration retryAfter = properties.getProblemDetails().getRetryAfter();
 		checkDuration(errors, "problemDetails.retryAfter", retryAfter, () -> Limits.nanos(retryAfter, "retryAfter"));
+		int cacheSize = properties.getGraphs().getCacheSize();
+		check(errors, "graphs.cacheSize", () -> new GraphSettings(cacheSize));
 		Integer threads = properties.getCpu().getThreads();
 		if (threads != null) {
 			check(errors, "cpu.threads", () -> CpuSettings.DEFAULTS.withThreads(threads));

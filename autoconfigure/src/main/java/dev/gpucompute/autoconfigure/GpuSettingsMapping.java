@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
+import dev.gpucompute.settings.GraphSettings;
 import dev.gpucompute.settings.KernelSettings;
 import dev.gpucompute.settings.MetricsSettings;
 import dev.gpucompute.settings.ShutdownSettings;
@@ -57,6 +58,10 @@ final class GpuSettingsMapping {
 	}
 
 	/** {@code gpu.metrics.*} (observe-launches apart: the starter's own); utilisation sampling is the runtime's. */
+	static GraphSettings graphs(GpuGraphProperties graphs) {
+		return new GraphSettings(graphs.getCacheSize());
+	}
+
 	static MetricsSettings metrics(GpuProperties.Metrics metrics) {
 		return MetricsSettings.DEFAULTS.withKernelTiming(metrics.getKernelTiming());
 	}

@@ -25,6 +25,7 @@ import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.settings.CopySettings;
 import dev.gpucompute.settings.CpuSettings;
 import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.settings.GraphSettings;
 import dev.gpucompute.settings.KernelSettings;
 import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.settings.MetricsSettings;
@@ -61,6 +62,7 @@ class GpuPropertiesDefaultsTests {
 		RUNTIME_DEFAULTS.put("gpu.kernels.compile-options", runtime.kernelSettings().compileOptions());
 		RUNTIME_DEFAULTS.put("gpu.metrics.kernel-timing", runtime.metrics().kernelTiming());
 		RUNTIME_DEFAULTS.put("gpu.shutdown.drain-timeout", runtime.shutdown().drainTimeout());
+		RUNTIME_DEFAULTS.put("gpu.graphs.cache-size", GraphSettings.DEFAULTS.cacheSize());
 	}
 
 	/** Properties left unset ({@code null}) unless configured: the runtime computes their default. */
@@ -116,6 +118,7 @@ class GpuPropertiesDefaultsTests {
 			.isEqualTo(KernelSettings.DEFAULTS.withCacheDir(GpuSettingsMapping.DEFAULT_KERNEL_CACHE));
 		assertThat(GpuSettingsMapping.shutdown(properties.getShutdown())).isEqualTo(ShutdownSettings.DEFAULTS);
 		assertThat(GpuSettingsMapping.metrics(properties.getMetrics())).isEqualTo(MetricsSettings.DEFAULTS);
+		assertThat(GpuSettingsMapping.graphs(properties.getGraphs())).isEqualTo(GraphSettings.DEFAULTS);
 		assertThat(GpuSettingsMapping.batcher(new GpuProperties.Batcher())).isEqualTo(GpuBatcher.Settings.DEFAULTS);
 		assertThat(properties.getStreams().getDefaultStream()).isEqualTo(DefaultStreamMode.PER_THREAD);
 		assertThat(properties.getMetrics().getKernelTiming()).isEqualTo(KernelTiming.SAMPLED);

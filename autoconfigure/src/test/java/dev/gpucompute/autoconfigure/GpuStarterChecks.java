@@ -23,6 +23,7 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.autoconfigure.actuate.GpuHealthContributorAutoConfiguration;
 import dev.gpucompute.autoconfigure.actuate.GpuHealthIndicator;
+import dev.gpucompute.autoconfigure.metrics.GpuMeterNames;
 import dev.gpucompute.autoconfigure.metrics.GpuMetrics;
 import dev.gpucompute.autoconfigure.metrics.GpuMetricsAutoConfiguration;
 
@@ -80,13 +81,13 @@ public final class GpuStarterChecks {
 		MeterRegistry registry = context.getBean(MeterRegistry.class);
 		context.getBean(GpuMetrics.class).bindTo(registry);
 		String uuid = gpu.device().uuid();
-		assertThat(registry.get(GpuMetrics.MEMORY_TOTAL).tag(GpuMetrics.TAG_UUID, uuid).gauge().value())
+		assertThat(registry.get(GpuMeterNames.MEMORY_TOTAL).tag(GpuMeterNames.TAG_UUID, uuid).gauge().value())
 			.isEqualTo(gpu.device().totalMemoryBytes());
 		GpuLauncher launcher = context.getBean(GpuLauncher.class);
-		double usedBefore = registry.get(GpuMetrics.MEMORY_USED).gauge().value();
+		double usedBefore = registry.get(GpuMeterNames.MEMORY_USED).gauge().value();
 		int n = 1 << 20;
 		try (DeviceBuffer buffer = launcher.upload(HostArray.of(new int[n]))) {
-			assertThat(registry.get(GpuMetrics.MEMORY_USED).gauge().value()).isEqualTo(usedBefore + 4.0 * n);
+			assertThat(registry.get(GpuMeterNames.MEMORY_USED).gauge().value()).isEqualTo(usedBefore + 4.0 * n);
 			launcher.launch(ADD_ONE, LaunchConfig.linear(n, 256), n, buffer);
 			int[] back = new int[n];
 			buffer.download(HostArray.of(back), launcher.currentStream()).join();
@@ -94,15 +95,15 @@ public final class GpuStarterChecks {
 			assertThat(back[n - 1]).isEqualTo(1);
 		}
 		launcher.currentStream().synchronize();
-		assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES)
-			.tag(GpuMetrics.TAG_UUID, uuid)
-			.tag(GpuMetrics.TAG_KERNEL, ADD_ONE.name())
-			.tag(GpuMetrics.TAG_OUTCOME, GpuMetrics.OUTCOME_SUCCESS)
+		assertThat(registry.get(GpuMeterNames.KERNEL_LAUNCHES)
+			.tag(GpuMeterNames.TAG_UUID, uuid)
+			.tag(GpuMeterNames.TAG_KERNEL, ADD_ONE.name())
+			.tag(GpuMeterNames.TAG_OUTCOME, GpuMeterNames.OUTCOME_SUCCESS)
 			.functionCounter()
 			.count()).isEqualTo(1);
-		assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES)
-			.tag(GpuMetrics.TAG_KERNEL, ADD_ONE.name())
-			.tag(GpuMetrics.TAG_OUTCOME, GpuMetrics.OUTCOME_ERROR)
+		assertThat(registry.get(GpuMeterNames.KERNEL_LAUNCHES)
+			.tag(GpuMeterNames.TAG_KERNEL, ADD_ONE.name())
+			.tag(GpuMeterNames.TAG_OUTCOME, GpuMeterNames.OUTCOME_ERROR)
 			.functionCounter()
 			.count()).isZero();
 	}

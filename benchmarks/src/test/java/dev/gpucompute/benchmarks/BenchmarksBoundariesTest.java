@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The benchmarks's package boundaries (docs/architecture.md), checked on its main classes: it uses the
  * runtime only through the runtime's exported packages ({@code dev.gpucompute},
- * {@code .batch}, {@code .listener}, {@code .settings}, {@code .spi}, {@code .kernels}), never its rooms
+ * {@code .batch}, {@code .listener}, {@code .settings}, {@code .graph}, {@code .expression}, {@code .spi},
+ * {@code .kernels}), never its rooms
  * ({@code dev.gpucompute.internal}) or a backend ({@code cpu}, {@code cuda}), and its own
  * packages depend on each other in no circle.
  */
@@ -23,7 +24,8 @@ class BenchmarksBoundariesTest {
 
 	/** The runtime's exported packages (docs/architecture.md): all of the runtime this module may use. */
 	private static final String[] RUNTIME_API = { "dev.gpucompute", "dev.gpucompute.batch", "dev.gpucompute.listener",
-			"dev.gpucompute.settings", "dev.gpucompute.spi", "dev.gpucompute.kernels" };
+			"dev.gpucompute.settings", "dev.gpucompute.graph", "dev.gpucompute.expression", "dev.gpucompute.spi",
+			"dev.gpucompute.kernels" };
 
 	private final JavaClasses classes = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

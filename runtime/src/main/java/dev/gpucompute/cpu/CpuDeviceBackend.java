@@ -1,6 +1,9 @@
 package dev.gpucompute.cpu;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,7 +13,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +33,7 @@ import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendListener;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.LaunchArgs;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeKernel;
@@ -77,7 +80,22 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	private final BackendListener listener;
 
+	/** The legacy default stream and the created streams, each until it is destroyed and its work done. */
 	private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * The per-thread default streams with work in flight, guarded by itself: a thread's default stream
+	 * joins when work is enqueued on it while it is idle and leaves when that work and its callbacks
+	 * are done (see {@link CpuStream#CpuStream(CpuDeviceBackend, String, int, boolean, boolean)}).
+	 * Device synchronisation, the drain and close find the work of every thread here, threads that
+	 * ended included, while an idle default stream belongs to its thread alone and goes with it: a
+	 * service that starts a thread (a virtual thread) per request does not add a stream per request.
+	 * An identity set, so that joining allocates nothing.
+	 */
+	private final Set<CpuStream> busyDefaultStreams = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	/** Set under {@link #busyDefaultStreams} when close or abandon began: a default stream joining later gets it. */
+	private GpuException closing;
 
 	/** Allocations not yet freed, so that close frees what buffers left open still hold. */
 	private final Set<CpuMemory> allocations = ConcurrentHashMap.newKeySet();
@@ -88,8 +106,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 	private final CpuStream legacy;
 
 	private final ThreadLocal<CpuStream> perThread;
-
-	private final AtomicInteger perThreadCount = new AtomicInteger();
 
 	CpuDeviceBackend(BackendConfig config) {
 		this.threads = config.cpuThreads();
@@ -108,15 +124,10 @@ final class CpuDeviceBackend implements DeviceBackend {
 				"CPU-" + config.ordinal(), "", "",
 				this.threads, this.budget, "Java " + Runtime.version().feature(), MAX_THREADS_PER_BLOCK, MAX_BLOCK,
 				MAX_GRID, MAX_SHARED, 1);
-		this.legacy = new CpuStream(this, "default-legacy", 0, false);
+		this.legacy = new CpuStream(this, "default-legacy", 0, false, false);
 		this.streams.add(this.legacy);
-		this.perThread = ThreadLocal.withInitial(() -> {
-			CpuStream stream = new CpuStream(this,
-					"default-per-thread[" + Thread.currentThread().getName() + "]", 0, false);
-			this.perThreadCount.incrementAndGet();
-			this.streams.add(stream);
-			return stream;
-		});
+		this.perThread = ThreadLocal.withInitial(() -> new CpuStream(this,
+				"default-per-thread[" + HostThreads.name(Thread.currentThread()) + "]", 0, false, true));
 	}
 
 	@Override
@@ -139,6 +150,11 @@ final class CpuDeviceBackend implements DeviceBackend {
 		}
 	}
 
+	/** Worker threads: a grid is spread over at most this many tasks. */
+	int threads() {
+		return this.threads;
+	}
+
 	/** Tasks refused because they were handed over after close. */
 	long droppedAfterClose() {
 		return this.droppedAfterClose.get();
@@ -158,9 +174,55 @@ final class CpuDeviceBackend implements DeviceBackend {
 		this.streams.remove(stream);
 	}
 
+	/**
+	 * A per-thread default stream got work while idle: it is kept until that work is done. Called
+	 * with the stream's lock held.
+	 * @return {@code null}, or the reason to abandon the work when close or abandon began
+	 */
+	GpuException busy(CpuStream stream) {
+		synchronized (this.busyDefaultStreams) {
+			if (this.closing != null) {
+				return this.closing;
+			}
+			this.busyDefaultStreams.add(stream);
+			return null;
+		}
+	}
+
+	/** A per-thread default stream's work and callbacks are done. Called with the stream's lock held. */
+	void idle(CpuStream stream) {
+		synchronized (this.busyDefaultStreams) {
+			this.busyDefaultStreams.remove(stream);
+		}
+	}
+
+	/** Every stream with work that device synchronisation, the drain and close must cover, now. */
+	private List<CpuStream> streamsToCover() {
+		List<CpuStream> all = new ArrayList<>(this.streams);
+		synchronized (this.busyDefaultStreams) {
+			all.addAll(this.busyDefaultStreams);
+		}
+		return all;
+	}
+
+	/**
+	 * Close or abandon began: default streams that get work from now on abandon it with
+	 * {@code reason} (the first one given). Returns the streams to abandon now.
+	 */
+	private List<CpuStream> stopAccepting(GpuException reason) {
+		List<CpuStream> all = new ArrayList<>(this.streams);
+		synchronized (this.busyDefaultStreams) {
+			if (this.closing == null) {
+				this.closing = reason;
+			}
+			all.addAll(this.busyDefaultStreams);
+		}
+		return all;
+	}
+
 	@Override
 	public NativeStream createStream(StreamPriority priority, String name) {
-		CpuStream stream = new CpuStream(this, name, (priority == StreamPriority.HIGH) ? 1 : 0, true);
+		CpuStream stream = new CpuStream(this, name, (priority == StreamPriority.HIGH) ? 1 : 0, true, false);
 		this.streams.add(stream);
 		return stream;
 	}
@@ -168,6 +230,16 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public NativeStream defaultStream(DefaultStreamMode mode) {
 		return (mode == DefaultStreamMode.LEGACY) ? this.legacy : this.perThread.get();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>Operations enqueued on a capturing stream are recorded by the {@link CpuCapture} instead of
+	 * queued; nothing of them runs until the graph is replayed.
+	 */
+	@Override
+	public dev.gpucompute.spi.NativeCapture beginCapture(NativeStream stream) {
+		return CpuCapture.begin((CpuStream) stream);
 	}
 
 	@Override
@@ -189,7 +261,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 		CpuKernel implementation = source.cpu();
 		CpuStream cpuStream = (CpuStream) stream;
 		CpuArgs captured = new CpuArgs(args);
-		cpuStream.enqueue(new BlockRun(source.name(), cpuStream, implementation, config, captured));
+		cpuStream.enqueue(new CpuKernelRun(source.name(), implementation, config, captured));
 	}
 
 	@Override
@@ -200,96 +272,6 @@ final class CpuDeviceBackend implements DeviceBackend {
 					+ "' has no CPU implementation, so it cannot run on the CPU backend; add one with "
 					+ "KernelSource.cpu(...) or run on CUDA");
 		}
-	}
-
-	/**
-	 * Spreads a grid's blocks over the workers: each worker takes the next run of blocks until none
-	 * is left. A grid that one worker runs alone skips the shared counters.
-	 */
-	private final class BlockRun extends CpuStream.Op {
-
-		private final String kernel;
-
-		private final CpuStream stream;
-
-		private final CpuKernel implementation;
-
-		private final LaunchConfig config;
-
-		private final CpuArgs args;
-
-		BlockRun(String kernel, CpuStream stream, CpuKernel implementation, LaunchConfig config, CpuArgs args) {
-			this.kernel = kernel;
-			this.stream = stream;
-			this.implementation = implementation;
-			this.config = config;
-			this.args = args;
-		}
-
-		@Override
-		boolean start(CpuStream target) {
-			long blocks = this.config.grid().volume();
-			int tasks = (int) Math.min(CpuDeviceBackend.this.threads, blocks);
-			if (tasks == 1) {
-				execute(this.stream.priority, () -> this.stream.finish(this, runBlocks(newBlock(), 0, blocks)));
-				return false;
-			}
-			AtomicLong next = new AtomicLong();
-			AtomicInteger remaining = new AtomicInteger(tasks);
-			AtomicReference<Throwable> failure = new AtomicReference<>();
-			long chunk = Math.max(1, blocks / (tasks * 8L));
-			for (int t = 0; t < tasks; t++) {
-				try {
-					execute(this.stream.priority, () -> {
-						CpuBlock block = newBlock();
-						long start;
-						while (failure.get() == null && (start = next.getAndAdd(chunk)) < blocks) {
-							Throwable failed = runBlocks(block, start, Math.min(blocks, start + chunk));
-							if (failed != null) {
-								failure.compareAndSet(null, failed);
-							}
-						}
-						// The stream moves on only when every worker has left the kernel, also after a failure.
-						if (remaining.decrementAndGet() == 0) {
-							this.stream.finish(this, failure.get());
-						}
-					});
-				}
-				catch (RejectedExecutionException ex) {
-					// Closing: the tasks not handed over count as done, so the operation still ends once.
-					failure.compareAndSet(null, ex);
-					if (t == 0) {
-						throw ex;
-					}
-					if (remaining.addAndGet(-(tasks - t)) == 0) {
-						this.stream.finish(this, failure.get());
-					}
-					return false;
-				}
-			}
-			return false;
-		}
-
-		private CpuBlock newBlock() {
-			return new CpuBlock(this.config.grid(), this.config.block(), this.config.sharedMemoryBytes());
-		}
-
-		/** Runs blocks {@code start} (inclusive) to {@code end}; returns the failure, or null. */
-		private Throwable runBlocks(CpuBlock block, long start, long end) {
-			try {
-				block.moveTo(start);
-				this.implementation.run(block, this.args);
-				for (long b = start + 1; b < end; b++) {
-					block.advance();
-					this.implementation.run(block, this.args);
-				}
-				return null;
-			}
-			catch (Throwable ex) {
-				return new KernelLaunchException(this.kernel, this.stream.name(), "the CPU implementation threw " + ex, ex);
-			}
-		}
-
 	}
 
 	@Override
@@ -321,7 +303,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public void free(NativeMemory memory, NativeStream stream) {
 		CpuMemory cpu = (CpuMemory) memory;
-		((CpuStream) stream).enqueueTask(() -> release(cpu));
+		((CpuStream) stream).enqueue(new CpuStreamOps.Task(() -> release(cpu), false));
 	}
 
 	private void release(CpuMemory memory) {
@@ -344,7 +326,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 		((CpuStream) stream).enqueueTask(() -> {
 			ByteBuffer from = ((CpuMemory) src).view();
 			from.limit((int) (srcOffset + bytes)).position((int) srcOffset);
-			to.put(from);
+			// A view per run: a graph runs this copy at every replay.
+			to.duplicate().put(from);
 		});
 	}
 
@@ -400,7 +383,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public void synchronizeDevice() {
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : streamsToCover()) {
 			stream.awaitQuietly();
 		}
 	}
@@ -408,7 +391,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public boolean awaitIdle(long timeoutNanos) {
 		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : streamsToCover()) {
 			if (!stream.awaitIdle((deadline == 0) ? 1 : deadline)) {
 				return false;
 			}
@@ -418,7 +401,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 
 	@Override
 	public boolean abandon(GpuException reason) {
-		for (CpuStream stream : List.copyOf(this.streams)) {
+		for (CpuStream stream : stopAccepting(reason)) {
 			stream.abandon(reason);
 		}
 		List<Runnable> dropped = this.workers.shutdownNow();
@@ -448,13 +431,17 @@ final class CpuDeviceBackend implements DeviceBackend {
 	@Override
 	public void close() {
 		// Work handed over after the drain (a launch racing with close) ends too, instead of waiting forever.
-		for (CpuStream stream : List.copyOf(this.streams)) {
-			stream.abandon(new dev.gpucompute.ContextClosedException("The CPU backend closed before this work ran: it "
-					+ "was abandoned at close"));
+		GpuException closed = new dev.gpucompute.ContextClosedException("The CPU backend closed before this work ran: it "
+				+ "was abandoned at close");
+		for (CpuStream stream : stopAccepting(closed)) {
+			stream.abandon(closed);
 		}
 		this.workers.shutdownNow();
 		boolean stopped = !this.workStillRunning && awaitWorkers();
 		this.streams.clear();
+		synchronized (this.busyDefaultStreams) {
+			this.busyDefaultStreams.clear();
+		}
 		int left = 0;
 		for (CpuMemory memory : List.copyOf(this.allocations)) {
 			if (stopped) {

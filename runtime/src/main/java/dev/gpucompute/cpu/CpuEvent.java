@@ -51,6 +51,9 @@ final class CpuEvent implements NativeEvent {
 		if (current == null) {
 			return;
 		}
+		if (current.captured() != null) {
+			current.reached(); // refuses: a point of a graph is never reached as such
+		}
 		GpuException failure = current.stream().await(current.seq(), true, current.from(), true, 0);
 		if (failure != null) {
 			throw failure;

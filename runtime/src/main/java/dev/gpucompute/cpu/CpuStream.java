@@ -31,7 +31,9 @@ import dev.gpucompute.spi.NativeStream;
  * {@link CpuStreamWaiters}, and the operations other than launches are {@link CpuStreamOps}.
  *
  * <p>Thread-safe; all state (the ledger's and the waits' included) is guarded by one monitor, held
- * only for bookkeeping, never while work runs or callbacks are called.
+ * only for bookkeeping, never while work runs or callbacks are called. A per-thread default stream
+ * tells its backend when it turns busy and idle while it holds that monitor (the backend's set of
+ * busy default streams is locked after a stream's lock, never before).
  */
 final class CpuStream implements NativeStream {
 
@@ -45,6 +47,9 @@ final class CpuStream implements NativeStream {
 	final int priority;
 
 	private final boolean destroyable;
+
+	/** A per-thread default stream: the backend keeps it only while it has work (see {@link #kept}). */
+	private final boolean keptWhileBusy;
 
 	private final Object lock = new Object();
 
@@ -85,11 +90,32 @@ final class CpuStream implements NativeStream {
 	/** Set when the backend abandoned this stream's work at close. */
 	private GpuException abandoned;
 
-	CpuStream(CpuDeviceBackend backend, String name, int priority, boolean destroyable) {
+	/**
+	 * The capture this stream takes part in: its operations are recorded there instead of queued.
+	 * Written under the lock by the capturing thread; read without it by {@link #capture()}, exact for
+	 * that thread.
+	 */
+	private CpuCapture capture;
+
+	/**
+	 * Whether the backend keeps this per-thread default stream among those with work in flight: from
+	 * the first operation enqueued while it was idle until its work and the callbacks that work
+	 * reached are done.
+	 */
+	private boolean kept;
+
+	/**
+	 * @param destroyable whether {@link #destroy()} ends it (created streams; not the default streams)
+	 * @param keptWhileBusy a per-thread default stream: the backend keeps it only while it has work
+	 * ({@link CpuDeviceBackend#busy}), so that the default streams of threads that ended, once idle, go
+	 * with their threads; the others are kept by the backend from their creation on
+	 */
+	CpuStream(CpuDeviceBackend backend, String name, int priority, boolean destroyable, boolean keptWhileBusy) {
 		this.backend = backend;
 		this.name = name;
 		this.priority = priority;
 		this.destroyable = destroyable;
+		this.keptWhileBusy = keptWhileBusy;
 	}
 
 	@Override
@@ -110,22 +136,82 @@ final class CpuStream implements NativeStream {
 
 		abstract boolean start(CpuStream stream);
 
+		/** This operation as a node of a graph being captured, or {@code null} when it cannot be one. */
+		CpuGraph.Node node() {
+			return null;
+		}
+
 	}
 
-	/** Appends an operation; starts it here when the stream is idle. */
+	/** Appends an operation; starts it here when the stream is idle. While capturing, records it instead. */
 	void enqueue(Op op) {
+		CpuCapture recording;
 		synchronized (this.lock) {
 			if (this.abandoned != null) {
 				return; // closed under a late caller: nothing runs any more, its waits are abandoned
 			}
-			op.seq = ++this.enqueued;
-			if (this.busy) {
-				this.queue.addLast(op);
-				return;
+			recording = this.capture;
+			if (recording == null) {
+				if (this.keptWhileBusy && !this.kept) {
+					GpuException closing = this.backend.busy(this);
+					if (closing != null) {
+						this.abandoned = closing; // idle until now, so no wait is registered to tell
+						return;
+					}
+					this.kept = true;
+				}
+				op.seq = ++this.enqueued;
+				if (this.busy) {
+					this.queue.addLast(op);
+					return;
+				}
+				this.busy = true;
 			}
-			this.busy = true;
+		}
+		if (recording != null) {
+			recording.record(this, op);
+			return;
 		}
 		run(op);
+	}
+
+	// ---- capture -----------------------------------------------------------------------------------
+
+	@Override
+	public dev.gpucompute.spi.NativeCapture capture() {
+		return this.capture;
+	}
+
+	/** Starts recording into {@code started}, which begins here. */
+	void beginCapture(CpuCapture started) {
+		synchronized (this.lock) {
+			if (!this.destroyable) {
+				throw new GpuException("Stream " + this.name + " is a default stream, which cannot be captured");
+			}
+			if (this.capture != null) {
+				throw new GpuException("Stream " + this.name + " is being captured already");
+			}
+			this.capture = started;
+		}
+	}
+
+	/** Starts recording into {@code joined}, which this stream joins by waiting for one of its events. */
+	void joinCapture(CpuCapture joined) {
+		synchronized (this.lock) {
+			if (this.capture != null && this.capture != joined) {
+				throw new GpuException("Stream " + this.name + " takes part in another capture");
+			}
+			this.capture = joined;
+		}
+	}
+
+	/** {@code ended} is over: operations run again. */
+	void leaveCapture(CpuCapture ended) {
+		synchronized (this.lock) {
+			if (this.capture == ended) {
+				this.capture = null;
+			}
+		}
 	}
 
 	/** Appends a host task run by one worker. */
@@ -184,6 +270,9 @@ final class CpuStream implements NativeStream {
 			if (reached == null && this.blocked > 0 && op.seq >= this.wakeAt) {
 				wakeBlocked();
 			}
+			if (reached == null) {
+				releaseIfIdle();
+			}
 		}
 		if (orphan) {
 			log.warn("Work on stream {} failed after its lease was returned, and nothing waited for it: {}", this.name,
@@ -200,6 +289,17 @@ final class CpuStream implements NativeStream {
 				? failure.getCause() : failure;
 		return (cause instanceof GpuException gpu) ? gpu
 				: new GpuException("Operation on stream " + this.name + " failed: " + cause, cause);
+	}
+
+	/**
+	 * Lets the backend forget a per-thread default stream whose work and callbacks are all done; with
+	 * the lock held. Its thread keeps it, and it joins the backend again with its next operation.
+	 */
+	private void releaseIfIdle() {
+		if (this.kept && !this.busy && this.calling == 0) {
+			this.kept = false;
+			this.backend.idle(this);
+		}
 	}
 
 	/** Wakes the blocked threads, which then register the next point they wait for; with the lock held. */
@@ -244,6 +344,7 @@ final class CpuStream implements NativeStream {
 				if (this.blocked > 0 && this.calling == 0 && this.completed >= this.wakeAt) {
 					wakeBlocked();
 				}
+				releaseIfIdle();
 			}
 		}
 	}
@@ -252,6 +353,10 @@ final class CpuStream implements NativeStream {
 	public void whenDone(Consumer<GpuException> callback) {
 		GpuException failure;
 		synchronized (this.lock) {
+			if (this.capture != null) {
+				throw new GpuException("Stream " + this.name + " is being captured: its work does not run, so nothing "
+						+ "can wait for it to be done");
+			}
 			if (this.abandoned == null && this.completed < this.enqueued) {
 				this.waiters.add(new CpuStreamWaiters.Waiter(this.enqueued, this.failures.boundary(), true, callback));
 				return;
@@ -372,20 +477,32 @@ final class CpuStream implements NativeStream {
 
 	// ---- events --------------------------------------------------------------------------------
 
-	/** A recorded point of this stream: the operations up to {@code seq}, and the failure boundary then. */
-	record Mark(CpuStream stream, long seq, long from) {
+	/**
+	 * A recorded point of this stream: the operations up to {@code seq}, and the failure boundary then;
+	 * or, recorded while the stream was captured, a point of the capture ({@code captured}).
+	 */
+	record Mark(CpuStream stream, long seq, long from, CpuCapture.Point captured) {
 
 		boolean reached() {
+			if (this.captured != null) {
+				throw new GpuException("The event was recorded while stream " + this.stream.name() + " was being "
+						+ "captured: it marks a point of a graph, which never runs as such");
+			}
 			return this.stream.reached(this.seq);
 		}
 
 	}
 
-	/** Captures the current end of the queue for an event. */
+	/** Captures the current end of the queue for an event (a point of the capture while capturing). */
 	Mark mark() {
+		CpuCapture recording;
 		synchronized (this.lock) {
-			return new Mark(this, this.enqueued, this.failures.boundary());
+			recording = this.capture;
+			if (recording == null) {
+				return new Mark(this, this.enqueued, this.failures.boundary(), null);
+			}
 		}
+		return new Mark(this, 0, 0, recording.point(this));
 	}
 
 	/**
@@ -395,11 +512,16 @@ final class CpuStream implements NativeStream {
 	Mark mark(Runnable onReach) {
 		CpuStreamOps.Inline stamp = new CpuStreamOps.Inline(onReach);
 		long from;
+		CpuCapture recording;
 		synchronized (this.lock) {
 			from = this.failures.boundary();
+			recording = this.capture;
+		}
+		if (recording != null) {
+			return new Mark(this, 0, 0, recording.point(this)); // a captured point is never reached: no time
 		}
 		enqueue(stamp);
-		return new Mark(this, stamp.seq, from);
+		return new Mark(this, stamp.seq, from, null);
 	}
 
 	boolean reached(long seq) {
@@ -408,9 +530,34 @@ final class CpuStream implements NativeStream {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>An event recorded in a capture makes this stream join that capture, or, when it takes part
+	 * already, makes its next recorded operation wait for the event's point. A capturing stream cannot
+	 * wait for an event recorded outside its capture (as on CUDA); the context refuses that first.
+	 */
 	@Override
 	public void waitEvent(NativeEvent event) {
 		Mark mark = ((CpuEvent) event).mark();
+		CpuCapture recording;
+		synchronized (this.lock) {
+			recording = this.capture;
+		}
+		if (mark != null && mark.captured() != null) {
+			CpuCapture theirs = mark.captured().capture();
+			if (recording != null && recording != theirs) {
+				throw new GpuException("Stream " + this.name + " takes part in another capture than the event's");
+			}
+			theirs.join(this, mark.captured());
+			return;
+		}
+		if (recording != null) {
+			if (mark == null) {
+				return; // never recorded: complete, nothing to wait for
+			}
+			throw new GpuException("Stream " + this.name + " is being captured and cannot wait for an event recorded "
+					+ "outside the capture");
+		}
 		if (mark == null || mark.reached()) {
 			return;
 		}

@@ -19,8 +19,16 @@ final class CpuStreamOps {
 
 		private final Runnable body;
 
+		private final boolean replayable;
+
 		Task(Runnable body) {
+			this(body, true);
+		}
+
+		/** @param replayable whether a capture may record it (not a free: a replay would free again) */
+		Task(Runnable body, boolean replayable) {
 			this.body = body;
+			this.replayable = replayable;
 		}
 
 		@Override
@@ -36,6 +44,12 @@ final class CpuStreamOps {
 				stream.finish(this, failure);
 			});
 			return false;
+		}
+
+		/** A copy or a fill runs again at every replay: its body reads its source when it runs. */
+		@Override
+		CpuGraph.Node node() {
+			return this.replayable ? new CpuGraph.TaskNode(this.body) : null;
 		}
 
 	}

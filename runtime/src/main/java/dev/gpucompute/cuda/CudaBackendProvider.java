@@ -13,6 +13,7 @@ import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.BackendProvider;
 import dev.gpucompute.spi.ByteSizes;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
 
@@ -101,11 +102,23 @@ public final class CudaBackendProvider implements BackendProvider {
 	}
 
 	/**
-	 * Opens the device: retains its primary context and reads its properties.
+	 * Opens the device: retains its primary context and reads its properties. Called on a virtual
+	 * thread, the opening runs on a platform thread of its own while the caller waits: it makes the
+	 * context current once and then calls the driver with waits in between (logging, the rooms' locks),
+	 * each of which could move a virtual thread to a carrier where the context is not current.
 	 * @throws BackendUnavailableException with the probe's reason when it cannot be opened
 	 */
 	@Override
 	public DeviceBackend open(BackendConfig config) {
+		if (HostThreads.isVirtual(Thread.currentThread())) {
+			DeviceBackend[] opened = new DeviceBackend[1];
+			CudaPrimaryContext.onPlatformThread("gpu-cuda" + config.ordinal() + "-open", () -> opened[0] = openHere(config));
+			return opened[0];
+		}
+		return openHere(config);
+	}
+
+	private DeviceBackend openHere(BackendConfig config) {
 		Availability availability = probe(config.ordinal());
 		if (!availability.available()) {
 			throw new BackendUnavailableException(Backend.CUDA, availability.reason(), CudaDriver.init().cause());

@@ -38,10 +38,12 @@ import jcuda.driver.CUevent;
  *
  * <p>The device's primary context is retained once and made current on each calling thread the
  * first time that thread uses this backend (a thread-local check, no driver call afterwards; see
- * {@link CudaPrimaryContext}). The work is done by four package-private rooms, each behind a narrow
- * door: {@link CudaDeviceFacts} (what the device is), {@link CudaStreams} (streams and events),
- * {@link CudaModules} (kernels and launches) and {@link CudaMemoryManager} (device and staging
- * memory); {@link CudaCompletionOps} is the driver side of its completions and drain markers. This
+ * {@link CudaPrimaryContext}). A virtual thread gets it at every entry, and again after every wait
+ * between an entry and a driver call ({@link #resume()}): a context is current per OS thread, and a
+ * virtual thread that waits for a monitor (from Java 24 on) or parks may go on on another carrier.
+ * The work is done by four package-private rooms, each behind a narrow door: {@link CudaDeviceFacts}
+ * (what the device is), {@link CudaStreams} (streams and events), {@link CudaModules} (kernels and
+ * launches) and {@link CudaMemoryManager} (device and staging memory); {@link CudaCompletionOps} is the driver side of its completions and drain markers. This
  * class checks that handles belong to it, makes the context current, maps errors, tracks health and
  * closes the rooms in order. Besides the SPI it exposes a few facts for diagnostics and tests.
  */
@@ -66,6 +68,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	private final CudaMemoryManager memory;
 
 	private final CudaCompletions<CudaStream, CUevent> completions;
+
+	private final CudaGraphs graphs;
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -93,6 +97,25 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			this.completions = new CudaCompletions<>(events, this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
+			this.graphs = new CudaGraphs(new CudaGraphDriver(), new CudaGraphs.Backend() {
+
+				@Override
+				public void enter() {
+					CudaDeviceBackend.this.enter();
+				}
+
+				@Override
+				public boolean isClosed() {
+					return CudaDeviceBackend.this.isClosed();
+				}
+
+				@Override
+				public GpuException failure(int code, String call, CudaStream stream) {
+					return (stream != null) ? streamFailure(code, call, stream)
+							: CudaDeviceBackend.this.failure(code, call, null, null);
+				}
+
+			});
 			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
 			opened = true;
 		}
@@ -142,6 +165,19 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		if (result != CudaErrors.SUCCESS) {
 			throw failure(result, "cuCtxSetCurrent", null, null);
 		}
+	}
+
+	/**
+	 * Makes this backend's context current again after a wait that sits between a call's entry and
+	 * its next driver call (a monitor or lock another thread held, a park): a virtual thread that
+	 * waited may go on on another carrier thread, where this context is not current (the driver call
+	 * would fail with {@code CUDA_ERROR_INVALID_CONTEXT}) or another device's is (it would act on that
+	 * one). On a platform thread the thread-local record answers, without a driver call. Never throws,
+	 * for the paths that release and close: where setting the context fails, the driver call that
+	 * follows fails and says so.
+	 */
+	void resume() {
+		this.primary.makeCurrent();
 	}
 
 	boolean isClosed() {
@@ -260,6 +296,16 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	@Override
 	public NativeStream defaultStream(DefaultStreamMode mode) {
 		return this.streams.defaultStream(mode, this.primary.onVirtualThread());
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>{@code cuStreamBeginCapture} in the thread-local mode: only the capturing thread is kept from
+	 * calls that would break the capture; other threads' work goes on (see {@link CudaGraphs}).
+	 */
+	@Override
+	public dev.gpucompute.spi.NativeCapture beginCapture(NativeStream stream) {
+		return this.graphs.begin(stream(stream));
 	}
 
 	@Override
@@ -461,11 +507,27 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	// ---------------------------------------------------------------- close
 
+	/**
+	 * {@inheritDoc}
+	 * <p>Called on a virtual thread, the work runs on a platform thread of its own while the caller
+	 * waits: close waits between its driver calls (for the completion thread, for launches still in
+	 * a driver call, for the locks of the rooms it empties), and each wait could move a virtual thread
+	 * to a carrier where the context is not current.
+	 */
 	@Override
 	public void close() {
 		if (!this.closed.compareAndSet(false, true)) {
 			return;
 		}
+		if (this.primary.onVirtualThread()) {
+			CudaPrimaryContext.onPlatformThread("gpu-cuda" + this.ordinal + "-close", this::closeHere);
+		}
+		else {
+			closeHere();
+		}
+	}
+
+	private void closeHere() {
 		this.primary.makeCurrent(); // best effort: a failure here only means the driver calls below fail too
 		// After an abandon kernels may still run: no synchronisation (it would wait for them), no frees
 		// or unloads under them (cuMemFree also waits); the primary context's release takes the rest.

@@ -33,6 +33,12 @@ final class CudaEvent implements NativeEvent {
 	/** The stream of the most recent record, named in errors. */
 	private volatile CudaStream recordedOn;
 
+	/**
+	 * The capture the most recent record was made in (the driver records it as a point of that graph),
+	 * or null: a stream that waits for this event joins that capture.
+	 */
+	volatile CudaGraphs.Capture recordedIn;
+
 	/** Set once, by whichever destroy comes first, so the handle is never destroyed twice. */
 	private final AtomicBoolean destroyed = new AtomicBoolean();
 
@@ -57,6 +63,7 @@ final class CudaEvent implements NativeEvent {
 			throw this.backend.failure(result, "cuEventRecord", null, cudaStream);
 		}
 		this.recordedOn = cudaStream;
+		this.recordedIn = cudaStream.capture;
 	}
 
 	@Override

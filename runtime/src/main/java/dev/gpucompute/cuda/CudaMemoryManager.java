@@ -221,12 +221,18 @@ final class CudaMemoryManager {
 		return this.peerAccess.getOrDefault(peer.ordinal(), false);
 	}
 
-	/** Enables this context's access to {@code peer}'s memory once; the caller has entered the backend. */
+	/**
+	 * Enables this context's access to {@code peer}'s memory once; the caller has entered the backend.
+	 * The first time, it may wait for another thread enabling it and it logs, either of which may move
+	 * a virtual thread to another carrier: the context is made current again for the driver calls that
+	 * follow.
+	 */
 	private void enablePeerAccess(CudaDeviceBackend peer) {
-		if (peer.ordinal() == this.facts.ordinal) {
+		if (peer.ordinal() == this.facts.ordinal || this.peerAccess.containsKey(peer.ordinal())) {
 			return;
 		}
 		this.peerAccess.computeIfAbsent(peer.ordinal(), (ordinal) -> {
+			this.backend.enter(); // cuCtxEnablePeerAccess acts on the current context
 			int[] can = new int[1];
 			if (cuDeviceCanAccessPeer(can, this.backend.cudaDevice(), peer.cudaDevice()) != CudaErrors.SUCCESS || can[0] == 0) {
 				logger.info("CUDA devices {} and {} have no peer access: copies between them are staged through the host",
@@ -239,6 +245,7 @@ final class CudaMemoryManager {
 					ordinal, enabled ? "" : ": " + CudaErrors.describe(result));
 			return enabled;
 		});
+		this.backend.enter();
 	}
 
 	void fill(CudaMemory memory, long offset, long bytes, byte value, CudaStream stream) {

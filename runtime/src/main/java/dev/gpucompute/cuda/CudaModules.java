@@ -213,6 +213,8 @@ final class CudaModules {
 	}
 
 	private CudaKernel bind(String name, CUmodule module, String origin, long loadNanos) {
+		// Again: giving the image's block back after the load may have waited for the blocks' lock.
+		this.backend.resume();
 		CUfunction function = new CUfunction();
 		int result = cuModuleGetFunction(function, module, name);
 		if (result != CudaErrors.SUCCESS) {
@@ -342,11 +344,13 @@ final class CudaModules {
 	 */
 	private void optIn(CudaKernel kernel, int bytes) {
 		synchronized (kernel) {
+			// Again, before anything else: waiting for the lock may have moved a virtual thread to another
+			// carrier, and a launch without arguments goes to the driver right after this.
+			this.backend.enter();
 			if (SharedMemoryOptIn.target(kernel.name(), bytes, kernel.staticSharedBytes, kernel.dynamicSharedLimit,
 					this.facts.info.maxSharedMemoryPerBlock()) < 0) {
 				return;
 			}
-			this.backend.enter(); // again: waiting for the lock may have moved a virtual thread to another carrier
 			int result = cuFuncSetAttribute(kernel.function, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 					bytes);
 			if (result != CudaErrors.SUCCESS) {

@@ -5,14 +5,12 @@ import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
 import dev.gpucompute.Backend;
 import dev.gpucompute.BackendUnavailableException;
+import dev.gpucompute.spi.HostThreads;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 
@@ -23,8 +21,11 @@ import jcuda.driver.CUdevice;
  *
  * <p>Owns the retained context and the per-thread record of whose context a thread last made
  * current, so that the hot path makes no driver call when it already is. A CUDA context is current
- * on an OS thread, and a virtual thread can move to another carrier thread whenever it blocks, so
- * for a virtual thread the record proves nothing and the context is set on every call.
+ * on an OS thread ({@code cuCtxSetCurrent} binds it to the calling CPU thread), and a virtual thread
+ * can move to another carrier thread whenever it waits (for a monitor from Java 24 on, in a park on
+ * any version), so for a virtual thread the record proves nothing: the context is set on every
+ * call, and set again after a wait that sits between a call's entry and its next driver call (the
+ * backend's callers do so: {@code CudaDeviceBackend.resume()}).
  *
  * <p>Thread-safe: the record is thread-local and the handles do not change after the retain. The
  * driver calls are injected ({@code cuCtxSetCurrent} and {@code cuDevicePrimaryCtxRelease} in
@@ -33,9 +34,6 @@ import jcuda.driver.CUdevice;
 final class CudaPrimaryContext {
 
 	private static final AtomicLong IDS = new AtomicLong();
-
-	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the code is compiled for Java 17. */
-	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
 	/**
 	 * Per host thread: [0] the id of the context holder this thread last made current; [1] 1 when
@@ -145,23 +143,46 @@ final class CudaPrimaryContext {
 
 	/** Whether {@code thread} is a virtual thread; always {@code false} before Java 21. */
 	static boolean isVirtual(Thread thread) {
-		if (IS_VIRTUAL == null) {
-			return false;
-		}
-		try {
-			return (boolean) IS_VIRTUAL.invokeExact(thread);
-		}
-		catch (Throwable ex) {
-			return false;
-		}
+		return HostThreads.isVirtual(thread);
 	}
 
-	private static MethodHandle isVirtualHandle() {
-		try {
-			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+	/**
+	 * Runs {@code work} on a new platform thread named {@code name} and waits for it, for a sequence of
+	 * driver calls with waits between them (a backend's close) called on a virtual thread: a platform
+	 * thread stays on its OS thread, so a context made current there at the start stays current. The
+	 * wait is not interruptible (the work releases what it began to); an interrupt is kept for the
+	 * caller. What {@code work} throws is thrown here.
+	 */
+	static void onPlatformThread(String name, Runnable work) {
+		Throwable[] thrown = new Throwable[1];
+		Thread thread = new Thread(() -> {
+			try {
+				work.run();
+			}
+			catch (Throwable ex) {
+				thrown[0] = ex;
+			}
+		}, name);
+		thread.setDaemon(true);
+		thread.start();
+		boolean interrupted = false;
+		while (true) {
+			try {
+				thread.join();
+				break;
+			}
+			catch (InterruptedException ex) {
+				interrupted = true;
+			}
 		}
-		catch (ReflectiveOperationException | RuntimeException ex) {
-			return null; // Java 17..20: no virtual threads
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+		if (thrown[0] instanceof RuntimeException runtime) {
+			throw runtime;
+		}
+		if (thrown[0] instanceof Error error) {
+			throw error;
 		}
 	}
 

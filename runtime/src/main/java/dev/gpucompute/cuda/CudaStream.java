@@ -55,6 +55,12 @@ final class CudaStream implements NativeStream {
 
 	private volatile boolean destroyed;
 
+	/**
+	 * The capture this stream takes part in (begun here, or joined by waiting for an event recorded in
+	 * it), mirroring the driver's: set and cleared by {@link CudaGraphs} on the capturing thread.
+	 */
+	volatile CudaGraphs.Capture capture;
+
 	CudaStream(CudaDeviceBackend backend, CUstream handle, String name, Kind kind, int priority) {
 		this.backend = backend;
 		this.handle = Objects.requireNonNull(handle, "handle");
@@ -80,8 +86,22 @@ final class CudaStream implements NativeStream {
 	}
 
 	@Override
+	public dev.gpucompute.spi.NativeCapture capture() {
+		return this.capture;
+	}
+
+	/** A capturing stream must not be synchronised, queried or waited on: the driver would invalidate the capture. */
+	private void checkNotCapturing(String call) {
+		if (this.capture != null) {
+			throw new GpuException(call + " on stream " + this.name + " while it is being captured would invalidate the "
+					+ "capture; the runtime refuses such calls first");
+		}
+	}
+
+	@Override
 	public void synchronize() {
 		checkUsable();
+		checkNotCapturing("cuStreamSynchronize");
 		this.backend.enter();
 		int result = cuStreamSynchronize(this.handle);
 		if (result != CudaErrors.SUCCESS) {
@@ -98,6 +118,11 @@ final class CudaStream implements NativeStream {
 	@Override
 	public synchronized boolean query() {
 		checkUsable();
+		if (this.capture != null) {
+			// cuStreamQuery on a capturing stream is illegal (it would invalidate the capture), also from the
+			// housekeeping thread that samples utilisation: a stream being captured counts as busy.
+			return false;
+		}
 		this.backend.enter();
 		int result = cuStreamQuery(this.handle);
 		if (result == CudaErrors.SUCCESS) {
@@ -125,6 +150,10 @@ final class CudaStream implements NativeStream {
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamWaitEvent", null, this);
 		}
+		CudaGraphs.Capture recordedIn = cudaEvent.recordedIn;
+		if (recordedIn != null && this.capture == null) {
+			recordedIn.joined(this); // the driver made this stream join the capture
+		}
 	}
 
 	/**
@@ -142,6 +171,7 @@ final class CudaStream implements NativeStream {
 	public void whenDone(Consumer<GpuException> callback) {
 		Objects.requireNonNull(callback, "callback");
 		checkUsable();
+		checkNotCapturing("Watching for completion (cuEventRecord, then cuEventQuery)");
 		this.backend.enter();
 		this.backend.completions().whenDone(this, callback);
 	}
@@ -171,6 +201,14 @@ final class CudaStream implements NativeStream {
 		if (this.destroyed) {
 			return DrainMarkers.DESTROYED;
 		}
+		if (this.capture != null) {
+			// A marker recorded here would be captured, not run, and querying it is illegal: the drain skips
+			// a stream its capturing thread has not ended (closing with a capture open abandons it).
+			return DrainMarkers.DESTROYED;
+		}
+		// The drain entered before it waited for this lock (held by a query or a destroy), which may
+		// have moved a virtual thread to another carrier.
+		this.backend.resume();
 		return cuEventRecord(event, this.handle);
 	}
 
@@ -181,7 +219,9 @@ final class CudaStream implements NativeStream {
 	 * completed). The backend's drain must still wait for that work, so the stream first retires
 	 * with a marker event the drain polls ({@link CudaStreams#retire}); where no marker can be
 	 * recorded, it waits for the stream itself. Retiring precedes forgetting: a drain that no longer
-	 * lists the stream finds its marker.
+	 * lists the stream finds its marker. The driver calls come before the forgetting, which may wait
+	 * for the locks of the backend's rooms: a virtual thread that waits there may go on on a carrier
+	 * where the context is not current.
 	 */
 	@Override
 	public synchronized void destroy() {
@@ -189,22 +229,24 @@ final class CudaStream implements NativeStream {
 			return; // default streams belong to CUDA
 		}
 		this.destroyed = true;
+		int waited;
+		int result;
 		try {
 			if (this.backend.isClosed()) {
 				return;
 			}
 			this.backend.enterQuietly();
-			if (!this.backend.retire(this)) {
-				int waited = cuStreamSynchronize(this.handle);
-				if (waited != CudaErrors.SUCCESS) {
-					logger.debug("cuStreamSynchronize({}) before its destruction returned {}", this.name, CudaErrors.name(waited));
-				}
-			}
+			boolean covered = this.backend.retire(this);
+			this.backend.resume(); // again: retiring waits for the retired markers' lock
+			waited = covered ? CudaErrors.SUCCESS : cuStreamSynchronize(this.handle);
+			result = cuStreamDestroy(this.handle);
 		}
 		finally {
 			this.backend.forget(this);
 		}
-		int result = cuStreamDestroy(this.handle);
+		if (waited != CudaErrors.SUCCESS) {
+			logger.debug("cuStreamSynchronize({}) before its destruction returned {}", this.name, CudaErrors.name(waited));
+		}
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamDestroy", null, this);
 		}

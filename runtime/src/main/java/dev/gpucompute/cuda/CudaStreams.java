@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.DefaultStreamMode;
+import dev.gpucompute.spi.HostThreads;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
@@ -43,7 +44,7 @@ final class CudaStreams {
 	CudaStreams(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompletions.Ops<CudaStream, CUevent> ops) {
 		this.backend = backend;
 		this.facts = facts;
-		this.markers = new DrainMarkers<>(ops, backend::enterQuietly);
+		this.markers = new DrainMarkers<>(ops, backend::resume);
 		this.legacy = new CudaStream(backend, JCudaDriver.CU_STREAM_LEGACY, "default-legacy", CudaStream.Kind.LEGACY, 0);
 	}
 
@@ -110,7 +111,7 @@ final class CudaStreams {
 		CudaStream stream = slot[0];
 		if (stream == null || stream.backend != this.backend) {
 			stream = new CudaStream(this.backend, JCudaDriver.CU_STREAM_PER_THREAD,
-					"default-per-thread[" + Thread.currentThread().getName() + "]", CudaStream.Kind.PER_THREAD, 0);
+					"default-per-thread[" + HostThreads.name(Thread.currentThread()) + "]", CudaStream.Kind.PER_THREAD, 0);
 			slot[0] = stream;
 		}
 		return stream;

@@ -47,15 +47,19 @@ final class DrainMarkers<S, E> {
 
 	private final CudaCompletions.Ops<S, E> ops;
 
-	/** Runs after each pause: a virtual thread may be on another carrier, without the context current. */
-	private final Runnable afterPause;
+	/**
+	 * Makes the context current again after a wait (a pause, or the retired markers' lock): a virtual
+	 * thread that waited may go on on another carrier thread, where this context is not current, and
+	 * the next driver call would fail with {@code CUDA_ERROR_INVALID_CONTEXT} or act on another context.
+	 */
+	private final Runnable afterWait;
 
 	/** Markers on streams destroyed before their work was seen done; guarded by itself. */
 	private final List<E> retired = new ArrayList<>();
 
-	DrainMarkers(CudaCompletions.Ops<S, E> ops, Runnable afterPause) {
+	DrainMarkers(CudaCompletions.Ops<S, E> ops, Runnable afterWait) {
 		this.ops = ops;
-		this.afterPause = afterPause;
+		this.afterWait = afterWait;
 	}
 
 	/**
@@ -96,7 +100,7 @@ final class DrainMarkers<S, E> {
 				}
 				this.ops.nap(this, Math.min(left, pauseNanos));
 				pauseNanos = Math.min(pauseNanos * 2, MAX_PAUSE_NANOS);
-				this.afterPause.run();
+				this.afterWait.run();
 			}
 		}
 		finally {
@@ -109,7 +113,8 @@ final class DrainMarkers<S, E> {
 	/**
 	 * Covers the work enqueued on {@code stream}, which is about to be destroyed, until it is done:
 	 * records a marker there that later drains wait for. The caller holds the stream's lock (no drain
-	 * records on it meanwhile) and has entered the backend.
+	 * records on it meanwhile) and has entered the backend; it enters again before its next driver
+	 * call, since keeping the marker may wait for the retired markers' lock.
 	 * @return whether the work is covered, or over for good (the context failed); {@code false} when
 	 * no marker could be recorded, and the caller must wait for the stream before destroying it
 	 */
@@ -136,6 +141,9 @@ final class DrainMarkers<S, E> {
 	/** Destroys the retired markers whose work is done (or failed); whether none is left. */
 	private boolean retiredDone() {
 		synchronized (this.retired) {
+			// A drain and a retiring stream may both be here: the one that waited for the lock may be on
+			// another carrier now.
+			this.afterWait.run();
 			this.retired.removeIf((marker) -> {
 				if (this.ops.query(marker) == CudaErrors.NOT_READY) {
 					return false;

@@ -65,4 +65,31 @@ public interface GpuListener {
 	default void batchItemWaited(String batcher, long waitNanos) {
 	}
 
+	/**
+	 * A capture ended and was instantiated as a new graph ({@code dev.gpucompute.graph}): {@code nodes}
+	 * operations, captured in {@code captureNanos} (from its beginning to its end, the issuing of the
+	 * work included) and instantiated in {@code instantiateNanos}. Called on the capturing thread.
+	 */
+	default void graphCaptured(String graph, int nodes, long captureNanos, long instantiateNanos) {
+	}
+
+	/**
+	 * A new capture was applied to an existing graph, in place ({@code inPlace}) or by instantiating it
+	 * anew (the backend refused the update), in {@code nanos}. Called on the capturing thread.
+	 */
+	default void graphUpdated(String graph, boolean inPlace, long nanos) {
+	}
+
+	/**
+	 * A capture ended without a graph: an operation was refused ({@code reason} is the refusal's kind,
+	 * e.g. {@code HOST_WAIT}), a stream was not joined back ({@code UNJOINED}), or it was closed without
+	 * being ended ({@code DISCARDED}).
+	 */
+	default void graphCaptureFailed(String graph, String reason) {
+	}
+
+	/** A graph was replayed (enqueued once, as a whole). Called on the replaying thread. */
+	default void graphReplayed(String graph) {
+	}
+
 }

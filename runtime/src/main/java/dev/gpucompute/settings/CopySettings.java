@@ -10,7 +10,7 @@ import java.time.Duration;
  *
  * <p>Array and buffer copies larger than one chunk go through staging memory (page-locked on CUDA)
  * in chunks, so that packing on the host overlaps the transfer. Memory of host buffers
- * ({@code GpuLauncher.allocateHostBuffer}) does not count against the staging budget: it is the
+ * ({@code GpuLauncher.allocateHost}) does not count against the staging budget: it is the
  * application's, held as long as it chooses.
  *
  * @param stagingBudget most staging memory copies hold at once, in bytes; at least

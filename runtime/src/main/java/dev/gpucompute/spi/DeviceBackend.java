@@ -54,6 +54,20 @@ public interface DeviceBackend extends AutoCloseable {
 	default void checkLaunchable(NativeKernel kernel) {
 	}
 
+	/**
+	 * Begins capturing the work enqueued on {@code stream} (a stream from {@link #createStream}) into
+	 * a graph: from now on that work, and the work of streams that join the capture through events
+	 * recorded in it, is recorded instead of run, until {@link NativeCapture#end()} or
+	 * {@link NativeCapture#abort()} on the same thread. Other threads' work on other streams goes on
+	 * undisturbed (CUDA's thread-local capture mode). The context has checked that neither the thread
+	 * nor the stream captures already. The default refuses.
+	 * @throws dev.gpucompute.UnsupportedBackendOperationException when this backend cannot capture
+	 */
+	default NativeCapture beginCapture(NativeStream stream) {
+		throw new dev.gpucompute.UnsupportedBackendOperationException("The " + info().backend()
+				+ " backend cannot capture graphs");
+	}
+
 	/** Allocates device memory, stream-ordered on {@code stream}; 0 bytes gives an allocation of size 0. */
 	NativeMemory allocate(long bytes, NativeStream stream);
 

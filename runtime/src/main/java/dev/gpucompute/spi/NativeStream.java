@@ -62,6 +62,15 @@ public interface NativeStream {
 	}
 
 	/**
+	 * The capture this stream takes part in now (it began here, or this stream joined it by waiting for
+	 * an event recorded in it), or {@code null}: work enqueued here is then recorded instead of run.
+	 * Cheap (a field read); answers for the calling thread's view, exact on the capturing thread.
+	 */
+	default NativeCapture capture() {
+		return null;
+	}
+
+	/**
 	 * Destroys a stream created by {@link DeviceBackend#createStream}. Work already enqueued on it may
 	 * still run (the pool replaces an idle stream whose last holder returned it before its work
 	 * ended) and still finishes, as {@code cuStreamDestroy} lets it: until it has, the backend's

@@ -22,9 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The runtime's package boundaries (docs/architecture.md), checked on its main classes: the API
  * package ({@code dev.gpucompute}) depends on no implementation and holds public types only, its
  * concept packages sit on one side of it ({@code settings} and {@code listener} below it, depending on
- * nothing of gpu-compute; {@code batch} above it, which the API never names), the SPI and the kernel
- * files package depend on nothing but the API, the backends on neither each other nor the rooms, and
- * no two packages depend on each other in a circle.
+ * nothing of gpu-compute; {@code batch} and {@code graph} above it, which the API never names), the
+ * SPI and the kernel files package depend on nothing but the API, the backends on neither each other
+ * nor the rooms, and no two packages depend on each other in a circle.
  */
 class RuntimeBoundariesTest {
 
@@ -40,7 +40,8 @@ class RuntimeBoundariesTest {
 		assertThat(runtime.stream().map(JavaClass::getPackageName).distinct()).contains(API, API + ".batch",
 				API + ".listener", API + ".settings", "dev.gpucompute.spi",
 				"dev.gpucompute.kernels", "dev.gpucompute.cpu", "dev.gpucompute.cuda", "dev.gpucompute.internal.context",
-				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory");
+				"dev.gpucompute.internal.pool", "dev.gpucompute.internal.memory", "dev.gpucompute.expression",
+				"dev.gpucompute.internal.expression", "dev.gpucompute.graph", "dev.gpucompute.internal.graph");
 	}
 
 	@Test
@@ -105,6 +106,24 @@ class RuntimeBoundariesTest {
 	}
 
 	@Test
+	void theGraphApiIsAConceptPackageOnTopOfTheApi() {
+		noClasses().that()
+			.resideInAPackage(API + ".graph..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..", API + ".spi..", API + ".kernels..")
+			.because("graphs are public API: applications import them beside dev.gpucompute")
+			.check(runtime);
+		noClasses().that()
+			.resideInAPackage(API)
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(API + ".graph..")
+			.because("the core API knows nothing of graphs, so the concept package can grow without a cycle")
+			.check(runtime);
+	}
+
+	@Test
 	void theSpiAndKernelFilesDependOnlyOnTheApi() {
 		noClasses().that()
 			.resideInAnyPackage(API + ".spi..", API + ".kernels..")
@@ -112,6 +131,29 @@ class RuntimeBoundariesTest {
 			.dependOnClassesThat()
 			.resideInAnyPackage(API + ".internal..", API + ".cpu..", API + ".cuda..")
 			.because("backends and tools build on these exported packages")
+			.check(runtime);
+	}
+
+	@Test
+	void expressionKernelsUseOnlyTheApiAndTheirCompiler() {
+		noClasses().that()
+			.resideInAPackage(API + ".expression..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".spi..", API + ".kernels..", API + ".cpu..", API + ".cuda..", API + ".internal.core..",
+					API + ".internal.stream..", API + ".internal.pool..", API + ".internal.memory..", API + ".internal.launch..",
+					API + ".internal.batch..", API + ".internal.context..")
+			.because("an expression kernel is an ordinary KernelSource: its builders reach nothing but the API and the "
+					+ "expression compiler")
+			.check(runtime);
+		noClasses().that()
+			.resideInAPackage(API + ".internal.expression..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(API + ".expression..", API + ".spi..", API + ".kernels..", API + ".cpu..", API + ".cuda..",
+					API + ".internal.core..", API + ".internal.stream..", API + ".internal.pool..", API + ".internal.memory..",
+					API + ".internal.launch..", API + ".internal.batch..", API + ".internal.context..")
+			.because("the expression compiler turns text into code and knows no room, backend or builder")
 			.check(runtime);
 	}
 

@@ -168,6 +168,35 @@ public abstract class VirtualThreadContractSuite extends GpuContractFixture {
 	}
 
 	@Test
+	void messagesAndReportsNameAVirtualThreadByItsId() throws Exception {
+		// A virtual thread has an empty name: "the default stream of thread ''" named nothing.
+		Thread[] owner = new Thread[1];
+		GpuStream first = onVirtualThread(() -> {
+			owner[0] = Thread.currentThread();
+			return this.context.defaultStream();
+		});
+		String ownerName = "virtual thread #" + id(owner[0]);
+		String[] seen = onVirtualThread(() -> {
+			String self = "virtual thread #" + id(Thread.currentThread());
+			Throwable misuse = org.assertj.core.api.Assertions.catchThrowable(first::synchronize);
+			try (StreamLease lease = this.pool.acquire()) {
+				return new String[] { self, misuse.getMessage(), this.pool.leases().get(0).thread() };
+			}
+		});
+		assertThat(seen[1]).as("using another virtual thread's default stream")
+			.contains("per-thread default stream of " + ownerName)
+			.contains("cannot be used from " + seen[0])
+			.doesNotContain("''");
+		assertThat(seen[2]).as("the thread a lease report names").isEqualTo(seen[0]);
+		assertNothingLeaked();
+	}
+
+	@SuppressWarnings("deprecation") // Thread.threadId() is Java 19+
+	private static long id(Thread thread) {
+		return thread.getId();
+	}
+
+	@Test
 	void manyVirtualThreadsShareASmallPool() throws Exception {
 		Kernel append = kernel(ContractKernels.APPEND);
 		int threads = 500;

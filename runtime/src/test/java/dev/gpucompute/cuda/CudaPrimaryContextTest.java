@@ -110,6 +110,44 @@ class CudaPrimaryContextTest {
 	}
 
 	@Test
+	void workHandedToAPlatformThreadRunsThereAndItsFailureReachesTheCaller() throws Exception {
+		Method startVirtualThread;
+		try {
+			startVirtualThread = Thread.class.getMethod("startVirtualThread", Runnable.class);
+		}
+		catch (NoSuchMethodException ex) {
+			Assumptions.abort("no virtual threads before Java 21");
+			return;
+		}
+		CudaPrimaryContext primary = context(CudaErrors.SUCCESS);
+		boolean[] seen = new boolean[4];
+		Throwable[] thrown = new Throwable[1];
+		Thread caller = (Thread) startVirtualThread.invoke(null, (Runnable) () -> {
+			Thread.currentThread().interrupt();
+			CudaPrimaryContext.onPlatformThread("closer", () -> {
+				seen[0] = primary.onVirtualThread();
+				// Set once there: the record holds on a platform thread, whatever waits follow.
+				primary.makeCurrent();
+				primary.makeCurrent();
+			});
+			seen[1] = Thread.currentThread().isInterrupted();
+			try {
+				CudaPrimaryContext.onPlatformThread("closer", () -> {
+					throw new IllegalStateException("close failed");
+				});
+			}
+			catch (IllegalStateException ex) {
+				thrown[0] = ex;
+			}
+		});
+		caller.join();
+		assertThat(seen[0]).as("the work ran on a virtual thread").isFalse();
+		assertThat(this.sets).as("driver calls on the platform thread").hasValue(1);
+		assertThat(seen[1]).as("the caller's interrupt is kept").isTrue();
+		assertThat(thrown[0]).hasMessage("close failed");
+	}
+
+	@Test
 	void aPlatformThreadIsNotVirtual() {
 		assertThat(context(CudaErrors.SUCCESS).onVirtualThread()).isFalse();
 	}

@@ -25,6 +25,7 @@ import dev.gpucompute.sample.search.CollectionStore;
 import dev.gpucompute.sample.search.DeviceMemoryBudget;
 import dev.gpucompute.sample.search.Hit;
 import dev.gpucompute.sample.search.KnnEngine;
+import dev.gpucompute.sample.search.CpuScoring;
 import dev.gpucompute.sample.search.KnnKernels;
 import dev.gpucompute.sample.search.SearchDevice;
 import dev.gpucompute.sample.storage.CollectionFiles;
@@ -84,7 +85,7 @@ class SearchConfiguration {
 		SampleProperties.Search search = properties.getSearch();
 		if (devices.primary().backend() == Backend.CPU) {
 			// One line saying whether the CPU twins score with SIMD, and how to enable it if not.
-			log.info(KnnKernels.scoringPath());
+			log.info(CpuScoring.scoringPath());
 		}
 		List<SearchDevice> result = new ArrayList<>();
 		for (GpuContext context : devices.contexts()) {

@@ -152,6 +152,40 @@ class BinarySearchApiTest extends RunningAppTests {
 		awaitIdle();
 	}
 
+	@Test
+	void aBodyOfNoWholeNumberOfRowsSaysWhetherItHoldsWholeValues() {
+		this.http.putJson("/collections/partial", "{\"dimension\": 4, \"metric\": \"dot\"}");
+		this.http.postJson("/collections/partial/vectors", "{\"ids\": [\"a\"], \"vectors\": [[1,0,0,0]]}");
+		String rows = "collection 'partial' holds vectors of dimension 4 (16 bytes each)";
+		for (String path : new String[] { "/collections/partial/search?k=1", "/collections/partial/vectors?ids=b" }) {
+			JsonNode three = assertWrongLength(path, new byte[3]);
+			assertThat(three.get("detail").asString())
+				.isEqualTo("The body's 3 bytes are not a whole number of 4-byte float32 values; " + rows);
+			assertThat(three.get("bytes").asLong()).isEqualTo(3);
+			assertThat(three.has("actual")).isFalse();
+			assertThat(assertWrongLength(path, new byte[1]).get("detail").asString())
+				.isEqualTo("The body's 1 byte is not a whole number of 4-byte float32 values; " + rows);
+			JsonNode twenty = assertWrongLength(path, new byte[20]);
+			assertThat(twenty.get("detail").asString())
+				.isEqualTo("The body's 20 bytes are 5 float32 values, not a whole number of vectors: " + rows);
+			assertThat(twenty.get("actual").asLong()).isEqualTo(5);
+		}
+		assertThat(this.http.get("/collections/partial").json().get("size").asInt()).isEqualTo(1);
+		awaitIdle();
+	}
+
+	/** A 400 wrong-dimension problem of field body and expected dimension 4: its JSON. */
+	private JsonNode assertWrongLength(String path, byte[] body) {
+		Http.BinaryResponse response = post(path, body);
+		String text = new String(response.body());
+		assertThat(response.status()).as(text).isEqualTo(400);
+		JsonNode problem = response.json();
+		assertThat(problem.get("type").asString()).as(text).isEqualTo("urn:gpu-compute:sample:problem:wrong-dimension");
+		assertThat(problem.get("field").asString()).as(text).isEqualTo("body");
+		assertThat(problem.get("expected").asInt()).as(text).isEqualTo(4);
+		return problem;
+	}
+
 	private Http.BinaryResponse post(String path, byte[] body) {
 		return this.http.postForBytes(path, OCTETS, body);
 	}

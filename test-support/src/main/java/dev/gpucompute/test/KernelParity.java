@@ -21,6 +21,8 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.expression.ExpressionKernel;
+import dev.gpucompute.expression.Reduction;
 
 /**
  * Checks that a {@link KernelSource}'s CUDA body and CPU body compute the same thing: runs both on
@@ -50,6 +52,21 @@ import dev.gpucompute.StreamScope;
  * fused operation on both sides ({@code fmaf(a, x[i], y[i])} in CUDA, {@code Math.fma(a, x, y)} in
  * Java), and keep {@link Tolerance#exact()}.
  *
+ * <p><b>Kernels written once</b> ({@code ElementwiseKernel}, {@code ReductionKernel}) need no CPU
+ * body of yours and no tolerance: the expected agreement is the kernel's own
+ * ({@link ExpressionKernel}), {@link Tolerance#exact()} when it uses only IEEE operations and exact
+ * functions, {@link Tolerance#ulps(long)} of its stated bound when it calls a transcendental function
+ * (which holds where that result is not amplified by what follows, such as a cancelling subtraction:
+ * state your own then). A kernel compiled with fast math states no bound: give one.
+ * {@link #of(Reduction)} checks a reduction through its own launch, with no launch configuration.
+ *
+ * <pre>{@code
+ * KernelParity.of(SAXPY)                   // ElementwiseKernel...build(): exact, no CPU body written
+ *     .launch(LaunchConfig.linear(n, 256))
+ *     .args(n, 2.5f, ParityBuffer.randomFloats(n), ParityBuffer.randomFloats(n).compared())
+ *     .check();
+ * }</pre>
+ *
  * <p>Arguments are given in the kernel's parameter order: scalars as {@code Integer}, {@code Long},
  * {@code Float} or {@code Double}, buffers as {@link ParityBuffer}s. Generated inputs come from a
  * seed ({@link #seed(long)}), so a failure is reproducible.
@@ -65,22 +82,40 @@ public final class KernelParity {
 
 	private final KernelSource source;
 
+	/** A reduction checked through its own launch, or null. */
+	private final Reduction reduction;
+
 	private LaunchConfig config;
 
 	private Object[] args = new Object[0];
 
-	private Tolerance tolerance = Tolerance.exact();
+	/** The tolerance stated with {@link #tolerance(Tolerance)}, or null for the kernel's own. */
+	private Tolerance tolerance;
 
 	private long seed = 24;
 
-	private KernelParity(KernelSource source) {
+	private KernelParity(KernelSource source, Reduction reduction) {
 		this.source = source;
+		this.reduction = reduction;
 	}
 
-	/** A check of {@code source}'s two bodies; it needs both CUDA code and a CPU implementation. */
+	/**
+	 * A check of {@code source}'s two bodies; it needs both CUDA code and a CPU implementation (a
+	 * kernel written once has both).
+	 */
 	public static KernelParity of(KernelSource source) {
 		Objects.requireNonNull(source, "source");
-		return new KernelParity(source);
+		return new KernelParity(source, null);
+	}
+
+	/**
+	 * A check of a reduction written once, launched as {@link Reduction#launch} does (no launch
+	 * configuration to give): arguments {@code n}, for a segmented one {@code segmentLength}, the inputs
+	 * and the result buffer.
+	 */
+	public static KernelParity of(Reduction reduction) {
+		Objects.requireNonNull(reduction, "reduction");
+		return new KernelParity(reduction.source(), reduction);
 	}
 
 	/** The launch configuration both bodies run with. */
@@ -96,7 +131,10 @@ public final class KernelParity {
 		return this;
 	}
 
-	/** How far results may be apart; default {@link Tolerance#exact()}. */
+	/**
+	 * How far results may be apart; default {@link Tolerance#exact()}, or for a kernel written once the
+	 * tolerance it states ({@link #expectedTolerance()}).
+	 */
 	public KernelParity tolerance(Tolerance tolerance) {
 		this.tolerance = Objects.requireNonNull(tolerance, "tolerance");
 		return this;
@@ -106,6 +144,26 @@ public final class KernelParity {
 	public KernelParity seed(long seed) {
 		this.seed = seed;
 		return this;
+	}
+
+	/**
+	 * The tolerance the check applies: the one given, else for a kernel written once its own (exact, or
+	 * the ulps of its transcendental functions), else {@link Tolerance#exact()}.
+	 * @throws IllegalStateException for a kernel written once with fast math and no tolerance given
+	 */
+	public Tolerance expectedTolerance() {
+		if (this.tolerance != null) {
+			return this.tolerance;
+		}
+		ExpressionKernel kernel = ExpressionKernel.of(this.source).orElse(null);
+		if (kernel == null || kernel.bitExact()) {
+			return Tolerance.exact();
+		}
+		if (kernel.fastMath()) {
+			throw new IllegalStateException("Kernel '" + this.source.name() + "' is compiled with fast math, which gives "
+					+ "up bit parity and states no bound; give the tolerance you accept with tolerance(...)");
+		}
+		return Tolerance.ulps(kernel.ulps());
 	}
 
 	/**
@@ -142,9 +200,10 @@ public final class KernelParity {
 	public ParityReport check(GpuContext first, GpuContext second) {
 		Objects.requireNonNull(first, "first");
 		Objects.requireNonNull(second, "second");
-		if (this.config == null) {
+		if (this.config == null && this.reduction == null) {
 			throw new IllegalStateException("No launch configuration: call launch(LaunchConfig) first");
 		}
+		Tolerance applied = expectedTolerance();
 		List<ByteBuffer> inputs = inputs();
 		List<ByteBuffer> a = run(first, inputs);
 		List<ByteBuffer> b = run(second, inputs);
@@ -152,11 +211,11 @@ public final class KernelParity {
 		int compared = 0;
 		for (int i = 0; i < this.args.length; i++) {
 			if (this.args[i] instanceof ParityBuffer buffer && buffer.isCompared()) {
-				comparisons.add(compare(i, buffer, a.get(compared), b.get(compared)));
+				comparisons.add(compare(i, buffer, a.get(compared), b.get(compared), applied));
 				compared++;
 			}
 		}
-		ParityReport report = new ParityReport(this.source.name(), describe(first), describe(second), this.tolerance,
+		ParityReport report = new ParityReport(this.source.name(), describe(first), describe(second), applied,
 				List.copyOf(comparisons));
 		if (!report.agrees()) {
 			throw new AssertionFailedError("The two bodies disagree. " + report);
@@ -200,7 +259,12 @@ public final class KernelParity {
 					launchArgs[i] = this.args[i];
 				}
 			}
-			launcher.launch(kernel, this.config, launchArgs);
+			if (this.reduction != null) {
+				this.reduction.launch(launcher, launchArgs);
+			}
+			else {
+				launcher.launch(kernel, this.config, launchArgs);
+			}
 			for (int i = 0; i < this.args.length; i++) {
 				if (this.args[i] instanceof ParityBuffer buffer && buffer.isCompared()) {
 					ByteBuffer result = ByteBuffer.allocate(inputs.get(i).capacity()).order(ByteOrder.nativeOrder());
@@ -218,7 +282,8 @@ public final class KernelParity {
 		return results;
 	}
 
-	private ParityReport.Comparison compare(int argument, ParityBuffer buffer, ByteBuffer a, ByteBuffer b) {
+	private ParityReport.Comparison compare(int argument, ParityBuffer buffer, ByteBuffer a, ByteBuffer b,
+			Tolerance tolerance) {
 		ElementType type = buffer.type();
 		int count = buffer.count();
 		int mismatches = 0;
@@ -227,7 +292,7 @@ public final class KernelParity {
 		long maxUlps = 0;
 		double maxAbsolute = 0;
 		for (int i = 0; i < count; i++) {
-			Element element = element(type, a, b, i);
+			Element element = element(type, a, b, i, tolerance);
 			maxUlps = Math.max(maxUlps, element.ulps());
 			maxAbsolute = Math.max(maxAbsolute, element.absoluteDifference());
 			if (!element.agree()) {
@@ -242,28 +307,28 @@ public final class KernelParity {
 	}
 
 	/** Element {@code i} of both sides, compared. */
-	private Element element(ElementType type, ByteBuffer a, ByteBuffer b, int i) {
+	private static Element element(ElementType type, ByteBuffer a, ByteBuffer b, int i, Tolerance tolerance) {
 		return switch (type) {
 			case FLOAT -> {
 				float p = a.getFloat(4 * i);
 				float q = b.getFloat(4 * i);
-				yield new Element(p, q, this.tolerance.accepts(p, q),
+				yield new Element(p, q, tolerance.accepts(p, q),
 						(Float.isNaN(p) || Float.isNaN(q)) ? 0 : Tolerance.ulpsApart(p, q));
 			}
 			case DOUBLE -> {
 				double p = a.getDouble(8 * i);
 				double q = b.getDouble(8 * i);
-				yield new Element(p, q, this.tolerance.accepts(p, q),
+				yield new Element(p, q, tolerance.accepts(p, q),
 						(Double.isNaN(p) || Double.isNaN(q)) ? 0 : Tolerance.ulpsApart(p, q));
 			}
-			case INT -> integers(a.getInt(4 * i), b.getInt(4 * i));
-			case LONG -> integers(a.getLong(8 * i), b.getLong(8 * i));
-			case BYTE -> integers(a.get(i), b.get(i));
+			case INT -> integers(a.getInt(4 * i), b.getInt(4 * i), tolerance);
+			case LONG -> integers(a.getLong(8 * i), b.getLong(8 * i), tolerance);
+			case BYTE -> integers(a.get(i), b.get(i), tolerance);
 		};
 	}
 
-	private Element integers(long p, long q) {
-		return new Element(p, q, this.tolerance.accepts(p, q), 0);
+	private static Element integers(long p, long q, Tolerance tolerance) {
+		return new Element(p, q, tolerance.accepts(p, q), 0);
 	}
 
 	/** Both sides' values of one element (as doubles, for the report), whether they agree, and their distance in ulps. */

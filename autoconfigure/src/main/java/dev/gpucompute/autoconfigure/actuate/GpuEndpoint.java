@@ -16,16 +16,18 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry.EventStats;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.Kernel.KernelStats;
-import dev.gpucompute.StreamPool.PoolStats;
+import dev.gpucompute.StreamPool;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.batch.GpuBatcher;
-import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCache;
+import dev.gpucompute.graph.GraphInfo;
+import dev.gpucompute.graph.GraphStats;
 
 /**
  * The {@code gpu} Actuator endpoint ({@code /actuator/gpu}): what the GPU contexts are and do now.
@@ -34,8 +36,9 @@ import dev.gpucompute.settings.KernelTiming;
  * <p>With one device, {@code /actuator/gpu} is that device's report ({@link GpuDescriptor}) and
  * {@code /actuator/gpu/{part}} one part of it: {@code backend}, {@code device}, {@code streams},
  * {@code leases} (the oldest leases held now, with the thread and the stack that acquired each),
- * {@code events}, {@code kernels}, {@code memory} or {@code batchers} (each open batcher's
- * settings and figures, by name). With several devices ({@code gpu.devices}),
+ * {@code events}, {@code kernels}, {@code memory}, {@code batchers} (each open batcher's
+ * settings and figures, by name) or {@code graphs} (the live graphs, the graph caches and the counts
+ * since open). With several devices ({@code gpu.devices}),
  * {@code /actuator/gpu} is {@link DevicesDescriptor}: the primary device's ordinal and every device's
  * report keyed by ordinal, and {@code /actuator/gpu/{part}} that part of every device, keyed by
  * ordinal. Whatever the number of devices, {@code /actuator/gpu/devices} has every device's report
@@ -51,7 +54,7 @@ public class GpuEndpoint {
 
 	/** The parts of a device's report. */
 	private static final Set<String> PARTS = Set.of("backend", "device", "streams", "leases", "events", "kernels",
-			"memory", "batchers");
+			"memory", "batchers", "graphs");
 
 	/** How many of the oldest leases the report lists. */
 	static final int LEASES_SHOWN = 16;
@@ -162,7 +165,7 @@ public class GpuEndpoint {
 
 	private static GpuDescriptor report(GpuContext context) {
 		return new GpuDescriptor(backend(context), context.device(), context.streams().stats(), leases(context),
-				context.events().stats(), kernels(context), memory(context), batchers(context));
+				context.events().stats(), kernels(context), memory(context), batchers(context), graphs(context));
 	}
 
 	private static Object part(GpuContext context, String part) {
@@ -175,6 +178,7 @@ public class GpuEndpoint {
 			case "kernels" -> kernels(context);
 			case "memory" -> memory(context);
 			case "batchers" -> batchers(context);
+			case "graphs" -> graphs(context);
 			default -> null;
 		};
 	}
@@ -215,7 +219,19 @@ public class GpuEndpoint {
 		return batchers;
 	}
 
-	private static MemoryInfo memory(GpuContext context) {
+	private static GraphsDescriptor graphs(GpuContext context) {
+		if (!(context instanceof GpuGraphs.Host)) {
+			return null;
+		}
+		GpuGraphs graphs = GpuGraphs.of(context);
+		Map<String, GraphCacheDescriptor> caches = new TreeMap<>();
+		for (GraphCache<?> cache : graphs.caches()) {
+			caches.put(cache.name(), new GraphCacheDescriptor(cache.maxSize(), cache.stats()));
+		}
+		return new GraphsDescriptor(graphs.stats(), graphs.graphs(), caches);
+	}
+
+	private static GpuContext.MemoryInfo memory(GpuContext context) {
 		try {
 			return context.memory();
 		}
@@ -244,10 +260,32 @@ public class GpuEndpoint {
 	 * @param kernels loaded kernels by name
 	 * @param memory device memory, {@code null} once the context is closed
 	 * @param batchers the open batchers by name
+	 * @param graphs the graphs: counts, the live ones, the caches
 	 */
-	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, PoolStats streams,
-			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, MemoryInfo memory,
-			Map<String, BatcherDescriptor> batchers) {
+	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, StreamPool.PoolStats streams,
+			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, GpuContext.MemoryInfo memory,
+			Map<String, BatcherDescriptor> batchers, GraphsDescriptor graphs) {
+	}
+
+	/**
+	 * The graphs of one device ({@code dev.gpucompute.graph}).
+	 *
+	 * @param stats counts since the context opened: live graphs, captures, failed captures, replays,
+	 * updates in place and new instantiations, operations in the live graphs
+	 * @param live the live graphs, oldest first: name, operations, replays, updates, capture and
+	 * instantiation time, the capturing thread
+	 * @param caches the open graph caches by name
+	 */
+	public record GraphsDescriptor(GraphStats stats, List<GraphInfo> live, Map<String, GraphCacheDescriptor> caches) {
+	}
+
+	/**
+	 * One graph cache.
+	 *
+	 * @param maxSize the most graphs it keeps
+	 * @param stats hits, misses (captures), evictions and its size now
+	 */
+	public record GraphCacheDescriptor(int maxSize, GraphCache.Stats stats) {
 	}
 
 	/**
@@ -275,7 +313,7 @@ public class GpuEndpoint {
 	 * @param stats queued, running and the counts since it was built
 	 */
 	public record BatcherDescriptor(int maxBatchSize, long maxQueueDelayNanos, int maxQueued, StreamPriority priority,
-			long timeoutNanos, int maxConcurrentBatches, BatcherStats stats) {
+			long timeoutNanos, int maxConcurrentBatches, GpuBatcher.BatcherStats stats) {
 	}
 
 	/**

@@ -19,9 +19,9 @@ public class DefaultKernelLaunchObservationConvention implements KernelLaunchObs
 	/** The observation's name. Its meter is a timer of that name, distinct from {@code gpu.kernel.launches}. */
 	public static final String NAME = "gpu.kernel.launch";
 
-	private static final KeyValue SUCCESS = KeyValue.of(GpuMetrics.TAG_OUTCOME, GpuMetrics.OUTCOME_SUCCESS);
+	private static final KeyValue SUCCESS = KeyValue.of(GpuMeterNames.TAG_OUTCOME, GpuMeterNames.OUTCOME_SUCCESS);
 
-	private static final KeyValue ERROR = KeyValue.of(GpuMetrics.TAG_OUTCOME, GpuMetrics.OUTCOME_ERROR);
+	private static final KeyValue ERROR = KeyValue.of(GpuMeterNames.TAG_OUTCOME, GpuMeterNames.OUTCOME_ERROR);
 
 	@Override
 	public String getName() {
@@ -35,7 +35,7 @@ public class DefaultKernelLaunchObservationConvention implements KernelLaunchObs
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(KernelLaunchContext context) {
-		return KeyValues.of(KeyValue.of(GpuMetrics.TAG_KERNEL, context.getKernelName()),
+		return KeyValues.of(KeyValue.of(GpuMeterNames.TAG_KERNEL, context.getKernelName()),
 				context.isEnqueued() ? SUCCESS : ERROR);
 	}
 

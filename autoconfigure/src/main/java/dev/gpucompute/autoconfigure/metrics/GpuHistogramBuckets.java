@@ -13,9 +13,9 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 
 /**
  * Default histogram buckets for the GPU timers whose distribution the Grafana dashboard reads
- * ({@value GpuMetrics#KERNEL_DURATION}, {@value GpuMetrics#STREAMS_ACQUIRE} and
- * {@value GpuMetrics#BATCH_WAIT}): 1-2-5 steps from 1 µs to 60 s, 25 buckets; and for the batch
- * sizes ({@value GpuMetrics#BATCH_SIZE}): powers of two from 1 to 65536, 17 buckets. Kernels and lease waits range from microseconds to seconds; a quantile
+ * ({@value GpuMeterNames#KERNEL_DURATION}, {@value GpuMeterNames#STREAMS_ACQUIRE} and
+ * {@value GpuMeterNames#BATCH_WAIT}): 1-2-5 steps from 1 µs to 60 s, 25 buckets; and for the batch
+ * sizes ({@value GpuMeterNames#BATCH_SIZE}): powers of two from 1 to 65536, 17 buckets. Kernels and lease waits range from microseconds to seconds; a quantile
  * estimate stays inside its bucket, at most 2.5 times wide, where a percentile histogram over the
  * same range would have over a hundred buckets.
  *
@@ -33,11 +33,11 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 public final class GpuHistogramBuckets implements MeterFilter {
 
 	/** The timers that get the default buckets. */
-	public static final Set<String> TIMERS = Set.of(GpuMetrics.KERNEL_DURATION, GpuMetrics.STREAMS_ACQUIRE,
-			GpuMetrics.BATCH_WAIT);
+	public static final Set<String> TIMERS = Set.of(GpuMeterNames.KERNEL_DURATION, GpuMeterNames.STREAMS_ACQUIRE,
+			GpuMeterNames.BATCH_WAIT);
 
 	/** The distribution summaries that get the default batch-size buckets (powers of two, 1 to 65536). */
-	public static final Set<String> SUMMARIES = Set.of(GpuMetrics.BATCH_SIZE);
+	public static final Set<String> SUMMARIES = Set.of(GpuMeterNames.BATCH_SIZE);
 
 	private static final double[] BUCKETS_NANOS = bucketNanos();
 

@@ -10,7 +10,8 @@ import dev.gpucompute.listener.KernelLoad;
  * ({@code gpu.kernel.duration}), lease waits ({@code gpu.streams.acquire}), lease hold times
  * ({@code gpu.streams.usage}), kernel loads that waited for work in flight ({@code gpu.kernel.load.wait};
  * loads before the binding, at start-up, are not recorded), batch sizes and queue waits
- * ({@code gpu.batch.size}, {@code gpu.batch.wait}), and registers the per-kernel meters of kernels
+ * ({@code gpu.batch.size}, {@code gpu.batch.wait}), graph capture and instantiation times
+ * ({@code gpu.graph.capture}, {@code gpu.graph.instantiate}), and registers the per-kernel meters of kernels
  * loaded after start-up and the per-batcher meters of batchers built after it.
  *
  * <p>The listener has to exist before the {@link GpuContext} is opened (it is passed to
@@ -29,14 +30,24 @@ import dev.gpucompute.listener.KernelLoad;
  */
 public final class MicrometerGpuListener implements GpuListener {
 
-	private static final GpuMetrics.Bound[] UNBOUND = new GpuMetrics.Bound[0];
+	private static final ListenerMeters[] UNBOUND = new ListenerMeters[0];
 
-	private volatile GpuMetrics.Bound[] bound = UNBOUND;
+	private volatile ListenerMeters[] bound = UNBOUND;
+
+	private volatile GpuGraphMetrics.Bound[] graphs = new GpuGraphMetrics.Bound[0];
+
+	/** Called by {@link GpuGraphMetrics#bindTo}. */
+	synchronized void add(GpuGraphMetrics.Bound meters) {
+		GpuGraphMetrics.Bound[] current = this.graphs;
+		GpuGraphMetrics.Bound[] next = java.util.Arrays.copyOf(current, current.length + 1);
+		next[current.length] = meters;
+		this.graphs = next;
+	}
 
 	/** Called by {@link GpuMetrics#bindTo}; one entry per registry the binder was bound to. */
-	synchronized void add(GpuMetrics.Bound meters) {
-		GpuMetrics.Bound[] current = this.bound;
-		GpuMetrics.Bound[] next = java.util.Arrays.copyOf(current, current.length + 1);
+	synchronized void add(ListenerMeters meters) {
+		ListenerMeters[] current = this.bound;
+		ListenerMeters[] next = java.util.Arrays.copyOf(current, current.length + 1);
 		next[current.length] = meters;
 		this.bound = next;
 	}
@@ -48,28 +59,28 @@ public final class MicrometerGpuListener implements GpuListener {
 
 	@Override
 	public void kernelLaunched(String kernel, boolean success) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelSeen(kernel);
 		}
 	}
 
 	@Override
 	public void kernelFailed(String kernel) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelSeen(kernel);
 		}
 	}
 
 	@Override
 	public void kernelTimed(String kernel, long nanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelTimed(kernel, nanos);
 		}
 	}
 
 	@Override
 	public void kernelLoaded(KernelLoad load) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.kernelLoaded(load);
 			meters.kernelSeen(load.kernel());
 		}
@@ -77,38 +88,55 @@ public final class MicrometerGpuListener implements GpuListener {
 
 	@Override
 	public void leaseAcquired(long waitNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.leaseAcquired(waitNanos);
 		}
 	}
 
 	@Override
 	public void leaseReleased(long heldNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.leaseReleased(heldNanos);
 		}
 	}
 
 	@Override
 	public void batcherOpened(String batcher) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batcherOpened(batcher);
 		}
 	}
 
 	@Override
 	public void batchDispatched(String batcher, int size) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batchDispatched(batcher, size);
 		}
 	}
 
 	@Override
 	public void batchItemWaited(String batcher, long waitNanos) {
-		for (GpuMetrics.Bound meters : this.bound) {
+		for (ListenerMeters meters : this.bound) {
 			meters.batchItemWaited(batcher, waitNanos);
 		}
 	}
+
+	@Override
+	public void graphCaptured(String graph, int nodes, long captureNanos, long instantiateNanos) {
+		for (GpuGraphMetrics.Bound meters : this.graphs) {
+			meters.captured(graph, captureNanos, instantiateNanos);
+		}
+	}
+
+	@Override
+	public void graphUpdated(String graph, boolean inPlace, long nanos) {
+		for (GpuGraphMetrics.Bound meters : this.graphs) {
+			meters.updated(graph, nanos);
+		}
+	}
+
+	// Replays, capture outcomes and updates need no callback: gpu.graph.* counters read the context's
+	// GpuGraphs.stats(), so a replay costs the listener nothing.
 
 	// Timeouts need no callback: gpu.streams.timeout, gpu.batch.rejected and gpu.batch.timeouts read
 	// the pool's and the batchers' own counts, so none is missed before binding.

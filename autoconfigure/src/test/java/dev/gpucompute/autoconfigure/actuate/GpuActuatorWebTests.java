@@ -34,6 +34,9 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
+import dev.gpucompute.graph.GpuGraph;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCache;
 import dev.gpucompute.autoconfigure.GpuBatchers;
 import dev.gpucompute.batch.GpuBatcher;
 
@@ -162,6 +165,32 @@ class GpuActuatorWebTests {
 	}
 
 	@Test
+	void graphsSelectorShowsTheLiveGraphsAndTheCaches() throws Exception {
+		GpuGraphs graphs = GpuGraphs.of(this.context);
+		Kernel noop = this.launcher.kernel("noop");
+		try (StreamLease lease = this.context.streams().acquire();
+				GpuGraph graph = graphs.capture("twice", lease.stream(), () -> {
+					this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+					this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1);
+				}); GraphCache<Integer> cache = graphs.cache("by-size", 3)) {
+			graph.launch(lease.stream());
+			cache.launch(1, lease.stream(), (size) -> this.launcher.launch(noop, LaunchConfig.linear(size, 1), 1));
+			cache.launch(1, lease.stream(), (size) -> this.launcher.launch(noop, LaunchConfig.linear(size, 1), 1));
+			lease.stream().synchronize();
+			DocumentContext json = getJson("/actuator/gpu/graphs");
+			assertThat(json.read("$.stats.live", Integer.class)).isEqualTo(2);
+			assertThat(json.read("$.stats.nodes", Long.class)).isEqualTo(3);
+			assertThat(json.read("$.live[0].name", String.class)).isEqualTo("twice");
+			assertThat(json.read("$.live[0].nodes", Integer.class)).isEqualTo(2);
+			assertThat(json.read("$.live[0].replays", Long.class)).isEqualTo(1);
+			assertThat(json.read("$.caches.by-size.maxSize", Integer.class)).isEqualTo(3);
+			assertThat(json.read("$.caches.by-size.stats.hits", Long.class)).isEqualTo(1);
+			assertThat(json.read("$.caches.by-size.stats.misses", Long.class)).isEqualTo(1);
+		}
+		assertThat(getJson("/actuator/gpu/graphs").read("$.stats.live", Integer.class)).isZero();
+	}
+
+	@Test
 	void memorySelector() throws Exception {
 		MemoryInfo before = this.context.memory();
 		try (DeviceBuffer buffer = this.launcher.allocate(1 << 18, ElementType.FLOAT)) {
@@ -180,7 +209,7 @@ class GpuActuatorWebTests {
 	void oneDeviceKeepsTheSingleDeviceShapeAndHasTheDeviceSelectorsToo() throws Exception {
 		Map<String, Object> whole = getJson("/actuator/gpu").read("$");
 		assertThat(whole).containsOnlyKeys("backend", "device", "streams", "leases", "events", "kernels", "memory",
-				"batchers");
+				"batchers", "graphs");
 		assertThat(getJson("/actuator/gpu/leases").read("$.length()", Integer.class)).as("nothing leased").isZero();
 		Map<String, Object> devices = getJson("/actuator/gpu/devices").read("$");
 		assertThat(devices).containsOnlyKeys("0");

@@ -22,7 +22,7 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.autoconfigure.GpuStarterChecks;
 import dev.gpucompute.autoconfigure.actuate.GpuHealthIndicator;
-import dev.gpucompute.autoconfigure.metrics.GpuMetrics;
+import dev.gpucompute.autoconfigure.metrics.GpuMeterNames;
 
 /**
  * The starter on a CUDA device: {@code auto} chooses CUDA and says why, {@code cuda} set explicitly
@@ -45,7 +45,7 @@ class GpuStarterCudaGpuTests {
 			GpuStarterChecks.healthIsUpAndTheMetersFollowTheDevice(context, Backend.CUDA);
 			// CUDA's stream-ordered allocator keeps the freed 4 MiB buffer (the CPU backend frees it).
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
-			assertThat(registry.get(GpuMetrics.MEMORY_CACHED).gauge().value()).as("the freed buffer stays cached")
+			assertThat(registry.get(GpuMeterNames.MEMORY_CACHED).gauge().value()).as("the freed buffer stays cached")
 				.isGreaterThanOrEqualTo(4.0 * (1 << 20));
 		});
 	}

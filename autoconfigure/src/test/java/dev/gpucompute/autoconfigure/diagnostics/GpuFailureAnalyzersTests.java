@@ -353,6 +353,16 @@ class GpuFailureAnalyzersTests {
 	}
 
 	@Test
+	void kernelBeanWithABadExpressionFailsStartUpSayingWhere(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> run(BadExpressionKernel.class, "--gpu.backend=cpu"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Kernel 'clamp' is defined by expressions, and its body has a mistake at line 1, column 5: "
+					+ "unknown function 'clip'; the functions are: abs, acos,")
+			.contains("  y = clip(x, lo, hi)\n      ^")
+			.contains("never build one from request data");
+	}
+
+	@Test
 	void analyzersAreRegisteredAheadOfSpringBootsOwn() {
 		// Loaded as Spring Boot loads them for its report: with a bean factory and an environment, skipping
 		// analyzers that cannot be created on this class path.
@@ -363,7 +373,8 @@ class GpuFailureAnalyzersTests {
 		List<String> names = analyzers.stream().map((analyzer) -> analyzer.getClass().getSimpleName()).toList();
 		assertThat(names).contains("InvalidGpuPropertyValueFailureAnalyzer", "InvalidGpuPropertiesFailureAnalyzer",
 				"BackendUnavailableFailureAnalyzer", "DeviceOrdinalFailureAnalyzer", "KernelCompilationFailureAnalyzer",
-				"KernelDefinitionFailureAnalyzer", "KernelLocationFailureAnalyzer", "GpuDisabledFailureAnalyzer");
+				"KernelDefinitionFailureAnalyzer", "KernelExpressionFailureAnalyzer", "KernelLocationFailureAnalyzer",
+				"GpuDisabledFailureAnalyzer");
 		assertThat(names.indexOf("GpuDisabledFailureAnalyzer"))
 			.isLessThan(names.indexOf("NoSuchBeanDefinitionFailureAnalyzer"));
 		assertThat(names.indexOf("InvalidGpuPropertyValueFailureAnalyzer")).isLessThan(names.indexOf("BindFailureAnalyzer"));
@@ -432,6 +443,22 @@ class GpuFailureAnalyzersTests {
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	static class EmptyApplication {
+
+	}
+
+	/** An application whose kernel bean is an expression kernel with a misspelt function. */
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class BadExpressionKernel {
+
+		@Bean
+		KernelSource clamp() {
+			return dev.gpucompute.expression.ElementwiseKernel.named("clamp")
+				.in("float lo, float hi, float[] x")
+				.out("float[] y")
+				.body("y = clip(x, lo, hi)")
+				.build();
+		}
 
 	}
 

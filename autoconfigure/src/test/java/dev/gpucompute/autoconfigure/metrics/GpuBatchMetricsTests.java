@@ -78,8 +78,8 @@ class GpuBatchMetricsTests {
 			.maxQueued(3)
 			.build();
 		Tags tags = Tags.of("batcher", "search", "gpu", "0", "backend", "cpu");
-		assertThat(this.registry.get(GpuMetrics.BATCH_QUEUED).tags(tags).gauge().value()).isZero();
-		assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).tag("batcher", "early").summary().count()).isZero();
+		assertThat(this.registry.get(GpuMeterNames.BATCH_QUEUED).tags(tags).gauge().value()).isZero();
+		assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).tag("batcher", "early").summary().count()).isZero();
 
 		CompletableFuture<Integer> first = batcher.submit(0);
 		assertThat(this.started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -91,7 +91,7 @@ class GpuBatchMetricsTests {
 		// The item with the 500 ms deadline times out while the first batch is held.
 		assertThatThrownBy(() -> queued.get(2).get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(
 				dev.gpucompute.batch.BatchTimeoutException.class);
-		assertThat(this.registry.get(GpuMetrics.BATCH_QUEUED).tags(tags).gauge().value()).isEqualTo(2);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_QUEUED).tags(tags).gauge().value()).isEqualTo(2);
 		this.release.countDown();
 		first.get(30, TimeUnit.SECONDS);
 		queued.get(0).get(30, TimeUnit.SECONDS);
@@ -99,22 +99,22 @@ class GpuBatchMetricsTests {
 		batcher.close();
 
 		// Two batches: the held one of 1 item, then the 2 items that waited.
-		assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).tags(tags).summary().count()).isEqualTo(2);
-		assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).tags(tags).summary().totalAmount()).isEqualTo(3);
-		assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).tags(tags).summary().getId().getBaseUnit())
+		assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).tags(tags).summary().count()).isEqualTo(2);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).tags(tags).summary().totalAmount()).isEqualTo(3);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).tags(tags).summary().getId().getBaseUnit())
 			.isEqualTo("items");
-		assertThat(this.registry.get(GpuMetrics.BATCH_WAIT).tags(tags).timer().count()).isEqualTo(3);
-		assertThat(this.registry.get(GpuMetrics.BATCH_REJECTED).tags(tags).functionCounter().count()).isEqualTo(1);
-		assertThat(this.registry.get(GpuMetrics.BATCH_TIMEOUTS).tags(tags).functionCounter().count()).isEqualTo(1);
-		assertThat(this.registry.get(GpuMetrics.BATCH_QUEUED).tags(tags).gauge().value()).isZero();
+		assertThat(this.registry.get(GpuMeterNames.BATCH_WAIT).tags(tags).timer().count()).isEqualTo(3);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_REJECTED).tags(tags).functionCounter().count()).isEqualTo(1);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_TIMEOUTS).tags(tags).functionCounter().count()).isEqualTo(1);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_QUEUED).tags(tags).gauge().value()).isZero();
 
 		// A new batcher of the same name continues the counters instead of starting them at zero.
 		GpuBatcher<Integer, Integer> again = GpuBatcher.builder(this.context, echo()).name("search").maxQueued(1)
 			.build();
-		assertThat(this.registry.get(GpuMetrics.BATCH_REJECTED).tags(tags).functionCounter().count()).isEqualTo(1);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_REJECTED).tags(tags).functionCounter().count()).isEqualTo(1);
 		assertThat(again.submit(7).get(30, TimeUnit.SECONDS)).isEqualTo(7);
 		again.close();
-		assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).tags(tags).summary().count()).isEqualTo(3);
+		assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).tags(tags).summary().count()).isEqualTo(3);
 		early.close();
 	}
 
@@ -123,8 +123,8 @@ class GpuBatchMetricsTests {
 		this.registry.config().meterFilter(new GpuHistogramBuckets());
 		new GpuMetrics(this.context, this.listener).bindTo(this.registry);
 		try (GpuBatcher<Integer, Integer> batcher = GpuBatcher.builder(this.context, echo()).name("b").build()) {
-			assertThat(this.registry.get(GpuMetrics.BATCH_WAIT).timer().takeSnapshot().histogramCounts()).hasSize(25);
-			assertThat(this.registry.get(GpuMetrics.BATCH_SIZE).summary().takeSnapshot().histogramCounts()).hasSize(17);
+			assertThat(this.registry.get(GpuMeterNames.BATCH_WAIT).timer().takeSnapshot().histogramCounts()).hasSize(25);
+			assertThat(this.registry.get(GpuMeterNames.BATCH_SIZE).summary().takeSnapshot().histogramCounts()).hasSize(17);
 			assertThat(batcher.queued()).isZero();
 		}
 	}

@@ -52,12 +52,13 @@ class GpuDevicesMetricsTests {
 				CompositeMeterRegistryAutoConfiguration.class))
 		.withUserConfiguration(KernelConfiguration.class);
 
-	private static final List<String> DEVICE_METERS = List.of(GpuMetrics.STREAMS_ACTIVE, GpuMetrics.STREAMS_IDLE,
-			GpuMetrics.STREAMS_PENDING, GpuMetrics.STREAMS_MAX, GpuMetrics.STREAMS_UTILIZATION,
-			GpuMetrics.STREAMS_TIMEOUT, GpuMetrics.STREAMS_ACQUIRE, GpuMetrics.STREAMS_USAGE, GpuMetrics.EVENTS_LIVE,
-			GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.MEMORY_CACHED, GpuMetrics.STAGING_USED,
-			GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING, GpuMetrics.STAGING_TIMEOUT, GpuMetrics.KERNEL_DURATION,
-			GpuMetrics.KERNEL_LAUNCHES);
+	private static final List<String> DEVICE_METERS = List.of(GpuMeterNames.STREAMS_ACTIVE, GpuMeterNames.STREAMS_IDLE,
+			GpuMeterNames.STREAMS_PENDING, GpuMeterNames.STREAMS_MAX, GpuMeterNames.STREAMS_UTILIZATION,
+			GpuMeterNames.STREAMS_TIMEOUT, GpuMeterNames.STREAMS_ACQUIRE, GpuMeterNames.STREAMS_USAGE, GpuMeterNames.EVENTS_LIVE,
+			GpuMeterNames.MEMORY_USED, GpuMeterNames.MEMORY_TOTAL, GpuMeterNames.MEMORY_CACHED, GpuMeterNames.STAGING_USED,
+			GpuMeterNames.STAGING_BUDGET, GpuMeterNames.STAGING_PENDING, GpuMeterNames.STAGING_TIMEOUT, GpuMeterNames.KERNEL_DURATION,
+			GpuMeterNames.KERNEL_LAUNCHES, GpuMeterNames.GRAPH_REPLAYS, GpuMeterNames.GRAPH_LIVE, GpuMeterNames.GRAPH_NODES,
+			GpuMeterNames.GRAPH_CAPTURES, GpuMeterNames.GRAPH_UPDATES);
 
 	@Test
 	void everyMeterExistsOncePerDeviceWithItsOrdinalAndUuid() {
@@ -73,12 +74,12 @@ class GpuDevicesMetricsTests {
 				String ordinal = Integer.toString(gpu.device().ordinal());
 				Tags device = Tags.of("gpu", ordinal, "uuid", gpu.device().uuid(), "backend", "cpu");
 				assertThat(gpu.device().uuid()).isEqualTo("CPU-" + ordinal);
-				for (String name : List.of(GpuMetrics.STREAMS_ACTIVE, GpuMetrics.STREAMS_ACQUIRE,
-						GpuMetrics.MEMORY_TOTAL, GpuMetrics.EVENTS_LIVE)) {
+				for (String name : List.of(GpuMeterNames.STREAMS_ACTIVE, GpuMeterNames.STREAMS_ACQUIRE,
+						GpuMeterNames.MEMORY_TOTAL, GpuMeterNames.EVENTS_LIVE)) {
 					assertThat(registry.find(name).tags(device).meters()).as("%s of device %s", name, ordinal).hasSize(1);
 				}
 				// A start-up kernel has its series on every device from the start.
-				assertThat(registry.find(GpuMetrics.KERNEL_LAUNCHES).tags(device).tag("kernel", "noop").meters())
+				assertThat(registry.find(GpuMeterNames.KERNEL_LAUNCHES).tags(device).tag("kernel", "noop").meters())
 					.hasSize(2);
 			}
 		});
@@ -91,13 +92,13 @@ class GpuDevicesMetricsTests {
 			GpuDevices devices = context.getBean(GpuDevices.class);
 			// Leases: the acquire and usage timers come from each device's own listener.
 			try (StreamLease lease = devices.get(1).streams().acquire()) {
-				assertThat(registry.get(GpuMetrics.STREAMS_ACTIVE).tag("gpu", "1").gauge().value()).isEqualTo(1);
-				assertThat(registry.get(GpuMetrics.STREAMS_ACTIVE).tag("gpu", "0").gauge().value()).isZero();
+				assertThat(registry.get(GpuMeterNames.STREAMS_ACTIVE).tag("gpu", "1").gauge().value()).isEqualTo(1);
+				assertThat(registry.get(GpuMeterNames.STREAMS_ACTIVE).tag("gpu", "0").gauge().value()).isZero();
 			}
 			assertThat(acquisitions(registry, "0")).isZero();
 			assertThat(acquisitions(registry, "1")).isEqualTo(1);
 			assertThat(acquisitions(registry, "2")).isZero();
-			assertThat(registry.get(GpuMetrics.STREAMS_USAGE).tag("gpu", "1").timer().count()).isEqualTo(1);
+			assertThat(registry.get(GpuMeterNames.STREAMS_USAGE).tag("gpu", "1").timer().count()).isEqualTo(1);
 			// Launches and device time of a kernel on device 2.
 			GpuLauncher launcher = devices.get(2).launcher();
 			Kernel noop = launcher.kernel("noop");
@@ -108,10 +109,10 @@ class GpuDevicesMetricsTests {
 			Awaitility.await().until(() -> noop.stats().timedLaunches() == 3);
 			for (String gpu : List.of("0", "1", "2")) {
 				double expected = gpu.equals("2") ? 3 : 0;
-				assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("gpu", gpu, "kernel", "noop", "outcome", "success")
+				assertThat(registry.get(GpuMeterNames.KERNEL_LAUNCHES).tags("gpu", gpu, "kernel", "noop", "outcome", "success")
 					.functionCounter()
 					.count()).as("launches on device %s", gpu).isEqualTo(expected);
-				assertThat(registry.get(GpuMetrics.KERNEL_DURATION).tags("gpu", gpu, "kernel", "noop").timer().count())
+				assertThat(registry.get(GpuMeterNames.KERNEL_DURATION).tags("gpu", gpu, "kernel", "noop").timer().count())
 					.as("timed launches on device %s", gpu)
 					.isEqualTo((long) expected);
 			}
@@ -130,8 +131,9 @@ class GpuDevicesMetricsTests {
 				assertThat(meter.getId().getTag("gpu")).isEqualTo("0");
 				assertThat(meter.getId().getTag("uuid")).isEqualTo("CPU-0");
 			});
-			// 18 meters, the launch counter twice (success, error) for the one kernel
-			assertThat(meters).hasSize(DEVICE_METERS.size() + 1);
+			// One meter per name, but twice (by outcome) the launch counter of the one kernel and the graph
+			// captures and updates counters.
+			assertThat(meters).hasSize(DEVICE_METERS.size() + 3);
 			try (StreamLease lease = context.getBean(GpuContext.class).streams().acquire()) {
 				assertThat(acquisitions(registry, "0")).isEqualTo(1);
 			}
@@ -152,7 +154,7 @@ class GpuDevicesMetricsTests {
 	}
 
 	private static long acquisitions(MeterRegistry registry, String gpu) {
-		return registry.get(GpuMetrics.STREAMS_ACQUIRE).tag("gpu", gpu).timer().count();
+		return registry.get(GpuMeterNames.STREAMS_ACQUIRE).tag("gpu", gpu).timer().count();
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -35,7 +35,7 @@ import dev.gpucompute.autoconfigure.GpuContextCustomizer;
 /**
  * What the starter shows of kernel loads (issue 29): start-up kernels load before any work, a
  * launch that loads a kernel is logged once with how to load it up front, and a load that began while
- * work was in flight is logged at WARN and timed in {@value GpuMetrics#KERNEL_LOAD_WAIT}. On the CPU
+ * work was in flight is logged at WARN and timed in {@value GpuMeterNames#KERNEL_LOAD_WAIT}. On the CPU
  * backend, with a zero threshold so that a load with work in flight counts as waited (on CUDA the
  * driver's module load really waits; see the runtime's kernel-load contract suite).
  */
@@ -86,7 +86,7 @@ class GpuKernelLoadReportTests {
 			assertThat(output.getOut().split("Kernel 'late' was loaded by its first launch", -1)).as("logged once").hasSize(2);
 			assertThat(output).doesNotContain("Loading kernel 'late'");
 			assertThat(output).contains("GpuContext.builder().kernels(...)").contains("a KernelSource bean");
-			assertThat(registry.find(GpuMetrics.KERNEL_LOAD_WAIT).timers()).as("no load waited yet").isEmpty();
+			assertThat(registry.find(GpuMeterNames.KERNEL_LOAD_WAIT).timers()).as("no load waited yet").isEmpty();
 
 			try (StreamLease busy = context.getBean(GpuContext.class).streams().acquire();
 					DeviceBuffer unused = launcher.allocate(4, ElementType.BYTE)) {
@@ -96,7 +96,7 @@ class GpuKernelLoadReportTests {
 				busy.stream().synchronize();
 			}
 			assertThat(output).contains("Loading kernel 'stalled' by its first launch, launch(KernelSource, ...), held thread");
-			Timer wait = registry.get(GpuMetrics.KERNEL_LOAD_WAIT).tags("kernel", "stalled", "trigger", "launch", "gpu", "0")
+			Timer wait = registry.get(GpuMeterNames.KERNEL_LOAD_WAIT).tags("kernel", "stalled", "trigger", "launch", "gpu", "0")
 				.timer();
 			assertThat(wait.count()).isEqualTo(1);
 		});

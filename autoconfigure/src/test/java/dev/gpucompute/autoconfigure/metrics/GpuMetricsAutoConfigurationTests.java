@@ -54,23 +54,23 @@ class GpuMetricsAutoConfigurationTests {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			assertThat(context.getBean(MicrometerGpuListener.class).isBound()).isTrue();
 			// The start-up kernel (a KernelSource bean) has its series before its first launch.
-			assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
+			assertThat(registry.get(GpuMeterNames.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
 				.functionCounter()
 				.count()).isZero();
 			GpuLauncher launcher = context.getBean(GpuLauncher.class);
 			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
 			launcher.launch(launcher.kernel("noop"), LaunchConfig.linear(1, 1), 1);
 			launcher.currentStream().synchronize();
-			assertThat(registry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
+			assertThat(registry.get(GpuMeterNames.KERNEL_LAUNCHES).tags("kernel", "noop", "outcome", "success")
 				.functionCounter()
 				.count()).isEqualTo(2);
 			// The acquire timer only moves if the context was opened with the Micrometer listener.
 			try (StreamLease lease = context.getBean(GpuContext.class).streams().acquire()) {
-				assertThat(registry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
-				assertThat(registry.get(GpuMetrics.STREAMS_ACTIVE).tag("gpu", "0").gauge().value()).isEqualTo(1);
+				assertThat(registry.get(GpuMeterNames.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
+				assertThat(registry.get(GpuMeterNames.STREAMS_ACTIVE).tag("gpu", "0").gauge().value()).isEqualTo(1);
 			}
-			assertThat(registry.get(GpuMetrics.STREAMS_USAGE).timer().count()).isEqualTo(1);
-			assertThat(registry.get(GpuMetrics.STREAMS_MAX).gauge().value()).isEqualTo(2);
+			assertThat(registry.get(GpuMeterNames.STREAMS_USAGE).timer().count()).isEqualTo(1);
+			assertThat(registry.get(GpuMeterNames.STREAMS_MAX).gauge().value()).isEqualTo(2);
 		});
 	}
 
@@ -78,8 +78,8 @@ class GpuMetricsAutoConfigurationTests {
 	void metersCanBeDeniedByName() {
 		this.withRegistry.withPropertyValues("management.metrics.enable.gpu=false").run((context) -> {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
-			assertThat(registry.find(GpuMetrics.STREAMS_ACTIVE).gauge()).isNull();
-			assertThat(registry.find(GpuMetrics.KERNEL_LAUNCHES).functionCounters()).isEmpty();
+			assertThat(registry.find(GpuMeterNames.STREAMS_ACTIVE).gauge()).isNull();
+			assertThat(registry.find(GpuMeterNames.KERNEL_LAUNCHES).functionCounters()).isEmpty();
 		});
 	}
 
@@ -124,8 +124,8 @@ class GpuMetricsAutoConfigurationTests {
 	void otherRegistriesGetNoBucketsByDefault() {
 		this.withRegistry.withUserConfiguration(KernelConfiguration.class).run((context) -> {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
-			for (Timer timer : List.of(registry.get(GpuMetrics.KERNEL_DURATION).timer(),
-					registry.get(GpuMetrics.STREAMS_ACQUIRE).timer(), registry.get(GpuMetrics.STREAMS_USAGE).timer())) {
+			for (Timer timer : List.of(registry.get(GpuMeterNames.KERNEL_DURATION).timer(),
+					registry.get(GpuMeterNames.STREAMS_ACQUIRE).timer(), registry.get(GpuMeterNames.STREAMS_USAGE).timer())) {
 				assertThat(timer.takeSnapshot().histogramCounts()).as(timer.getId().getName()).isEmpty();
 				// count, total time, max: no bucket series
 				assertThat(timer.measure()).as(timer.getId().getName()).hasSize(3);
@@ -161,7 +161,7 @@ class GpuMetricsAutoConfigurationTests {
 		this.withRegistry.withUserConfiguration(KernelConfiguration.class)
 			.withPropertyValues("management.metrics.distribution.slo.gpu.kernel.duration=1ms,10ms")
 			.run((context) -> assertThat(context.getBean(MeterRegistry.class)
-				.get(GpuMetrics.KERNEL_DURATION)
+				.get(GpuMeterNames.KERNEL_DURATION)
 				.timer()
 				.takeSnapshot()
 				.histogramCounts()).hasSize(2));

@@ -97,25 +97,25 @@ class GpuMetricsTests {
 	@Test
 	void everyMeterHasTheDeviceTags() {
 		Tags device = Tags.of("gpu", "0", "backend", "cpu", "uuid", this.context.device().uuid());
-		List<String> names = List.of(GpuMetrics.STREAMS_ACTIVE, GpuMetrics.STREAMS_IDLE, GpuMetrics.STREAMS_PENDING,
-				GpuMetrics.STREAMS_MAX, GpuMetrics.STREAMS_ACQUIRE, GpuMetrics.STREAMS_USAGE,
-				GpuMetrics.STREAMS_TIMEOUT, GpuMetrics.STREAMS_UTILIZATION, GpuMetrics.EVENTS_LIVE,
-				GpuMetrics.MEMORY_USED, GpuMetrics.MEMORY_TOTAL, GpuMetrics.KERNEL_LAUNCHES,
-				GpuMetrics.KERNEL_DURATION);
+		List<String> names = List.of(GpuMeterNames.STREAMS_ACTIVE, GpuMeterNames.STREAMS_IDLE, GpuMeterNames.STREAMS_PENDING,
+				GpuMeterNames.STREAMS_MAX, GpuMeterNames.STREAMS_ACQUIRE, GpuMeterNames.STREAMS_USAGE,
+				GpuMeterNames.STREAMS_TIMEOUT, GpuMeterNames.STREAMS_UTILIZATION, GpuMeterNames.EVENTS_LIVE,
+				GpuMeterNames.MEMORY_USED, GpuMeterNames.MEMORY_TOTAL, GpuMeterNames.KERNEL_LAUNCHES,
+				GpuMeterNames.KERNEL_DURATION);
 		for (String name : names) {
 			Collection<Meter> meters = this.registry.find(name).tags(device).meters();
 			assertThat(meters).as(name).isNotEmpty();
 		}
-		assertThat(this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer()).isInstanceOf(Timer.class);
-		assertThat(this.registry.get(GpuMetrics.STREAMS_TIMEOUT).functionCounter()).isNotNull();
-		assertThat(this.registry.get(GpuMetrics.MEMORY_USED).gauge().getId().getBaseUnit()).isEqualTo("bytes");
+		assertThat(this.registry.get(GpuMeterNames.STREAMS_ACQUIRE).timer()).isInstanceOf(Timer.class);
+		assertThat(this.registry.get(GpuMeterNames.STREAMS_TIMEOUT).functionCounter()).isNotNull();
+		assertThat(this.registry.get(GpuMeterNames.MEMORY_USED).gauge().getId().getBaseUnit()).isEqualTo("bytes");
 	}
 
 	@Test
 	void kernelsLoadedBeforeBindingHaveMetersAtZero() {
 		assertThat(launches("add_one", "success")).isZero();
 		assertThat(launches("add_one", "error")).isZero();
-		assertThat(this.registry.get(GpuMetrics.KERNEL_DURATION).tag("kernel", "add_one").timer().count()).isZero();
+		assertThat(this.registry.get(GpuMeterNames.KERNEL_DURATION).tag("kernel", "add_one").timer().count()).isZero();
 	}
 
 	@Test
@@ -139,7 +139,7 @@ class GpuMetricsTests {
 	void kernelLoadedAfterBindingIsRegisteredOnItsFirstLaunch() {
 		KernelSource late = KernelSource.named("late").params(INT).cpu((block, args) -> {
 		});
-		assertThat(this.registry.find(GpuMetrics.KERNEL_LAUNCHES).tag("kernel", "late").functionCounters()).isEmpty();
+		assertThat(this.registry.find(GpuMeterNames.KERNEL_LAUNCHES).tag("kernel", "late").functionCounters()).isEmpty();
 		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
 		this.launcher.launch(late, LaunchConfig.linear(1, 1), 1);
 		this.launcher.currentStream().synchronize();
@@ -175,7 +175,7 @@ class GpuMetricsTests {
 			}
 			this.launcher.currentStream().synchronize();
 		}
-		Timer duration = this.registry.get(GpuMetrics.KERNEL_DURATION).tag("kernel", "add_one").timer();
+		Timer duration = this.registry.get(GpuMeterNames.KERNEL_DURATION).tag("kernel", "add_one").timer();
 		// Device times are read on the completion thread after the stream is done: wait for them.
 		awaitTrue(() -> duration.count() == 5);
 		assertThat(duration.count()).isEqualTo(5);
@@ -189,15 +189,15 @@ class GpuMetricsTests {
 		this.listener.kernelLaunched("user input " + System.nanoTime(), true);
 		this.listener.kernelTimed("not-a-kernel", 1_000);
 		this.listener.kernelFailed("neither");
-		assertThat(this.registry.find(GpuMetrics.KERNEL_LAUNCHES).meters()).extracting((m) -> m.getId().getTag("kernel"))
+		assertThat(this.registry.find(GpuMeterNames.KERNEL_LAUNCHES).meters()).extracting((m) -> m.getId().getTag("kernel"))
 			.containsOnly("add_one");
-		assertThat(this.registry.find(GpuMetrics.KERNEL_DURATION).meters()).hasSize(1);
+		assertThat(this.registry.find(GpuMeterNames.KERNEL_DURATION).meters()).hasSize(1);
 	}
 
 	@Test
 	void poolGaugesStayConsistentUnderContention() throws Exception {
 		assertPool(0, 2, 0);
-		assertThat(gauge(GpuMetrics.STREAMS_MAX)).isEqualTo(2);
+		assertThat(gauge(GpuMeterNames.STREAMS_MAX)).isEqualTo(2);
 		StreamLease first = this.context.streams().acquire();
 		StreamLease second = this.context.streams().acquire();
 		assertPool(2, 0, 0);
@@ -211,7 +211,7 @@ class GpuMetricsTests {
 					}
 				}));
 			}
-			awaitTrue(() -> gauge(GpuMetrics.STREAMS_PENDING) == 3);
+			awaitTrue(() -> gauge(GpuMeterNames.STREAMS_PENDING) == 3);
 			assertPool(2, 0, 3);
 			first.close();
 			second.close();
@@ -223,8 +223,8 @@ class GpuMetricsTests {
 			waiters.shutdownNow();
 		}
 		assertPool(0, 2, 0);
-		Timer acquire = this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer();
-		Timer usage = this.registry.get(GpuMetrics.STREAMS_USAGE).timer();
+		Timer acquire = this.registry.get(GpuMeterNames.STREAMS_ACQUIRE).timer();
+		Timer usage = this.registry.get(GpuMeterNames.STREAMS_USAGE).timer();
 		assertThat(acquire.count()).isEqualTo(5);
 		assertThat(usage.count()).isEqualTo(5);
 		assertThat(this.context.streams().stats().acquisitions()).isEqualTo(5);
@@ -241,52 +241,52 @@ class GpuMetricsTests {
 					.isThrownBy(() -> this.context.streams().acquire(Duration.ofMillis(20)));
 			}
 		}
-		FunctionCounter timeouts = this.registry.get(GpuMetrics.STREAMS_TIMEOUT).functionCounter();
+		FunctionCounter timeouts = this.registry.get(GpuMeterNames.STREAMS_TIMEOUT).functionCounter();
 		assertThat(timeouts.count()).isEqualTo(2);
-		assertThat(this.registry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(2);
+		assertThat(this.registry.get(GpuMeterNames.STREAMS_ACQUIRE).timer().count()).isEqualTo(2);
 		assertPool(0, 2, 0);
 	}
 
 	@Test
 	void utilizationGaugeReadsThePoolsBusyShare() {
-		double gauge = gauge(GpuMetrics.STREAMS_UTILIZATION);
+		double gauge = gauge(GpuMeterNames.STREAMS_UTILIZATION);
 		assertThat(gauge).isBetween(0.0, 1.0);
 		assertThat(gauge).isEqualTo(this.context.streams().stats().utilization());
 	}
 
 	@Test
 	void liveEventsFollowTheRegistry() {
-		int before = (int) gauge(GpuMetrics.EVENTS_LIVE);
+		int before = (int) gauge(GpuMeterNames.EVENTS_LIVE);
 		assertThat(before).isEqualTo(this.context.events().live());
 		GpuEvent one = this.context.events().create();
 		GpuEvent two = this.context.events().createTiming();
-		assertThat(gauge(GpuMetrics.EVENTS_LIVE)).isEqualTo(this.context.events().live()).isGreaterThanOrEqualTo(before + 2);
+		assertThat(gauge(GpuMeterNames.EVENTS_LIVE)).isEqualTo(this.context.events().live()).isGreaterThanOrEqualTo(before + 2);
 		one.close();
 		two.close();
 		this.context.close();
-		assertThat(gauge(GpuMetrics.EVENTS_LIVE)).isZero();
+		assertThat(gauge(GpuMeterNames.EVENTS_LIVE)).isZero();
 	}
 
 	@Test
 	void memoryGaugesFollowBuffers() {
-		double total = gauge(GpuMetrics.MEMORY_TOTAL);
+		double total = gauge(GpuMeterNames.MEMORY_TOTAL);
 		assertThat(total).isEqualTo(this.context.device().totalMemoryBytes());
-		double before = gauge(GpuMetrics.MEMORY_USED);
+		double before = gauge(GpuMeterNames.MEMORY_USED);
 		try (DeviceBuffer buffer = this.launcher.allocate(1 << 20, ElementType.BYTE)) {
-			assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before + (1 << 20));
+			assertThat(gauge(GpuMeterNames.MEMORY_USED)).isEqualTo(before + (1 << 20));
 		}
 		// The free is ordered on the buffer's stream.
 		this.launcher.currentStream().synchronize();
-		assertThat(gauge(GpuMetrics.MEMORY_USED)).isEqualTo(before);
-		assertThat(gauge(GpuMetrics.MEMORY_CACHED)).as("the CPU backend caches no device memory").isZero();
+		assertThat(gauge(GpuMeterNames.MEMORY_USED)).isEqualTo(before);
+		assertThat(gauge(GpuMeterNames.MEMORY_CACHED)).as("the CPU backend caches no device memory").isZero();
 	}
 
 	@Test
 	void memoryGaugesAreNaNOnceTheContextIsClosed() {
 		this.context.close();
-		assertThat(gauge(GpuMetrics.MEMORY_USED)).isNaN();
-		assertThat(gauge(GpuMetrics.MEMORY_TOTAL)).isNaN();
-		assertThat(gauge(GpuMetrics.MEMORY_CACHED)).isNaN();
+		assertThat(gauge(GpuMeterNames.MEMORY_USED)).isNaN();
+		assertThat(gauge(GpuMeterNames.MEMORY_TOTAL)).isNaN();
+		assertThat(gauge(GpuMeterNames.MEMORY_CACHED)).isNaN();
 	}
 
 	@Test
@@ -308,33 +308,33 @@ class GpuMetricsTests {
 				StreamLease held = small.streams().acquire();
 				StreamLease other = small.streams().acquire()) {
 			new GpuMetrics(small, null).bindTo(staging);
-			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().value()).isEqualTo(2.0 * chunk);
-			assertThat(staging.get(GpuMetrics.STAGING_BUDGET).gauge().getId().getBaseUnit()).isEqualTo("bytes");
-			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).isZero();
+			assertThat(staging.get(GpuMeterNames.STAGING_BUDGET).gauge().value()).isEqualTo(2.0 * chunk);
+			assertThat(staging.get(GpuMeterNames.STAGING_BUDGET).gauge().getId().getBaseUnit()).isEqualTo("bytes");
+			assertThat(staging.get(GpuMeterNames.STAGING_USED).gauge().value()).isZero();
 			DeviceBuffer blocked = small.launcher().callWithStream(held.stream(), () -> small.launcher().allocate(chunk, ElementType.BYTE));
 			DeviceBuffer waiting = small.launcher().callWithStream(other.stream(), () -> small.launcher().allocate(chunk, ElementType.BYTE));
 			small.launcher().launch(held.stream(), small.launcher().load(gate), LaunchConfig.linear(1, 1), 0);
 			blocked.upload(HostArray.of(new byte[chunk]), held.stream());
 			blocked.upload(HostArray.of(new byte[chunk]), held.stream());
-			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).as("two copies behind the gate")
+			assertThat(staging.get(GpuMeterNames.STAGING_USED).gauge().value()).as("two copies behind the gate")
 				.isEqualTo(2.0 * chunk);
 			Future<?> refused = thread.submit(() -> waiting.upload(HostArray.of(new byte[chunk]), other.stream()));
-			awaitTrue(() -> staging.get(GpuMetrics.STAGING_PENDING).gauge().value() == 1);
+			awaitTrue(() -> staging.get(GpuMeterNames.STAGING_PENDING).gauge().value() == 1);
 			assertThat(refused).failsWithin(Duration.ofSeconds(10))
 				.withThrowableOfType(java.util.concurrent.ExecutionException.class)
 				.withCauseInstanceOf(dev.gpucompute.StagingExhaustedException.class);
-			assertThat(staging.get(GpuMetrics.STAGING_PENDING).gauge().value()).isZero();
-			assertThat(staging.get(GpuMetrics.STAGING_TIMEOUT).functionCounter().count()).isEqualTo(1);
+			assertThat(staging.get(GpuMeterNames.STAGING_PENDING).gauge().value()).isZero();
+			assertThat(staging.get(GpuMeterNames.STAGING_TIMEOUT).functionCounter().count()).isEqualTo(1);
 			release.countDown();
 			small.synchronizeDevice();
-			awaitTrue(() -> staging.get(GpuMetrics.STAGING_USED).gauge().value() == 0);
+			awaitTrue(() -> staging.get(GpuMeterNames.STAGING_USED).gauge().value() == 0);
 			Tags device = Tags.of("gpu", "0", "backend", "cpu", "uuid", small.device().uuid());
-			for (String name : List.of(GpuMetrics.STAGING_USED, GpuMetrics.STAGING_BUDGET, GpuMetrics.STAGING_PENDING,
-					GpuMetrics.STAGING_TIMEOUT)) {
+			for (String name : List.of(GpuMeterNames.STAGING_USED, GpuMeterNames.STAGING_BUDGET, GpuMeterNames.STAGING_PENDING,
+					GpuMeterNames.STAGING_TIMEOUT)) {
 				assertThat(staging.find(name).tags(device).meters()).as(name).hasSize(1);
 			}
 			small.close();
-			assertThat(staging.get(GpuMetrics.STAGING_USED).gauge().value()).isNaN();
+			assertThat(staging.get(GpuMeterNames.STAGING_USED).gauge().value()).isNaN();
 		}
 		finally {
 			release.countDown();
@@ -357,20 +357,20 @@ class GpuMetricsTests {
 			SimpleMeterRegistry otherRegistry = new SimpleMeterRegistry();
 			new GpuMetrics(other, late).bindTo(otherRegistry);
 			assertThat(late.isBound()).isTrue();
-			assertThat(otherRegistry.get(GpuMetrics.KERNEL_LAUNCHES).tags("kernel", "add_one", "outcome", "success")
+			assertThat(otherRegistry.get(GpuMeterNames.KERNEL_LAUNCHES).tags("kernel", "add_one", "outcome", "success")
 				.functionCounter()
 				.count()).isEqualTo(2);
-			assertThat(otherRegistry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isZero();
+			assertThat(otherRegistry.get(GpuMeterNames.STREAMS_ACQUIRE).timer().count()).isZero();
 			try (StreamLease lease = other.streams().acquire()) {
-				assertThat(otherRegistry.get(GpuMetrics.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
+				assertThat(otherRegistry.get(GpuMeterNames.STREAMS_ACQUIRE).timer().count()).isEqualTo(1);
 			}
 		}
 	}
 
 	private void assertPool(int active, int idle, int pending) {
-		assertThat(gauge(GpuMetrics.STREAMS_ACTIVE)).as("active").isEqualTo(active);
-		assertThat(gauge(GpuMetrics.STREAMS_IDLE)).as("idle").isEqualTo(idle);
-		assertThat(gauge(GpuMetrics.STREAMS_PENDING)).as("pending").isEqualTo(pending);
+		assertThat(gauge(GpuMeterNames.STREAMS_ACTIVE)).as("active").isEqualTo(active);
+		assertThat(gauge(GpuMeterNames.STREAMS_IDLE)).as("idle").isEqualTo(idle);
+		assertThat(gauge(GpuMeterNames.STREAMS_PENDING)).as("pending").isEqualTo(pending);
 	}
 
 	private double gauge(String name) {
@@ -379,7 +379,7 @@ class GpuMetricsTests {
 	}
 
 	private double launches(String kernel, String outcome) {
-		return this.registry.get(GpuMetrics.KERNEL_LAUNCHES)
+		return this.registry.get(GpuMeterNames.KERNEL_LAUNCHES)
 			.tags("kernel", kernel, "outcome", outcome)
 			.functionCounter()
 			.count();

@@ -51,7 +51,9 @@ class GrafanaDashboardTests {
 				"gpu_streams_acquire_seconds_bucket", "gpu_streams_timeout_total", "gpu_memory_used_bytes",
 				"gpu_memory_total_bytes", "gpu_events_live", "DCGM_FI_DEV_GPU_UTIL", "gpu_batch_size_items_bucket",
 				"gpu_batch_wait_seconds_bucket", "gpu_batch_queued", "gpu_batch_rejected_total",
-				"gpu_batch_timeouts_total", "gpu_staging_used_bytes", "gpu_staging_budget_bytes");
+				"gpu_batch_timeouts_total", "gpu_staging_used_bytes", "gpu_staging_budget_bytes",
+				"gpu_graph_replays_total", "gpu_graph_live", "gpu_graph_nodes", "gpu_graph_captures_total",
+				"gpu_graph_updates_total", "gpu_graph_capture_seconds_sum", "gpu_graph_instantiate_seconds_sum");
 		assertThat(DashboardQueries.load().panelQueries())
 			.anySatisfy((query) -> assertThat(query).contains("DCGM_FI_DEV_GPU_UTIL").contains("on (UUID)")
 				.contains("\"uuid\""));
@@ -67,8 +69,8 @@ class GrafanaDashboardTests {
 		// Quantiles and means of timers are durations.
 		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
 				"$.panels[?(@.title in ['Device time percentiles by kernel', 'Stream acquire wait', 'Lease hold time', "
-						+ "'Batch queue wait by batcher'])].fieldConfig.defaults.unit"))
-			.containsExactly("s", "s", "s", "s");
+						+ "'Batch queue wait by batcher', 'Capture and instantiation time by graph'])].fieldConfig.defaults.unit"))
+			.containsExactly("s", "s", "s", "s", "s");
 		// Batch sizes are item counts.
 		assertThat(com.jayway.jsonpath.JsonPath.<java.util.List<String>>read(json,
 				"$.panels[?(@.title == 'Batch size by batcher')].fieldConfig.defaults.unit"))
@@ -141,6 +143,14 @@ class GrafanaDashboardTests {
 				.build();
 			batcher.submit(1).join();
 			batcher.close();
+			// A graph captured and replayed, so that its timers (by graph) have series.
+			try (dev.gpucompute.StreamLease lease = context.streams().acquire();
+					dev.gpucompute.graph.GpuGraph graph = dev.gpucompute.graph.GpuGraphs.of(context)
+						.capture("scraped", lease.stream(), () -> {
+						})) {
+				graph.launch(lease.stream());
+				lease.stream().synchronize();
+			}
 			String scrape = registry.scrape();
 			Set<String> names = new TreeSet<>();
 			Matcher matcher = SAMPLE_NAME.matcher(scrape);

@@ -92,6 +92,12 @@ class PrometheusEndToEndTests {
 		// Two items through the batcher, before the pool is taken below.
 		this.echo.submit(1).get(30, java.util.concurrent.TimeUnit.SECONDS);
 		this.echo.submit(2).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		// A graph captured and replayed once, so that its timers have series.
+		try (StreamLease lease = this.context.streams().acquire();
+				dev.gpucompute.graph.GpuGraph graph = dev.gpucompute.graph.GpuGraphs.of(this.context)
+					.capture("once", lease.stream(), () -> this.launcher.launch(noop, LaunchConfig.linear(1, 1), 1))) {
+			graph.replay(lease.stream()).get(30, java.util.concurrent.TimeUnit.SECONDS);
+		}
 		// Lease the whole pool (it grows from 2 to its maximum of 3), then time out once.
 		for (int i = 0; i < 3; i++) {
 			this.leases.add(this.context.streams().acquire());
@@ -119,6 +125,11 @@ class PrometheusEndToEndTests {
 		assertThat(this.prometheus.value("gpu_streams_timeout_total" + app)).isEqualTo(1);
 		assertThat(this.prometheus.value("gpu_memory_total_bytes" + app))
 			.isEqualTo(this.context.device().totalMemoryBytes());
+
+		// The graph's meters.
+		assertThat(this.prometheus.value("gpu_graph_replays_total" + app)).isEqualTo(1);
+		assertThat(this.prometheus.value("gpu_graph_captures_total{outcome=\"success\"}")).isEqualTo(1);
+		assertThat(this.prometheus.value("gpu_graph_capture_seconds_count{graph=\"once\"}")).isEqualTo(1);
 
 		// The batcher's meters, after two items in one batch or two.
 		assertThat(this.prometheus.value("gpu_batch_wait_seconds_count{batcher=\"echo\"}")).isEqualTo(2);

@@ -14,12 +14,14 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.CompletionFuture;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
 import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.launch.KernelRegistry;
+import dev.gpucompute.internal.graph.Graphs;
 import dev.gpucompute.internal.launch.Launcher;
 import dev.gpucompute.internal.memory.CopyFaults;
 import dev.gpucompute.internal.memory.Memory;
@@ -207,6 +209,14 @@ public final class ContextAssembly {
 						backend.completionWaitEnded();
 					}
 
+					@Override
+					public void check() {
+						Captures captures = lifecycle.captures();
+						if (captures.any()) {
+							captures.checkHostWait(null, "Waiting for a future of stream work (a copy's, completion())");
+						}
+					}
+
 				});
 		Events events = new Events(backend, lifecycle, recordLeakSites);
 		Streams streams = new Streams(lifecycle, completions, events, backend, poolSettings.defaultStream());
@@ -224,6 +234,7 @@ public final class ContextAssembly {
 		MetricsSettings metrics = this.settings.metrics();
 		Launcher launcher = new Launcher(lifecycle, backend, this.settings.listener(), metrics.kernelTiming(), streams,
 				events, memory, pool, completions, this.settings.kernelSettings().loadWaitThreshold(), this.kernels);
+		Graphs graphs = new Graphs(lifecycle, backend, streams, completions, this.settings.listener(), recordLeakSites);
 		if (metrics.kernelTiming() != KernelTiming.OFF) {
 			housekeeping.scheduleWithFixedDelay(() -> launcher.drainTimings(false), TIMING_READ_MILLIS, TIMING_READ_MILLIS,
 					TimeUnit.MILLISECONDS);
@@ -233,7 +244,7 @@ public final class ContextAssembly {
 			double alpha = 1 - Math.exp(-(double) period / metrics.utilizationWindow().toNanos());
 			housekeeping.scheduleAtFixedRate(() -> pool.sampleBusy(alpha), period, period, TimeUnit.NANOSECONDS);
 		}
-		return new Rooms(lifecycle, backend, housekeeping, completions, events, streams, memory, pool, launcher);
+		return new Rooms(lifecycle, backend, housekeeping, completions, events, streams, memory, pool, launcher, graphs);
 	}
 
 	/**
@@ -248,9 +259,11 @@ public final class ContextAssembly {
 	 * @param memory device and host memory and the copies between them
 	 * @param pool the stream pool
 	 * @param launcher kernels and launches
+	 * @param graphs graph captures and the graphs made of them
 	 */
 	record Rooms(ContextState lifecycle, DeviceBackend backend, ScheduledThreadPoolExecutor housekeeping,
-			ContextCompletions completions, Events events, Streams streams, Memory memory, Pool pool, Launcher launcher) {
+			ContextCompletions completions, Events events, Streams streams, Memory memory, Pool pool, Launcher launcher,
+			Graphs graphs) {
 	}
 
 	/** The kernels of {@code sources} loaded, each as named at open. */

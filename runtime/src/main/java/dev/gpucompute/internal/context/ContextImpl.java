@@ -14,22 +14,22 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.EventRegistry;
 import dev.gpucompute.GpuContext;
-import dev.gpucompute.GpuContext.HostMemoryInfo;
-import dev.gpucompute.GpuContext.MemoryInfo;
 import dev.gpucompute.GpuContextBuilder;
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.StreamPool;
-import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.batch.BatchHandler;
 import dev.gpucompute.batch.GpuBatcher;
+import dev.gpucompute.graph.GpuGraphs;
 import dev.gpucompute.internal.batch.Batcher;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.ContextThreads;
 import dev.gpucompute.internal.core.LeakRegistry;
+import dev.gpucompute.internal.graph.Graphs;
 import dev.gpucompute.internal.launch.Launcher;
 import dev.gpucompute.internal.memory.Memory;
 import dev.gpucompute.internal.pool.Pool;
@@ -42,7 +42,7 @@ import dev.gpucompute.settings.Limits;
 import dev.gpucompute.spi.DeviceBackend;
 
 /** The implementation of {@link GpuContext}. */
-public final class ContextImpl implements GpuContext {
+public final class ContextImpl implements GpuContext, GpuGraphs.Host {
 
 	private static final Logger log = LoggerFactory.getLogger(GpuContext.class);
 
@@ -71,6 +71,8 @@ public final class ContextImpl implements GpuContext {
 	private final Pool pool;
 
 	private final Launcher launcher;
+
+	private final Graphs graphs;
 
 	/** Set when close begins, before the batchers close (the context stays open for them); guarded by this. */
 	private boolean closeStarted;
@@ -108,6 +110,7 @@ public final class ContextImpl implements GpuContext {
 		this.memory = rooms.memory();
 		this.pool = rooms.pool();
 		this.launcher = rooms.launcher();
+		this.graphs = rooms.graphs();
 	}
 
 	/** Creates the pool's streams up front and loads the kernels named at open, in their order. */
@@ -212,7 +215,7 @@ public final class ContextImpl implements GpuContext {
 	}
 
 	@Override
-	public MemoryInfo memory() {
+	public GpuContext.MemoryInfo memory() {
 		this.lifecycle.ensureOpen();
 		return this.backend.memoryInfo();
 	}
@@ -222,7 +225,7 @@ public final class ContextImpl implements GpuContext {
 	 * (with its peak, the copies waiting for it and those that gave up), cached.
 	 */
 	@Override
-	public HostMemoryInfo hostMemory() {
+	public GpuContext.HostMemoryInfo hostMemory() {
 		this.lifecycle.ensureOpen();
 		return this.memory.hostInfo();
 	}
@@ -248,7 +251,17 @@ public final class ContextImpl implements GpuContext {
 	@Override
 	public void synchronizeDevice() {
 		this.lifecycle.ensureOpen();
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkHostWait(null, "GpuContext.synchronizeDevice()");
+		}
 		this.backend.synchronizeDevice();
+	}
+
+	/** The graphs of this context (what {@link GpuGraphs#of(GpuContext)} answers). */
+	@Override
+	public GpuGraphs graphs() {
+		return this.graphs;
 	}
 
 	// ---- internals shared with the handles ---------------------------------------------
@@ -264,7 +277,7 @@ public final class ContextImpl implements GpuContext {
 	 */
 	@Override
 	public DeviceLoad load() {
-		PoolStats stats = this.pool.stats();
+		StreamPool.PoolStats stats = this.pool.stats();
 		return new DeviceLoad(stats.active(), stats.pending(), this.completions.pending());
 	}
 
@@ -319,6 +332,7 @@ public final class ContextImpl implements GpuContext {
 			abandoned = this.completions.abandonAll(reason);
 			this.completions.shutdown();
 			this.memory.closeHost(quiet);
+			this.graphs.releaseAtClose();
 			this.events.destroyAll();
 			this.pool.destroyAll();
 			this.memory.releaseAtClose();

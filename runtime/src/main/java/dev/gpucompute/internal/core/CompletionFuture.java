@@ -53,6 +53,13 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 
 		void ended();
 
+		/**
+		 * Refuses a wait the calling thread may not make (it captures a graph); called before a wait
+		 * for a future that is not complete yet. Does nothing by default.
+		 */
+		default void check() {
+		}
+
 	}
 
 	/** @param spinNanos how long a waiting thread spins for the completion task before it blocks (0: not at all) */
@@ -80,8 +87,16 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 		OFFERED.setRelease(this, task);
 	}
 
+	/** Refuses the wait (see {@link Waits#check()}) unless there is nothing to wait for. */
+	private void checkWait() {
+		if (this.waits != null && !isDone()) {
+			this.waits.check();
+		}
+	}
+
 	@Override
 	public T join() {
+		checkWait();
 		boolean owed = prepare(this.spinNanos, true);
 		try {
 			return super.join();
@@ -95,6 +110,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T get() throws InterruptedException, ExecutionException {
+		checkWait();
 		boolean owed = prepare(this.spinNanos, true);
 		try {
 			return super.get();
@@ -108,6 +124,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	@Override
 	public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+		checkWait();
 		long nanos = unit.toNanos(timeout);
 		long start = System.nanoTime();
 		boolean owed = prepare(Math.min(this.spinNanos, nanos), nanos > 0);

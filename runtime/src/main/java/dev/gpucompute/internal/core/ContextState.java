@@ -34,6 +34,8 @@ public final class ContextState {
 
 	private volatile Phase phase = Phase.OPEN;
 
+	private final Captures captures = new Captures();
+
 	private final GpuContext owner;
 
 	/** The group of devices this context was opened with (a cross-device wait or copy is allowed within it), or null. */
@@ -53,6 +55,11 @@ public final class ContextState {
 	/** The context whose state this is, as the API sees it (what a handle's {@code context()} answers). */
 	public GpuContext owner() {
 		return this.owner;
+	}
+
+	/** The graph captures in progress on this context, which every room checks its work against. */
+	public Captures captures() {
+		return this.captures;
 	}
 
 	/** The context's number in this JVM: names its threads and appears in messages. */

@@ -16,6 +16,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.LeakTracker;
 import dev.gpucompute.LeakTracker.OpenResource;
 import dev.gpucompute.settings.Limits;
+import dev.gpucompute.spi.HostThreads;
 
 /**
  * The implementation of {@link LeakTracker}, and the hooks the runtime's handles call: every
@@ -126,7 +127,7 @@ public final class LeakRegistry implements LeakTracker {
 		if (ACTIVE.isEmpty()) {
 			return;
 		}
-		Entry entry = new Entry(resource, Thread.currentThread().getName());
+		Entry entry = new Entry(resource, HostThreads.name(Thread.currentThread()));
 		for (LeakRegistry tracker : ACTIVE) {
 			tracker.add(entry);
 		}

@@ -15,6 +15,7 @@ import dev.gpucompute.internal.stream.Streams;
 import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeKernel;
 
 /**
@@ -95,16 +96,16 @@ final class KernelLoads {
 
 	private void report(KernelLoad load) {
 		if (load.waited()) {
-			log.warn("Loading kernel '{}' {} held thread '{}' for {} ms: the {} backend's load step took {} ms and began "
+			log.warn("Loading kernel '{}' {} held {} for {} ms: the {} backend's load step took {} ms and began "
 					+ "while GPU context #{} had work in flight, which a CUDA module load waits for. To keep loads off "
 					+ "busy devices, {} (docs/runtime.md, \"Loading kernels\")", load.kernel(), describe(load.trigger()),
-					Thread.currentThread().getName(), millis(load.time()), this.lifecycle.device().backend(), millis(load.deviceTime()),
+					HostThreads.describe(Thread.currentThread()), millis(load.time()), this.lifecycle.device().backend(), millis(load.deviceTime()),
 					this.lifecycle.id(), HOW_TO_LOAD_UP_FRONT);
 		}
 		else if (load.trigger() == KernelLoad.Trigger.LAUNCH) {
-			log.info("Kernel '{}' was loaded by its first launch, launch(KernelSource, ...), on thread '{}' in {} ms. A load "
+			log.info("Kernel '{}' was loaded by its first launch, launch(KernelSource, ...), on {} in {} ms. A load "
 					+ "on a busy CUDA device waits for the work in flight there, so {}", load.kernel(),
-					Thread.currentThread().getName(), millis(load.time()), HOW_TO_LOAD_UP_FRONT);
+					HostThreads.describe(Thread.currentThread()), millis(load.time()), HOW_TO_LOAD_UP_FRONT);
 		}
 		this.listener.kernelLoaded(load);
 	}

@@ -27,6 +27,9 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.graph.GraphCaptureException;
+import dev.gpucompute.internal.core.Capture;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.memory.Memory;
@@ -75,6 +78,9 @@ public final class Launcher implements GpuLauncher {
 
 	private final KernelLoads loads;
 
+	/** The context's captures in progress: a launch reads {@link Captures#any()} once. */
+	private final Captures captures;
+
 	/**
 	 * @param lifecycle the context's: open checks, identity of its streams, buffers and kernels
 	 * @param backend loads and launches
@@ -101,6 +107,7 @@ public final class Launcher implements GpuLauncher {
 		this.events = events;
 		this.memory = memory;
 		this.pool = pool;
+		this.captures = lifecycle.captures();
 		this.loads = new KernelLoads(lifecycle, backend, listener, streams, pool, completions,
 				kernelLoadWaitThreshold);
 	}
@@ -124,6 +131,11 @@ public final class Launcher implements GpuLauncher {
 		this.lifecycle.ensureOpen();
 		KernelHandle existing = this.kernels.get(source.name());
 		if (existing == null) {
+			if (this.captures.any()) {
+				this.captures.checkNotCapturing(GraphCaptureException.Kind.KERNEL_LOAD, "Loading kernel '" + source.name()
+						+ "'", "load kernels before the capture (launcher.load, or GpuContextBuilder.kernels); on CUDA a "
+								+ "load waits for the device, which a capture cannot");
+			}
 			existing = loadOnce(source, trigger);
 		}
 		if (existing.source() != source) {
@@ -229,6 +241,13 @@ public final class Launcher implements GpuLauncher {
 		KernelSource source = loaded.source();
 		Args view = checkArguments(source, args);
 		checkConfig(source.name(), config);
+		if (this.captures.any()) {
+			Capture capture = this.captures.forWork(target, "Launch of kernel '" + source.name() + "'");
+			if (capture != null) {
+				launchCaptured(capture, loaded, config, view, target);
+				return;
+			}
+		}
 		if (config.isEmpty()) {
 			// Nothing runs, so nothing to order or time; still refused, and counted so, where the backend
 			// has no body for the kernel, as a launch that reaches it is.
@@ -264,6 +283,28 @@ public final class Launcher implements GpuLauncher {
 		if (start != null) {
 			this.timings.end(loaded, target, start);
 		}
+	}
+
+	/**
+	 * A launch the capture records: checked as any launch, then recorded with its arguments. Its
+	 * buffers are ordered on the stream of each replay instead of here (a wait inside the capture for
+	 * an allocation outside it is not allowed), and it is neither timed nor counted as a launch: the
+	 * graph's replays are.
+	 */
+	private void launchCaptured(Capture capture, KernelHandle loaded, LaunchConfig config, Args view,
+			NativeStream target) {
+		this.backend.checkLaunchable(loaded.handle());
+		if (config.isEmpty()) {
+			return;
+		}
+		if (view.buffers) {
+			for (int i = 0; i < view.count(); i++) {
+				if (view.type(i) == ParamType.BUFFER) {
+					capture.uses(Memory.graphUse(view.buffer(i)));
+				}
+			}
+		}
+		this.backend.launch(loaded.handle(), config, view, target);
 	}
 
 	/** Counts a launch that reached the backend, or was refused there, and tells the listener. */
@@ -382,6 +423,10 @@ public final class Launcher implements GpuLauncher {
 		@Override
 		public double f64(int index) {
 			return (Double) this.args[index];
+		}
+
+		DeviceBuffer buffer(int index) {
+			return (DeviceBuffer) this.args[index];
 		}
 
 		@Override
@@ -515,6 +560,12 @@ public final class Launcher implements GpuLauncher {
 	@Override
 	public HostBuffer allocateHost(long bytes) {
 		this.lifecycle.ensureOpen();
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkNotCapturing(GraphCaptureException.Kind.ALLOCATION, "Allocating a host buffer of " + bytes
+					+ " bytes", "allocate host buffers before the capture begins; a graph copies from and into the same "
+							+ "host buffers at every replay");
+		}
 		return this.memory.allocateHost(bytes);
 	}
 

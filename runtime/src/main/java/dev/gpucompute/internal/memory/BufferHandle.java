@@ -13,6 +13,8 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.internal.core.Capture;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -109,14 +111,19 @@ public final class BufferHandle implements DeviceBuffer {
 		NativeStream target = checkCopy(dstOffset, bytes, stream, "upload");
 		HostBufferHandle.State host = HostBufferHandle.of(src).stateFor(this.state.room.lifecycle);
 		host.checkRange(srcOffset, bytes, "upload");
+		Capture capture = captured(target, "Upload from a host buffer");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
+		}
+		if (capture != null) {
+			return CapturedCopies.upload(capture, host, srcOffset, this, dstOffset, bytes, target);
 		}
 		return this.state.room.copies.upload(host, srcOffset, this, dstOffset, bytes, stream, target);
 	}
 
 	private CompletableFuture<Void> toDevice(long offset, long bytes, GpuStream stream, CopyPipeline.Source source) {
 		NativeStream target = checkCopy(offset, bytes, stream, "upload");
+		refuseStaged(target, "Upload from a Java array or ByteBuffer");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -161,14 +168,19 @@ public final class BufferHandle implements DeviceBuffer {
 		NativeStream target = checkCopy(srcOffset, bytes, stream, "download");
 		HostBufferHandle.State host = HostBufferHandle.of(dst).stateFor(this.state.room.lifecycle);
 		host.checkRange(dstOffset, bytes, "download");
+		Capture capture = captured(target, "Download into a host buffer");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
+		}
+		if (capture != null) {
+			return CapturedCopies.download(capture, this, srcOffset, host, dstOffset, bytes, target);
 		}
 		return this.state.room.copies.download(this, srcOffset, host, dstOffset, bytes, stream, target);
 	}
 
 	private CompletableFuture<Void> toHost(long offset, long bytes, GpuStream stream, CopyPipeline.Sink sink) {
 		NativeStream target = checkCopy(offset, bytes, stream, "download");
+		refuseStaged(target, "Download into a Java array or ByteBuffer");
 		if (bytes == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -190,7 +202,7 @@ public final class BufferHandle implements DeviceBuffer {
 	@Override
 	public void fill(byte value, GpuStream stream) {
 		NativeStream target = checkCopy(0, byteSize(), stream, "fill");
-		this.state.usedOn(stream);
+		usedOn(stream, target, "Fill");
 		this.state.room.backend.fill(this.state.memory, 0, byteSize(), value, target);
 	}
 
@@ -210,8 +222,8 @@ public final class BufferHandle implements DeviceBuffer {
 					+ dstOffset + " within one buffer overlaps itself, which devices do not copy reliably; copy through "
 					+ "a second buffer");
 		}
-		this.state.usedOn(stream);
-		src.state.usedOn(stream);
+		usedOn(stream, target, "Copy between device buffers");
+		src.usedOn(stream, target, "Copy between device buffers");
 		this.state.room.backend.copyDeviceToDevice(from, srcOffset, this.state.memory, dstOffset, bytes,
 				target);
 	}
@@ -223,6 +235,11 @@ public final class BufferHandle implements DeviceBuffer {
 			throw new GpuException("Device buffer of " + src.byteSize() + " bytes used after it was closed");
 		}
 		checkRange(srcOffset, bytes, src.byteSize(), "copy source");
+		Capture capture = captured(target, "Copy from another device's buffer");
+		if (capture != null) {
+			throw this.state.room.lifecycle.captures().outsideDependency(capture, "Copy from another device's buffer",
+					"the work of another device (copy between devices before or after the capture)");
+		}
 		this.state.usedOn(stream);
 		src.state.usedOn(stream);
 		this.state.room.backend.copyFromPeer(src.state.room.backend, src.state.memory, srcOffset,
@@ -239,8 +256,8 @@ public final class BufferHandle implements DeviceBuffer {
 	@Override
 	public <T> Optional<T> nativeHandle(Class<T> type, GpuStream stream) {
 		Objects.requireNonNull(type, "type");
-		checkCopy(0, 0, stream, "native use");
-		this.state.usedOn(stream);
+		NativeStream target = checkCopy(0, 0, stream, "native use");
+		usedOn(stream, target, "Native use of a device buffer");
 		return Optional.ofNullable(this.state.memory.nativeHandle(type));
 	}
 
@@ -258,6 +275,41 @@ public final class BufferHandle implements DeviceBuffer {
 			throw new InvalidBufferRangeException("The " + what + " of " + bytes + " bytes at offset " + offset
 					+ " does not fit a device buffer of " + size + " bytes");
 		}
+	}
+
+	/**
+	 * The capture {@code target} takes part in for the calling thread, or {@code null}; refuses work on
+	 * a stream of another thread's capture, or outside the thread's own.
+	 */
+	private Capture captured(NativeStream target, String operation) {
+		Captures captures = this.state.room.lifecycle.captures();
+		return captures.any() ? captures.forWork(target, operation) : null;
+	}
+
+	/** Refuses a copy staged on the host (from or into an array or {@code ByteBuffer}) in a capture. */
+	private void refuseStaged(NativeStream target, String operation) {
+		Capture capture = captured(target, operation);
+		if (capture != null) {
+			throw this.state.room.lifecycle.captures().stagedCopy(capture, operation);
+		}
+	}
+
+	/**
+	 * A use on {@code stream} before it is enqueued: ordered now, or, when a capture records it, at
+	 * every replay on the replay's stream.
+	 */
+	private void usedOn(GpuStream stream, NativeStream target, String operation) {
+		Capture capture = captured(target, operation);
+		if (capture != null) {
+			capture.uses(CapturedCopies.device(this.state));
+		}
+		else {
+			this.state.usedOn(stream);
+		}
+	}
+
+	DeviceBufferState state() {
+		return this.state;
 	}
 
 	/** The backend memory without checks, for a launch whose arguments were just checked. */
@@ -285,6 +337,10 @@ public final class BufferHandle implements DeviceBuffer {
 
 	@Override
 	public void close() {
+		Captures captures = this.state.room.lifecycle.captures();
+		if (captures.any() && !this.state.isClosed()) {
+			this.state.checkFree(captures);
+		}
 		this.state.markExplicit();
 		this.cleanable.clean();
 	}

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.StreamHandle;
@@ -87,6 +88,22 @@ final class DeviceBufferState implements Runnable, Tracked {
 		else {
 			// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
 			this.room.backend.synchronizeDevice();
+		}
+	}
+
+	/**
+	 * Refuses the free while a capture is involved: the calling thread captures, or a stream the free
+	 * would be ordered on takes part in a capture (the free would be recorded, not run).
+	 */
+	void checkFree(Captures captures) {
+		String operation = "Closing (freeing) a device buffer of " + this.memory.byteSize() + " bytes";
+		captures.checkAllocation(this.owner.raw(), operation);
+		List<StreamHandle> used;
+		synchronized (this) {
+			used = (this.others != null) ? List.copyOf(this.others) : List.of();
+		}
+		for (StreamHandle stream : used) {
+			captures.checkAllocation(stream.raw(), operation);
 		}
 	}
 

@@ -5,7 +5,9 @@ import dev.gpucompute.GpuContext.HostMemoryInfo;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidBufferRangeException;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
+import dev.gpucompute.internal.core.GraphUse;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
@@ -82,6 +84,10 @@ public final class Memory {
 		StreamHandle owner = StreamHandle.of(stream);
 		NativeStream target = owner.use();
 		this.lifecycle.ensureSame(owner.lifecycle(), "Stream ", stream.name());
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkAllocation(target, "Allocating a device buffer of " + bytes + " bytes");
+		}
 		NativeMemory memory = this.backend.allocate(bytes, target);
 		DeviceBufferState state = new DeviceBufferState(this, memory, owner,
 				Leaks.site(this.recordSites || LeakRegistry.active(), "Device buffer"));
@@ -120,6 +126,14 @@ public final class Memory {
 	 */
 	public static void usedOn(DeviceBuffer buffer, GpuStream stream) {
 		BufferHandle.of(buffer).usedOn(stream);
+	}
+
+	/**
+	 * What a replay of a graph that launches with {@code buffer} must check and order: that it is
+	 * still open, and its first use on the replay's stream (a capture records no such wait).
+	 */
+	public static GraphUse graphUse(DeviceBuffer buffer) {
+		return CapturedCopies.device(BufferHandle.of(buffer).state());
 	}
 
 	/** The backend memory of a buffer whose use was checked already ({@link #checkForLaunch}). */

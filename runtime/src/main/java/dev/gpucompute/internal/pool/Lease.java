@@ -14,6 +14,7 @@ import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.LeaseState;
 import dev.gpucompute.internal.stream.StreamHandle;
+import dev.gpucompute.spi.HostThreads;
 
 /** The implementation of {@link StreamLease}. */
 public final class Lease implements StreamLease {
@@ -28,7 +29,7 @@ public final class Lease implements StreamLease {
 		if (site == null) {
 			site = Leaks.site(LeakRegistry.active(), "Stream lease");
 		}
-		this.release = new Release(pool, slot, acquiredAt, site, Thread.currentThread().getName());
+		this.release = new Release(pool, slot, acquiredAt, site, HostThreads.name(Thread.currentThread()));
 		this.stream = pool.streams().pooled(slot.stream, slot.priority, this.release);
 		this.cleanable = (site != null) ? Leaks.CLEANER.register(this, this.release) : null;
 		LeakRegistry.acquired(this.release);

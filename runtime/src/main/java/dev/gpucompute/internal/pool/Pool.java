@@ -17,6 +17,8 @@ import dev.gpucompute.StreamPool.LeaseInfo;
 import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.StreamPool.StreamLeases;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.internal.core.Capture;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.Streams;
@@ -302,28 +304,67 @@ public final class Pool implements StreamPool {
 	 */
 	boolean release(Lease.Release lease, long heldNanos) {
 		PoolSlot slot = lease.slot();
+		Captures captures = this.lifecycle.captures();
+		Capture capture = captures.any() ? captures.of(slot.stream) : null;
+		if (capture != null) {
+			return releaseAfter(capture, lease, heldNanos);
+		}
 		this.lock.lock();
 		try {
 			if (!lease.markClosed()) {
 				return false;
 			}
-			// Before anyone else can lease it: the next holder must never be told of this holder's failures.
-			slot.stream.discardFailures();
-			PoolSlot.CURRENT.setRelease(slot, null);
-			slot.leased = false;
-			slot.leases++;
-			slot.heldNanos += heldNanos;
-			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
-			this.ledger.returned(slot);
-			if (!this.ledger.isClosed() && this.queue.pending() > 0) {
-				this.queue.serve();
-			}
+			returnSlot(slot, heldNanos);
 		}
 		finally {
 			this.lock.unlock();
 		}
 		this.listener.leaseReleased(heldNanos);
 		return true;
+	}
+
+	/**
+	 * Closes a lease whose stream takes part in a capture (it joined one, say as a branch of a
+	 * stream-parallel group): the lease is closed now, the stream goes back to the pool only when the
+	 * capture is over, so that nobody else's work is recorded into the graph.
+	 */
+	private boolean releaseAfter(Capture capture, Lease.Release lease, long heldNanos) {
+		PoolSlot slot = lease.slot();
+		this.lock.lock();
+		try {
+			if (!lease.markClosed()) {
+				return false;
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		capture.atEnd(() -> {
+			this.lock.lock();
+			try {
+				returnSlot(slot, heldNanos);
+			}
+			finally {
+				this.lock.unlock();
+			}
+		});
+		this.listener.leaseReleased(heldNanos);
+		return true;
+	}
+
+	/** Puts a closed lease's stream back for the next holder; with the lock held. */
+	private void returnSlot(PoolSlot slot, long heldNanos) {
+		// Before anyone else can lease it: the next holder must never be told of this holder's failures.
+		slot.stream.discardFailures();
+		PoolSlot.CURRENT.setRelease(slot, null);
+		slot.leased = false;
+		slot.leases++;
+		slot.heldNanos += heldNanos;
+		// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
+		this.ledger.returned(slot);
+		if (!this.ledger.isClosed() && this.queue.pending() > 0) {
+			this.queue.serve();
+		}
 	}
 
 	/** Refuses new leases and wakes every waiter (they get a {@link ContextClosedException}). */

@@ -10,11 +10,14 @@ import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
+import dev.gpucompute.internal.core.Capture;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.LeakRegistry;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
 
 /**
  * The implementation of {@link GpuEvent}: a backend event of its context's {@link Events}, which
@@ -30,6 +33,9 @@ public final class EventHandle implements GpuEvent {
 	private final Cleaner.Cleanable cleanable;
 
 	private volatile boolean recorded;
+
+	/** The capture the latest record was made in (it marks a point of that graph), or {@code null}. */
+	private volatile Capture recordedIn;
 
 	EventHandle(Events registry, NativeEvent event, Throwable site) {
 		this.registry = registry;
@@ -65,14 +71,36 @@ public final class EventHandle implements GpuEvent {
 		Objects.requireNonNull(stream, "stream");
 		StreamHandle target = StreamHandle.of(stream);
 		NativeEvent event = use(target.lifecycle());
-		event.record(target.use());
+		NativeStream on = target.use();
+		Captures captures = this.registry.lifecycle().captures();
+		Capture capture = captures.any() ? captures.forWork(on, "Recording an event on stream " + stream.name()) : null;
+		event.record(on);
+		this.recordedIn = capture;
 		this.recorded = true;
 		return this;
+	}
+
+	/** The capture the latest record was made in, or {@code null}. */
+	Capture recordedIn() {
+		return this.recordedIn;
+	}
+
+	/** Refuses a host-side wait for this event while a capture is involved (the thread's, or the event's). */
+	private void checkHostWait(String operation) {
+		Captures captures = this.registry.lifecycle().captures();
+		Capture capture = this.recordedIn;
+		if (capture != null) {
+			throw captures.capturedEvent(operation, capture);
+		}
+		if (captures.any()) {
+			captures.checkHostWait(null, operation);
+		}
 	}
 
 	@Override
 	public void synchronize() {
 		NativeEvent event = use(this.registry.lifecycle());
+		checkHostWait("Event synchronize()");
 		if (this.recorded) {
 			event.synchronize();
 		}
@@ -81,6 +109,7 @@ public final class EventHandle implements GpuEvent {
 	@Override
 	public boolean isComplete() {
 		NativeEvent event = use(this.registry.lifecycle());
+		checkHostWait("Event isComplete()");
 		return !this.recorded || event.query();
 	}
 
@@ -90,6 +119,8 @@ public final class EventHandle implements GpuEvent {
 		NativeEvent end = use(this.registry.lifecycle());
 		EventHandle first = of(start);
 		NativeEvent begin = first.use(this.registry.lifecycle());
+		checkHostWait("Event elapsedSince(start)");
+		first.checkHostWait("Event elapsedSince(start)");
 		if (!isTiming() || !first.isTiming()) {
 			throw new GpuException("elapsedSince needs two timing events; create them with EventRegistry.createTiming()");
 		}

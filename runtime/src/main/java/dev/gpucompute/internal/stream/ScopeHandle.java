@@ -2,6 +2,7 @@ package dev.gpucompute.internal.stream;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.spi.HostThreads;
 
 /** The implementation of {@link StreamScope}: restores the previous current stream when closed. */
 final class ScopeHandle implements StreamScope {
@@ -26,8 +27,8 @@ final class ScopeHandle implements StreamScope {
 			return;
 		}
 		if (Thread.currentThread() != this.thread) {
-			throw new GpuException("A stream scope must be closed on the thread that opened it ('"
-					+ this.thread.getName() + "'), not on '" + Thread.currentThread().getName() + "'");
+			throw new GpuException("A stream scope must be closed on the thread that opened it ("
+					+ HostThreads.describe(this.thread) + "), not on " + HostThreads.describe(Thread.currentThread()));
 		}
 		this.closed = true;
 		this.streams.restore(this.previous);

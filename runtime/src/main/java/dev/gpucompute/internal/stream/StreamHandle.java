@@ -9,8 +9,10 @@ import dev.gpucompute.GpuEvent;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
 
@@ -94,12 +96,24 @@ public final class StreamHandle implements GpuStream {
 
 	@Override
 	public void synchronize() {
-		use().synchronize();
+		NativeStream stream = use();
+		checkHostWait(stream, "synchronize()");
+		stream.synchronize();
 	}
 
 	@Override
 	public boolean isIdle() {
-		return use().query();
+		NativeStream stream = use();
+		checkHostWait(stream, "isIdle()");
+		return stream.query();
+	}
+
+	/** Refuses a host-side wait on this stream while a capture is involved (its thread's, or this stream's). */
+	private void checkHostWait(NativeStream stream, String operation) {
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			captures.checkHostWait(stream, operation);
+		}
 	}
 
 	@Override
@@ -115,6 +129,10 @@ public final class StreamHandle implements GpuStream {
 		NativeStream target = use();
 		EventHandle handle = EventHandle.of(event);
 		NativeEvent marker = handle.useForWait(this.lifecycle);
+		Captures captures = this.lifecycle.captures();
+		if (captures.any() || handle.recordedIn() != null) {
+			CaptureChecks.eventWait(captures, target, handle, "Stream " + name() + ".waitFor(event)");
+		}
 		if (handle.isRecorded()) {
 			target.waitEvent(marker);
 		}
@@ -131,6 +149,10 @@ public final class StreamHandle implements GpuStream {
 		if (marked == target) {
 			return this;
 		}
+		Captures captures = this.lifecycle.captures();
+		if (captures.any()) {
+			CaptureChecks.streamWait(captures, target, marked, "Stream " + name() + ".waitFor(" + other.name() + ")");
+		}
 		// The marker is recorded on the other stream, so it comes from that stream's device.
 		source.events.order(target, marked);
 		return this;
@@ -138,6 +160,7 @@ public final class StreamHandle implements GpuStream {
 
 	@Override
 	public CompletableFuture<Void> completion() {
+		checkHostWait(use(), "completion()");
 		this.lifecycle.beginWork();
 		try {
 			return this.completions.whenDone(use(), (CompletableFuture<Void> done, GpuException failure) -> {
@@ -168,9 +191,9 @@ public final class StreamHandle implements GpuStream {
 					+ "belongs to its lease only while the lease is open");
 		}
 		if (this.owner != null && this.owner != Thread.currentThread()) {
-			throw new GpuException("Stream " + name() + " is the per-thread default stream of thread '"
-					+ this.owner.getName() + "' and cannot be used from thread '" + Thread.currentThread().getName()
-					+ "'; lease a pooled stream to share work across threads");
+			throw new GpuException("Stream " + name() + " is the per-thread default stream of "
+					+ HostThreads.describe(this.owner) + " and cannot be used from "
+					+ HostThreads.describe(Thread.currentThread()) + "; lease a pooled stream to share work across threads");
 		}
 		return this.stream;
 	}

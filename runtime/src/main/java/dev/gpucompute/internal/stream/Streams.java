@@ -11,6 +11,7 @@ import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
+import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeStream;
 
 /**
@@ -111,8 +112,8 @@ public final class Streams {
 			// A scope outlived its lease (closed out of order, or reclaimed by the leak safety net). Drop
 			// it, so that this thread (a pooled request thread, say) is not stuck with it, and say so.
 			this.current.remove();
-			throw new GpuException("The current stream " + stream.name() + " of thread '" + Thread.currentThread().getName()
-					+ "' belongs to a lease that was closed while a StreamScope still made it current; the scope has "
+			throw new GpuException("The current stream " + stream.name() + " of " + HostThreads.describe(Thread.currentThread())
+					+ " belongs to a lease that was closed while a StreamScope still made it current; the scope has "
 					+ "been dropped, so later calls on this thread use the default stream. Close a StreamScope before "
 					+ "its lease (declare the lease first in try-with-resources)");
 		}

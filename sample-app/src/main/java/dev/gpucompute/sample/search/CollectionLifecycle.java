@@ -127,7 +127,7 @@ final class CollectionLifecycle {
 						CollectionLifecycle.this.placement.reserve(collection, rows, false);
 						// Allocated once at its final size: no growth copies while loading.
 						for (Shard shard : collection.shards) {
-							shard.engine().writeRaw(shard, dimension, 0, ByteBuffer.allocate(0),
+							shard.engine().storage().writeRaw(shard, dimension, 0, ByteBuffer.allocate(0),
 									shard.reservedBytes / ((long) dimension * Float.BYTES));
 						}
 					}
@@ -149,7 +149,7 @@ final class CollectionLifecycle {
 						ByteBuffer part = chunk.duplicate();
 						part.position((int) (chunk.position() + offset * rowBytes));
 						part.limit((int) (part.position() + rows * rowBytes));
-						shard.engine().writeRaw(shard, dim, localRow, part, shard.capacityRows);
+						shard.engine().storage().writeRaw(shard, dim, localRow, part, shard.capacityRows);
 					});
 				}
 

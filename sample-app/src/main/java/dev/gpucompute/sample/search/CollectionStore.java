@@ -372,7 +372,7 @@ public final class CollectionStore implements AutoCloseable {
 		try {
 			ensureLive(collection);
 			this.checks.checkResults(name, queryCount, k, collection.size());
-			KnnEngine.TopK top = this.shardSearches.search(collection, prepared, queryCount, k);
+			TopK top = this.shardSearches.search(collection, prepared, queryCount, k);
 			List<List<Hit>> results = new ArrayList<>(queryCount);
 			for (int q = 0; q < queryCount; q++) {
 				List<Hit> hits = new ArrayList<>(k);

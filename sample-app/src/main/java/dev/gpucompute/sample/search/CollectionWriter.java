@@ -235,7 +235,7 @@ final class CollectionWriter {
 			for (Shard shard : collection.shards) {
 				long capacity = shard.reservedBytes / rowBytes;
 				if (capacity > shard.capacityRows) {
-					shard.engine().writeRaw(shard, dim, 0, ByteBuffer.allocate(0), capacity);
+					shard.engine().storage().writeRaw(shard, dim, 0, ByteBuffer.allocate(0), capacity);
 				}
 			}
 		}
@@ -372,7 +372,7 @@ final class CollectionWriter {
 		try {
 			if (collection.shards.size() == 1) {
 				Shard shard = collection.shards.get(0);
-				shard.engine().write(shard, dim, plan.slots(), rows, shard.reservedBytes / rowBytes);
+				shard.engine().storage().write(shard, dim, plan.slots(), rows, shard.reservedBytes / rowBytes);
 			}
 			else {
 				writeSharded(collection, plan.slots(), rows);
@@ -410,7 +410,7 @@ final class CollectionWriter {
 					n++;
 				}
 			}
-			shard.engine().write(shard, dim, local, part, shard.reservedBytes / ((long) dim * Float.BYTES));
+			shard.engine().storage().write(shard, dim, local, part, shard.reservedBytes / ((long) dim * Float.BYTES));
 		}
 	}
 

@@ -9,28 +9,27 @@ import dev.gpucompute.GpuLauncher;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.HostBuffer;
-import dev.gpucompute.Kernel;
 import dev.gpucompute.LaunchConfig;
 
 /**
  * The device side of one group's search on one stream: the queries' top k within a shard, left on
  * the device for the caller to download. Two paths, chosen by {@link #fused}:
  * <ul>
- * <li><b>fused</b> ({@code k <= }{@value KnnKernels#FUSED_MAX_K}, and on CUDA the block's shared
+ * <li><b>fused</b> ({@code k <= }{@value KnnGeometry#FUSED_MAX_K}, and on CUDA the block's shared
  * memory within the device's limit): {@code knn_fused} reads the shard once per query group and
  * keeps each query's top k per range of rows in shared memory (no score matrix), then the ranges'
  * sorted lists are merged: by one {@code knn_merge} launch, a block per query, for
- * {@code k <= }{@value KnnKernels#MERGE_MAX_K} and at most {@value KnnKernels#MERGE_MAX_RUNS} ranges
+ * {@code k <= }{@value KnnGeometry#MERGE_MAX_K} and at most {@value KnnGeometry#MERGE_MAX_RUNS} ranges
  * (on an H100 or H200 a search has up to 264 ranges, two blocks per SM over its query groups: one to
  * 32 queries are then two kernel launches in all), else by {@code knn_topk}'s passes over chunks of
- * {@value KnnKernels#CHUNK} candidates (two passes where the ranges hold more than that). The merge's
+ * {@value KnnGeometry#CHUNK} candidates (two passes where the ranges hold more than that). The merge's
  * speed has not been measured on a GPU. One or a few queries ({@code <= }
- * {@value KnnKernels#SCAN_MAX}) take {@code knn_fused}'s memory-bound scan, more queries its
- * register-blocked batch path ({@value KnnKernels#BATCH_Q} per block).</li>
+ * {@value KnnGeometry#SCAN_MAX}) take {@code knn_fused}'s memory-bound scan, more queries its
+ * register-blocked batch path ({@value KnnGeometry#BATCH_Q} per block).</li>
  * <li><b>general</b> (larger k, or a dimension whose query tile does not fit in shared memory): slabs of
  * the shard are scored into a score matrix ({@code knn_score}) whose rows are reduced by repeated
  * {@code knn_topk} passes, or sorted whole ({@code knn_sort_init} + {@code knn_bitonic_step}) for
- * {@code k > }{@value KnnKernels#MAX_CHUNKED_K}.</li>
+ * {@code k > }{@value KnnGeometry#MAX_CHUNKED_K}.</li>
  * </ul>
  * Both give the same entries: scores are the same bits and the selections keep the top k by one total
  * order. Every temporary buffer is allocated, used and freed on the group's stream.
@@ -40,7 +39,7 @@ import dev.gpucompute.LaunchConfig;
 final class DeviceSearch {
 
 	/** Fewest vectors per slab worth scoring before fewer queries per sub-batch are preferred. */
-	static final int MIN_SLAB = 16 * KnnKernels.CHUNK;
+	static final int MIN_SLAB = 16 * KnnGeometry.CHUNK;
 
 	/**
 	 * Resident {@code knn_fused} blocks per multiprocessor on CUDA ({@code __launch_bounds__(256, 2)});
@@ -70,17 +69,13 @@ final class DeviceSearch {
 
 	private final GpuLauncher launcher;
 
-	private final Kernels kernels;
+	private final KnnLaunches launches;
 
 	private final long scratchBytes;
 
 	private final DeviceInfo device;
 
 	private final boolean cuda;
-
-	/** The kernels of a search. */
-	record Kernels(Kernel score, Kernel topk, Kernel sortInit, Kernel bitonicStep, Kernel fused, Kernel merge) {
-	}
 
 	/** Receives a result: {@code count * k} scores and slots, query-major, best first, on the stream. */
 	@FunctionalInterface
@@ -90,9 +85,13 @@ final class DeviceSearch {
 
 	}
 
-	DeviceSearch(GpuLauncher launcher, Kernels kernels, long scratchBytes) {
-		this.launcher = launcher;
-		this.kernels = kernels;
+	/**
+	 * @param launches the search kernels of the device to search on
+	 * @param scratchBytes most scratch memory one group allocates at a time
+	 */
+	DeviceSearch(KnnLaunches launches, long scratchBytes) {
+		this.launcher = launches.launcher();
+		this.launches = launches;
 		this.scratchBytes = scratchBytes;
 		this.device = launcher.context().device();
 		this.cuda = this.device.backend() == Backend.CUDA;
@@ -107,27 +106,27 @@ final class DeviceSearch {
 
 	/**
 	 * Whether {@code knn_fused} serves a search of {@code queries} queries on {@code device}:
-	 * {@code k <= }{@value KnnKernels#FUSED_MAX_K} and, on CUDA, its block's shared memory
-	 * ({@link KnnKernels#fusedSharedBytes}) within the device's limit per block (the batch path keeps
+	 * {@code k <= }{@value KnnGeometry#FUSED_MAX_K} and, on CUDA, its block's shared memory
+	 * ({@link KnnGeometry#fusedSharedBytes}) within the device's limit per block (the batch path keeps
 	 * 32 queries of the full dimension there: on an H100's 227 KB up to 1,152 dimensions at k = 128 and
 	 * 1,408 at k = 10; the scan's 1 to 8 queries fit at any dimension up to 4,096). The CPU twin needs
 	 * no shared memory.
 	 */
 	static boolean fused(DeviceInfo device, int dim, int queries, int k) {
-		return k <= KnnKernels.FUSED_MAX_K && (device.backend() != Backend.CUDA
-				|| KnnKernels.fusedSharedBytes(dim, groupQueries(device, queries), k) <= device.maxSharedMemoryPerBlock());
+		return k <= KnnGeometry.FUSED_MAX_K && (device.backend() != Backend.CUDA
+				|| KnnGeometry.fusedSharedBytes(dim, groupQueries(device, queries), k) <= device.maxSharedMemoryPerBlock());
 	}
 
 	/**
-	 * Queries per {@code knn_fused} block: all of them up to {@value KnnKernels#SCAN_MAX} (the scan),
-	 * else {@value KnnKernels#BATCH_Q} on CUDA (the batch path's layout) and up to
+	 * Queries per {@code knn_fused} block: all of them up to {@value KnnGeometry#SCAN_MAX} (the scan),
+	 * else {@value KnnGeometry#BATCH_Q} on CUDA (the batch path's layout) and up to
 	 * {@value #CPU_GROUP_QUERIES} on the CPU backend.
 	 */
 	static int groupQueries(DeviceInfo device, int queries) {
-		if (queries <= KnnKernels.SCAN_MAX) {
+		if (queries <= KnnGeometry.SCAN_MAX) {
 			return Math.max(1, queries);
 		}
-		return (device.backend() == Backend.CUDA) ? KnnKernels.BATCH_Q : Math.min(queries, CPU_GROUP_QUERIES);
+		return (device.backend() == Backend.CUDA) ? KnnGeometry.BATCH_Q : Math.min(queries, CPU_GROUP_QUERIES);
 	}
 
 	/** Queries {@code [from, to)} (rows of {@code queries}) against the shard's {@code n} rows. */
@@ -147,7 +146,7 @@ final class DeviceSearch {
 
 	/**
 	 * How {@code knn_fused} splits a shard: {@code ranges} ranges of {@code rowsPerBlock} rows (a
-	 * multiple of {@value KnnKernels#SCAN_TILE}), enough for {@code targetBlocks} blocks over the
+	 * multiple of {@value KnnGeometry#SCAN_TILE}), enough for {@code targetBlocks} blocks over the
 	 * query groups, never a range smaller than one tile and never more ranges than a grid has rows
 	 * (the CPU backend's target is 16 blocks per worker, and it may have 4,096 workers).
 	 */
@@ -155,8 +154,8 @@ final class DeviceSearch {
 
 		static Split of(int n, int groups, int targetBlocks) {
 			int ranges = Math.max(1,
-					Math.min(Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnKernels.SCAN_TILE)), MAX_GRID_ROWS));
-			int rowsPerBlock = ceilDiv(ceilDiv(n, ranges), KnnKernels.SCAN_TILE) * KnnKernels.SCAN_TILE;
+					Math.min(Math.min(ceilDiv(targetBlocks, groups), ceilDiv(n, KnnGeometry.SCAN_TILE)), MAX_GRID_ROWS));
+			int rowsPerBlock = ceilDiv(ceilDiv(n, ranges), KnnGeometry.SCAN_TILE) * KnnGeometry.SCAN_TILE;
 			return new Split(ceilDiv(n, rowsPerBlock), rowsPerBlock);
 		}
 
@@ -175,12 +174,12 @@ final class DeviceSearch {
 
 	/**
 	 * Whether the fused path merges {@code ranges} lists of k with one {@code knn_merge} launch
-	 * ({@code k <= }{@value KnnKernels#MERGE_MAX_K}, {@code ranges <= }{@value KnnKernels#MERGE_MAX_RUNS};
+	 * ({@code k <= }{@value KnnGeometry#MERGE_MAX_K}, {@code ranges <= }{@value KnnGeometry#MERGE_MAX_RUNS};
 	 * it runs k rounds of a block-wide argmax, so a large k is left to {@code knn_topk}'s sorts), rather
 	 * than with {@code knn_topk}'s passes.
 	 */
 	static boolean merges(int ranges, int k) {
-		return k <= KnnKernels.MERGE_MAX_K && ranges <= KnnKernels.MERGE_MAX_RUNS;
+		return k <= KnnGeometry.MERGE_MAX_K && ranges <= KnnGeometry.MERGE_MAX_RUNS;
 	}
 
 	/** The fused path, whatever {@link #fused} says (for {@link #search} and tests). */
@@ -193,14 +192,18 @@ final class DeviceSearch {
 		for (int first = from; first < to; first += count) {
 			int batch = Math.min(count, to - first);
 			int group = groupQueries(this.device, batch);
+			int blocks = ceilDiv(batch, group);
+			// Before anything is allocated or enqueued: a launch the kernel does not define fails this request
+			// alone, where on CUDA a kernel that faulted would lose the context for every later search.
+			KnnLaunchRules.checkFused(this.cuda, batch, k, group, blocks);
 			Split s = split(this.device, n, batch);
-			int shared = this.cuda ? (int) KnnKernels.fusedSharedBytes(dim, group, k) : 0;
+			int shared = this.cuda ? (int) KnnGeometry.fusedSharedBytes(dim, group, k) : 0;
 			long entries = (long) batch * s.ranges() * k;
 			DeviceBuffer[] lists = null;
 			try (DeviceBuffer queryBuffer = uploadQueries(queries, first, batch, dim)) {
 				lists = allocatePair(entries);
-				this.launcher.launch(stream, this.kernels.fused(),
-						LaunchConfig.of(Dim3.of(ceilDiv(batch, group), s.ranges()), Dim3.of(KnnKernels.FUSED_BLOCK))
+				this.launches.fused(stream,
+						LaunchConfig.of(Dim3.of(blocks, s.ranges()), Dim3.of(KnnGeometry.FUSED_BLOCK))
 							.withSharedMemory(shared),
 						n, dim, batch, k, s.rowsPerBlock(), group, vectors, queryBuffer, lists[0], lists[1]);
 				DeviceBuffer[] best = merges(s.ranges(), k) ? merge(stream, lists[0], lists[1], s.ranges(), batch, k)
@@ -239,16 +242,16 @@ final class DeviceSearch {
 	}
 
 	private static int largestSlab(int n, int k, int count, long scratchBytes) {
-		int limit = Math.min(n, KnnKernels.MAX_SLAB);
+		int limit = Math.min(n, KnnGeometry.MAX_SLAB);
 		if ((long) count * scratchPerQuery(limit, k) <= scratchBytes) {
 			return limit;
 		}
 		// Scratch grows with the slab: find the largest fitting multiple of CHUNK by bisection.
 		int low = 0;
-		int high = limit / KnnKernels.CHUNK;
+		int high = limit / KnnGeometry.CHUNK;
 		while (low < high) {
 			int mid = (low + high + 1) >>> 1;
-			if ((long) count * scratchPerQuery(mid * KnnKernels.CHUNK, k) <= scratchBytes) {
+			if ((long) count * scratchPerQuery(mid * KnnGeometry.CHUNK, k) <= scratchBytes) {
 				low = mid;
 			}
 			else {
@@ -256,7 +259,7 @@ final class DeviceSearch {
 			}
 		}
 		// A slab must still hold k candidates for the whole-row path; scratch then goes over a little.
-		return Math.max(low * KnnKernels.CHUNK, Math.min(limit, Math.max(k, KnnKernels.CHUNK)));
+		return Math.max(low * KnnGeometry.CHUNK, Math.min(limit, Math.max(k, KnnGeometry.CHUNK)));
 	}
 
 	/**
@@ -270,10 +273,10 @@ final class DeviceSearch {
 
 	/** Bytes of the buffers that reduce a row of {@code m} candidates to its top k, per query. */
 	private static long selectionBytes(int m, int k) {
-		if (k <= KnnKernels.MAX_CHUNKED_K) {
-			long keep = Math.min(k, KnnKernels.CHUNK);
-			long first = ceilDiv(m, KnnKernels.CHUNK) * keep;
-			long second = ceilDiv(first, KnnKernels.CHUNK) * keep;
+		if (k <= KnnGeometry.MAX_CHUNKED_K) {
+			long keep = Math.min(k, KnnGeometry.CHUNK);
+			long first = ceilDiv(m, KnnGeometry.CHUNK) * keep;
+			long second = ceilDiv(first, KnnGeometry.CHUNK) * keep;
 			return 8L * first + 8L * second;
 		}
 		long p = Long.highestOneBit(Math.max(1, Math.max(m, k) - 1)) << 1;
@@ -294,11 +297,11 @@ final class DeviceSearch {
 						.allocate((long) count * Math.min(plan.slab(), n), ElementType.FLOAT)) {
 				for (int start = 0; start < n; start += plan.slab()) {
 					int m = Math.min(plan.slab(), n - start);
-					this.launcher.launch(stream, this.kernels.score(),
-							LaunchConfig.of(Dim3.of(ceilDiv(count, KnnKernels.TILE_Q), ceilDiv(m, KnnKernels.TILE_V)),
-									Dim3.of(KnnKernels.SCORE_BLOCK)),
-							m, dim, count, (long) start, vectors, queryBuffer, scoreBuffer);
-					DeviceBuffer[] best = (k <= KnnKernels.MAX_CHUNKED_K)
+					this.launches.score(stream,
+							LaunchConfig.of(Dim3.of(ceilDiv(count, KnnGeometry.TILE_Q), ceilDiv(m, KnnGeometry.TILE_V)),
+									Dim3.of(KnnGeometry.SCORE_BLOCK)),
+							m, dim, count, start, vectors, queryBuffer, scoreBuffer);
+					DeviceBuffer[] best = (k <= KnnGeometry.MAX_CHUNKED_K)
 							? chunkedTopK(stream, scoreBuffer, null, m, count, k, start)
 							: sortedTopK(stream, scoreBuffer, m, count, k, start);
 					deliver(results, first, count, best);
@@ -321,14 +324,17 @@ final class DeviceSearch {
 
 	/**
 	 * One {@code knn_merge} launch: each of {@code count} queries' top k from its {@code runs} sorted
-	 * lists of k ({@code knn_fused}'s output).
+	 * lists of k ({@code knn_fused}'s output). Package-private for the test of its refusals.
 	 * @return the compact top k: scores and slots, {@code count * k} each
+	 * @throws dev.gpucompute.InvalidLaunchConfigException before anything is allocated or enqueued, for a
+	 * shape the kernel does not define ({@link KnnLaunchRules#checkMerge})
 	 */
-	private DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
+	DeviceBuffer[] merge(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int runs, int count, int k) {
+		int threads = KnnGeometry.mergeThreads(runs);
+		KnnLaunchRules.checkMerge(runs, k, threads);
 		DeviceBuffer[] out = allocatePair((long) count * k);
 		try {
-			this.launcher.launch(stream, this.kernels.merge(),
-					LaunchConfig.of(Dim3.of(count), Dim3.of(KnnKernels.mergeThreads(runs))), runs, k, scores, ids, out[0],
+			this.launches.merge(stream, LaunchConfig.of(Dim3.of(count), Dim3.of(threads)), runs, k, scores, ids, out[0],
 					out[1]);
 			return out;
 		}
@@ -345,7 +351,7 @@ final class DeviceSearch {
 	 */
 	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int n, int count,
 			int k, int idBase) {
-		int keep = Math.min(k, KnnKernels.CHUNK);
+		int keep = Math.min(k, KnnGeometry.CHUNK);
 		// Passes alternate between two buffer pairs; the first pass writes the most candidates, so
 		// pair a (sized by it) and pair b (sized by the second) fit every later pass too.
 		DeviceBuffer[] a = null;
@@ -354,7 +360,7 @@ final class DeviceSearch {
 		int m = n;
 		try {
 			for (int pass = 0;; pass++) {
-				int chunks = ceilDiv(m, KnnKernels.CHUNK);
+				int chunks = ceilDiv(m, KnnGeometry.CHUNK);
 				long entries = (long) count * chunks * keep;
 				DeviceBuffer[] out;
 				if (pass % 2 == 0) {
@@ -367,8 +373,7 @@ final class DeviceSearch {
 				}
 				DeviceBuffer inScores = (previous != null) ? previous[0] : scores;
 				DeviceBuffer inIds = (previous != null) ? previous[1] : scores; // not read when useIds = 0
-				this.launcher.launch(stream, this.kernels.topk(),
-						LaunchConfig.of(Dim3.of(chunks, count), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k,
+				this.launches.topk(stream, LaunchConfig.of(Dim3.of(chunks, count), Dim3.of(KnnGeometry.TOPK_BLOCK)), m, k,
 						(previous != null) ? 1 : 0, idBase, inScores, inIds, out[0], out[1]);
 				if (chunks == 1) {
 					closeAll((out == a) ? b : a);
@@ -394,14 +399,13 @@ final class DeviceSearch {
 		int p = Integer.highestOneBit(Math.max(1, Math.max(n, k) - 1)) << 1;
 		DeviceBuffer[] rows = allocatePair((long) count * p);
 		try {
-			int block = KnnKernels.LINEAR_BLOCK;
-			this.launcher.launch(stream, this.kernels.sortInit(),
-					LaunchConfig.of(Dim3.of(ceilDiv(p, block), count), Dim3.of(block)), n, p, idBase, scores, rows[0],
-					rows[1]);
+			int block = KnnGeometry.LINEAR_BLOCK;
+			this.launches.sortInit(stream, LaunchConfig.of(Dim3.of(ceilDiv(p, block), count), Dim3.of(block)), n, p,
+					idBase, scores, rows[0], rows[1]);
 			LaunchConfig steps = LaunchConfig.of(Dim3.of(ceilDiv(p / 2, block), count), Dim3.of(block));
 			for (int size = 2; size <= p; size <<= 1) {
 				for (int stride = size >> 1; stride > 0; stride >>= 1) {
-					this.launcher.launch(stream, this.kernels.bitonicStep(), steps, p, size, stride, rows[0], rows[1]);
+					this.launches.bitonicStep(stream, steps, p, size, stride, rows[0], rows[1]);
 				}
 			}
 			DeviceBuffer[] best = allocatePair((long) count * k);

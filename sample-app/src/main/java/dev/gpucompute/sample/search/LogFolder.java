@@ -121,7 +121,7 @@ final class LogFolder implements AutoCloseable {
 		int dim = collection.dimension();
 		this.files.write(collection.name(), collection.metric().ordinal(), dim, collection.idArray(), collection.size(),
 				(first, count, dst) -> collection.forRange(first, count,
-						(shard, localRow, rows, offset) -> shard.engine().read(shard, dim, localRow, rows, dst)));
+						(shard, localRow, rows, offset) -> shard.engine().storage().read(shard, dim, localRow, rows, dst)));
 	}
 
 	private StorageFailure failed(VectorCollection collection, StorageFailure failure) {

@@ -98,6 +98,33 @@ public class ServiceProblem extends RuntimeException {
 				Map.of("collection", collection, "field", field, "expected", expected, "actual", actual));
 	}
 
+	/**
+	 * A binary body (little-endian float32 rows, back to back) whose length is no whole number of the
+	 * collection's rows: a {@code wrong-dimension} problem of field {@code body} that says whether the
+	 * bytes are not even a whole number of 4-byte values, or how many values they are.
+	 */
+	public static ServiceProblem bodyNotWholeRows(String collection, long bytes, int dimension) {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("collection", collection);
+		properties.put("field", "body");
+		properties.put("expected", dimension);
+		properties.put("bytes", bytes);
+		String rows = "collection '" + collection + "' holds vectors of dimension " + dimension + " ("
+				+ (long) dimension * Float.BYTES + " bytes each)";
+		String detail;
+		if (bytes % Float.BYTES != 0) {
+			detail = "The body's " + bytes + ((bytes == 1) ? " byte is" : " bytes are")
+					+ " not a whole number of 4-byte float32 values; " + rows;
+		}
+		else {
+			long values = bytes / Float.BYTES;
+			properties.put("actual", values);
+			detail = "The body's " + bytes + " bytes are " + values + " float32 value" + ((values == 1) ? "" : "s")
+					+ ", not a whole number of vectors: " + rows;
+		}
+		return new ServiceProblem(400, "wrong-dimension", "Wrong vector dimension", detail, properties);
+	}
+
 	public static ServiceProblem kOutOfRange(String collection, int k, int size) {
 		return new ServiceProblem(400, "k-out-of-range", "k out of range",
 				"k must be between 1 and the collection's size (" + size + "), got " + k,

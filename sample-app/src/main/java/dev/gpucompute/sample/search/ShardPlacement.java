@@ -134,7 +134,7 @@ final class ShardPlacement {
 		for (Iterator<Shard> it = collection.shards.iterator(); it.hasNext();) {
 			Shard shard = it.next();
 			if (drop.test(shard)) {
-				shard.engine().free(shard);
+				shard.engine().storage().free(shard);
 				shard.device.budget().release(shard.reservedBytes);
 				shard.reservedBytes = 0;
 				it.remove();
@@ -150,7 +150,7 @@ final class ShardPlacement {
 	/** Frees every shard's storage and budget (write lock held). */
 	void release(VectorCollection collection) {
 		for (Shard shard : collection.shards) {
-			shard.engine().free(shard);
+			shard.engine().storage().free(shard);
 			shard.device.budget().release(shard.reservedBytes);
 			shard.reservedBytes = 0;
 		}

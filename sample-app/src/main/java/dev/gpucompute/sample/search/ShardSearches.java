@@ -32,30 +32,30 @@ final class ShardSearches implements AutoCloseable {
 	 * The top {@code k} of each query over the collection's filled shards (read lock held). Every
 	 * shard's search has ended when this returns, also after a failure or an interrupt.
 	 */
-	KnnEngine.TopK search(VectorCollection collection, float[] queries, int queryCount, int k) {
+	TopK search(VectorCollection collection, float[] queries, int queryCount, int k) {
 		List<Shard> shards = collection.filledShards();
 		int dim = collection.dimension();
 		if (shards.size() == 1) {
 			Shard shard = shards.get(0);
 			return shard.engine().search(shard.storage, shard.rows, dim, queries, queryCount, k);
 		}
-		List<Future<KnnEngine.TopK>> parts = new ArrayList<>(shards.size());
+		List<Future<TopK>> parts = new ArrayList<>(shards.size());
 		for (int i = 1; i < shards.size(); i++) {
 			Shard shard = shards.get(i);
-			Callable<KnnEngine.TopK> task = () -> shard.engine().search(shard.storage, shard.rows, dim, queries,
+			Callable<TopK> task = () -> shard.engine().search(shard.storage, shard.rows, dim, queries,
 					queryCount, Math.min(k, shard.rows));
 			try {
 				parts.add(this.executor.submit(task));
 			}
 			catch (RejectedExecutionException ex) {
 				// Closing: this thread searches the shard itself.
-				FutureTask<KnnEngine.TopK> inline = new FutureTask<>(task);
+				FutureTask<TopK> inline = new FutureTask<>(task);
 				inline.run();
 				parts.add(inline);
 			}
 		}
 		Shard first = shards.get(0);
-		List<KnnEngine.TopK> results = new ArrayList<>(shards.size());
+		List<TopK> results = new ArrayList<>(shards.size());
 		RuntimeException failure = null;
 		try {
 			results.add(first.engine().search(first.storage, first.rows, dim, queries, queryCount, Math.min(k, first.rows)));
@@ -66,7 +66,7 @@ final class ShardSearches implements AutoCloseable {
 		// Every shard's search ends before the read lock is released, also after a failure or an
 		// interrupt: until then its device work may read the shard's storage.
 		boolean interrupted = false;
-		for (Future<KnnEngine.TopK> part : parts) {
+		for (Future<TopK> part : parts) {
 			while (true) {
 				try {
 					results.add(part.get());
@@ -98,7 +98,7 @@ final class ShardSearches implements AutoCloseable {
 		for (int i = 0; i < firstSlots.length; i++) {
 			firstSlots[i] = shards.get(i).firstSlot;
 		}
-		return KnnEngine.TopK.merge(results, firstSlots, queryCount, k);
+		return TopK.merge(results, firstSlots, queryCount, k);
 	}
 
 	/** Takes no more tasks; searches after this run on the calling thread. Idempotent. */

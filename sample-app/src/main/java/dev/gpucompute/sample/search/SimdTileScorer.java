@@ -7,12 +7,12 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * {@link TileScorer} with the Vector API ({@code jdk.incubator.vector}, which the JVM must be started
- * with: {@code --add-modules jdk.incubator.vector}). Only {@link KnnKernels} refers to this class, by
+ * with: {@code --add-modules jdk.incubator.vector}). Only {@link CpuScoring} refers to this class, by
  * name, so that the service runs without the module (on the scalar path).
  *
  * <p>Same bits as {@link TileScorer.Scalar}: a 16-lane accumulator (one 512-bit vector, or two 256-bit
- * halves) holds the {@value KnnKernels#LANES} per-lane partial sums of one (query, vector) pair, updated
- * with lane-wise fma in dimension order; the lane tree of {@link KnnKernels#laneTree} is then done for
+ * halves) holds the {@value KnnGeometry#LANES} per-lane partial sums of one (query, vector) pair, updated
+ * with lane-wise fma in dimension order; the lane tree of {@link TileScorer#laneTree} is then done for
  * several pairs at once by a butterfly of blends, a lane swap and lane-wise adds, which performs
  * exactly the tree's additions (each IEEE addition is commutative, so operand order does not matter).
  * One butterfly level with offset {@code o} turns two inputs x, y into one vector whose lanes without
@@ -90,7 +90,7 @@ final class SimdTileScorer {
 		private static final VectorShuffle<Float> X1 = swap(S, 1);
 
 		private static final ThreadLocal<float[]> ACCUMULATORS = ThreadLocal
-			.withInitial(() -> new float[KnnKernels.TILE_Q * KnnKernels.TILE_V * 16]);
+			.withInitial(() -> new float[KnnGeometry.TILE_Q * KnnGeometry.TILE_V * 16]);
 
 		@Override
 		public void score(float[] queries, int qRows, float[] vectors, int vRows, int paddedDim, float[] out,
@@ -109,10 +109,10 @@ final class SimdTileScorer {
 			for (int qi = 0; qi < (qRows & ~3); qi++) {
 				int vi = 0;
 				for (; vi + 16 <= vRows; vi += 16) {
-					reduce16(acc, qi * KnnKernels.TILE_V + vi, out);
+					reduce16(acc, qi * KnnGeometry.TILE_V + vi, out);
 				}
 				for (; vi < vRows; vi += 4) {
-					reduce4(acc, qi * KnnKernels.TILE_V + vi, out, lanes);
+					reduce4(acc, qi * KnnGeometry.TILE_V + vi, out, lanes);
 				}
 			}
 		}
@@ -156,8 +156,8 @@ final class SimdTileScorer {
 				c32 = y.fma(x2, c32);
 				c33 = y.fma(x3, c33);
 			}
-			int a = (qi * KnnKernels.TILE_V + vi) * 16;
-			int row = KnnKernels.TILE_V * 16;
+			int a = (qi * KnnGeometry.TILE_V + vi) * 16;
+			int row = KnnGeometry.TILE_V * 16;
 			c00.intoArray(acc, a);
 			c01.intoArray(acc, a + 16);
 			c02.intoArray(acc, a + 32);
@@ -203,7 +203,7 @@ final class SimdTileScorer {
 			FloatVector d = b.add(b.rearrange(X2));
 			d.add(d.rearrange(X1)).intoArray(lanes, 0);
 			// Input i ends in lane bitReversed(i, 4): 0, 8, 4, 12.
-			int p = qi * KnnKernels.TILE_V + vi;
+			int p = qi * KnnGeometry.TILE_V + vi;
 			out[p] = lanes[0];
 			out[p + 1] = lanes[8];
 			out[p + 2] = lanes[4];
@@ -303,7 +303,7 @@ final class SimdTileScorer {
 		private static final VectorShuffle<Float> X1 = swap(S, 1);
 
 		private static final ThreadLocal<float[]> ACCUMULATORS = ThreadLocal
-			.withInitial(() -> new float[KnnKernels.TILE_Q * KnnKernels.TILE_V * 8]);
+			.withInitial(() -> new float[KnnGeometry.TILE_Q * KnnGeometry.TILE_V * 8]);
 
 		@Override
 		public void score(float[] queries, int qRows, float[] vectors, int vRows, int paddedDim, float[] out,
@@ -321,7 +321,7 @@ final class SimdTileScorer {
 			}
 			for (int qi = 0; qi < qRows; qi++) {
 				for (int vi = 0; vi < vRows; vi += 4) {
-					reduce4(acc, qi * KnnKernels.TILE_V + vi, out, lanes);
+					reduce4(acc, qi * KnnGeometry.TILE_V + vi, out, lanes);
 				}
 			}
 		}
@@ -351,10 +351,10 @@ final class SimdTileScorer {
 				l11 = yl.fma(x1l, l11);
 				h11 = yh.fma(x1h, h11);
 			}
-			int a = (qi * KnnKernels.TILE_V + vi) * 8;
+			int a = (qi * KnnGeometry.TILE_V + vi) * 8;
 			l00.add(h00).intoArray(acc, a);
 			l01.add(h01).intoArray(acc, a + 8);
-			a += KnnKernels.TILE_V * 8;
+			a += KnnGeometry.TILE_V * 8;
 			l10.add(h10).intoArray(acc, a);
 			l11.add(h11).intoArray(acc, a + 8);
 		}
@@ -372,7 +372,7 @@ final class SimdTileScorer {
 				l1 = yl.fma(FloatVector.fromArray(S, v, v1 + j), l1);
 				h1 = yh.fma(FloatVector.fromArray(S, v, v1 + j + 8), h1);
 			}
-			int a = (qi * KnnKernels.TILE_V + vi) * 8;
+			int a = (qi * KnnGeometry.TILE_V + vi) * 8;
 			l0.add(h0).intoArray(acc, a);
 			l1.add(h1).intoArray(acc, a + 8);
 		}

@@ -150,8 +150,7 @@ class CollectionsController {
 			throw ServiceProblem.invalid("body", "At least one vector is required");
 		}
 		if (body.bytes() % rowBytes != 0) {
-			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
-					body.bytes() / Float.BYTES);
+			throw ServiceProblem.bodyNotWholeRows(name, body.bytes(), shape.dimension());
 		}
 		int rows = (int) (body.bytes() / rowBytes);
 		List<String> ids = binaryIds(request.getParameterValues("ids"), idsHeader, idPrefix, idStart, rows);
@@ -234,8 +233,7 @@ class CollectionsController {
 			throw ServiceProblem.invalid("vectors", "At least one query vector is required");
 		}
 		if (body.bytes() % rowBytes != 0) {
-			throw ServiceProblem.wrongDimension(name, "body (" + body.bytes() + " bytes of float32)", shape.dimension(),
-					body.bytes() / Float.BYTES);
+			throw ServiceProblem.bodyNotWholeRows(name, body.bytes(), shape.dimension());
 		}
 		return new SearchResponse(this.searches.search(shape, body.values(), k));
 	}

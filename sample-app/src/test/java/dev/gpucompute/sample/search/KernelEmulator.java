@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.opentest4j.AssertionFailedError;
 
 /**
- * The search kernels' own CUDA source run on the host: {@code src/test/cuda-emulator} emulates the
+ * The search kernels' own CUDA source run on the host: the emulator of the project's
+ * {@code cuda-emulator} folder (shared with the runtime's tests) emulates the
  * CUDA execution model strictly (each thread a fiber; barriers, warp masks and shuffles checked; a
  * seeded order of threads between synchronisation points) and is built here with the host's C++
  * compiler, AddressSanitizer and UndefinedBehaviorSanitizer. So CI runs the kernels' indexing,
@@ -39,8 +40,11 @@ import org.opentest4j.AssertionFailedError;
  */
 final class KernelEmulator {
 
-	/** The emulator's C++ sources, relative to the module (the tests' working directory). */
+	/** This module's launcher of the emulator, relative to the module (the tests' working directory). */
 	static final Path SOURCES = Path.of("src", "test", "cuda-emulator");
+
+	/** The emulator itself, shared with the runtime's tests. */
+	static final Path EMULATOR = Path.of("..", "cuda-emulator");
 
 	private static final Path BUILD = Path.of("target", "cuda-emulator");
 
@@ -151,7 +155,8 @@ final class KernelEmulator {
 			StringBuilder kernels = new StringBuilder();
 			List<String[]> files = new ArrayList<>();
 			for (String name : names) {
-				files.add(new String[] { name, Files.readString(SOURCES.resolve(name)) });
+				Path dir = name.startsWith("cuda_emu") ? EMULATOR : SOURCES;
+				files.add(new String[] { name, Files.readString(dir.resolve(name)) });
 			}
 			for (String kernel : KERNELS) {
 				String file = kernel + ".emu.cu";
@@ -226,7 +231,7 @@ final class KernelEmulator {
 
 	/**
 	 * One {@code knn_fused} launch: grid ({@code ceil(count / groupQueries)}, {@code ranges}), block
-	 * {@value KnnKernels#FUSED_BLOCK}, exactly {@code sharedBytes} of dynamic shared memory.
+	 * {@value KnnGeometry#FUSED_BLOCK}, exactly {@code sharedBytes} of dynamic shared memory.
 	 * @param seed the order of threads between synchronisation points
 	 * @param yieldAtAtomics whether a thread may also be interrupted after each atomic (more orders)
 	 * @return the {@code count * ranges * k} entries the launch wrote
@@ -234,10 +239,20 @@ final class KernelEmulator {
 	 */
 	SearchRun.Result fused(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries,
 			int ranges, int sharedBytes, long seed, boolean yieldAtAtomics) {
+		return fused(vectors, dim, queries, k, rowsPerBlock, groupQueries, DeviceSearch.ceilDiv(queries.length / dim,
+				groupQueries), ranges, sharedBytes, seed, yieldAtAtomics);
+	}
+
+	/**
+	 * One {@code knn_fused} launch of {@code gridX} blocks of queries, whatever the group size says: a
+	 * grid the host never launches, for the kernel's own answer to it.
+	 */
+	SearchRun.Result fused(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries,
+			int gridX, int ranges, int sharedBytes, long seed, boolean yieldAtAtomics) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
-		int entries = count * ranges * k;
-		ByteBuffer input = header(1, DeviceSearch.ceilDiv(count, groupQueries), ranges, KnnKernels.FUSED_BLOCK, sharedBytes,
+		int entries = count * ranges * Math.max(0, k);
+		ByteBuffer input = header(1, gridX, ranges, KnnGeometry.FUSED_BLOCK, sharedBytes,
 				seed, yieldAtAtomics, 7 * 4 + 4L * vectors.length + 4L * queries.length);
 		input.putInt(n).putInt(dim).putInt(count).putInt(k).putInt(rowsPerBlock).putInt(groupQueries).putInt(entries);
 		input.asFloatBuffer().put(vectors).put(queries);
@@ -246,15 +261,15 @@ final class KernelEmulator {
 
 	/**
 	 * One {@code knn_topk} launch over {@code rows} rows of {@code m} candidates: grid ({@code chunks},
-	 * {@code rows}), block {@value KnnKernels#TOPK_BLOCK}.
+	 * {@code rows}), block {@value KnnGeometry#TOPK_BLOCK}.
 	 * @param ids the candidates' ids, or null (useIds = 0)
 	 * @return the {@code rows * chunks * min(k, CHUNK)} entries the launch wrote
 	 */
 	SearchRun.Result topk(float[] scores, int[] ids, int rows, int k, int idBase, int chunks, long seed) {
 		int m = scores.length / rows;
-		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
+		int entries = rows * chunks * Math.min(k, KnnGeometry.CHUNK);
 		long body = 6 * 4 + 4L * scores.length + ((ids != null) ? 4L * ids.length : 0);
-		ByteBuffer input = header(2, chunks, rows, KnnKernels.TOPK_BLOCK, 0, seed, false, body);
+		ByteBuffer input = header(2, chunks, rows, KnnGeometry.TOPK_BLOCK, 0, seed, false, body);
 		input.putInt(m).putInt(k).putInt((ids != null) ? 1 : 0).putInt(idBase).putInt(rows).putInt(entries);
 		input.asFloatBuffer().put(scores);
 		input.position(input.position() + 4 * scores.length);

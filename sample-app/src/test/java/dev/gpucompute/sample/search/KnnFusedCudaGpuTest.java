@@ -100,7 +100,7 @@ class KnnFusedCudaGpuTest {
 		float[] vectors = Reference.storedRows(random, 300, dim, true);
 		for (int count : new int[] { 3, 33 }) {
 			float[] queries = Reference.queries(random, count, dim);
-			int group = (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q;
+			int group = (count <= KnnGeometry.SCAN_MAX) ? count : KnnGeometry.BATCH_Q;
 			assertSameTopK(count + " queries", cpu.fusedLists(vectors, dim, queries, 10, 128, group, 4),
 					cuda.fusedLists(vectors, dim, queries, 10, 128, group, 4), 10, 4);
 		}
@@ -125,7 +125,7 @@ class KnnFusedCudaGpuTest {
 				String shape = n + " x " + dim + ", " + batch + " queries, k=" + k;
 				SearchRun.Result expected = cpu.search(vectors, dim, queries, k);
 				assertSameTopK("chosen path, " + shape, expected, cuda.search(vectors, dim, queries, k), k);
-				if (k <= KnnKernels.FUSED_MAX_K) {
+				if (k <= KnnGeometry.FUSED_MAX_K) {
 					assertSameTopK("general path, " + shape, expected, cuda.general(vectors, dim, queries, k), k);
 				}
 			}

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code knn_fused} and the fused path on the CPU backend: every range's list is the top k of that
  * range by the written-out definition ({@link Reference}), for dimensions that are and are not
  * multiples of 16, row counts that are no multiple of a tile, the scan path's 1-8 queries and the batch
- * path's groups of 32, k from 1 to {@value KnnKernels#FUSED_MAX_K}, ties and overflowing scores; a
+ * path's groups of 32, k from 1 to {@value KnnGeometry#FUSED_MAX_K}, ties and overflowing scores; a
  * whole search gives the same bits on the fused and the general path, and a query the same bits alone
  * (scan) and in a batch. {@code KnnFusedCudaGpuTest} compares the CUDA kernel with this twin.
  */
@@ -99,7 +99,7 @@ class KnnFusedTest {
 		int n = 20_000;
 		float[] vectors = Reference.storedRows(random, n, dim, true);
 		float[] queries = Reference.queries(random, 100, dim);
-		for (int k : new int[] { 10, KnnKernels.FUSED_MAX_K }) {
+		for (int k : new int[] { 10, KnnGeometry.FUSED_MAX_K }) {
 			SearchRun.Result batch = run.search(vectors, dim, queries, k);
 			for (int q = 0; q < 100; q += 9) {
 				float[] one = java.util.Arrays.copyOfRange(queries, q * dim, (q + 1) * dim);
@@ -204,7 +204,7 @@ class KnnFusedTest {
 			for (int target : new int[] { 1, 264, 16 * 4096 }) {
 				DeviceSearch.Split split = DeviceSearch.Split.of(n, 1, target);
 				assertThat(split.ranges()).as("n=%d, %d blocks", n, target).isBetween(1, DeviceSearch.MAX_GRID_ROWS);
-				assertThat(split.rowsPerBlock() % KnnKernels.SCAN_TILE).isZero();
+				assertThat(split.rowsPerBlock() % KnnGeometry.SCAN_TILE).isZero();
 				assertThat((long) split.ranges() * split.rowsPerBlock()).as("n=%d, %d blocks", n, target)
 					.isGreaterThanOrEqualTo(n)
 					.isLessThan((long) n + split.rowsPerBlock());
@@ -215,8 +215,8 @@ class KnnFusedTest {
 	@Test
 	void theRuleTakesTheFusedPathUpToItsLargestKAndWhereItsSharedMemoryFits() {
 		DeviceInfo cpu = run.context.device();
-		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnKernels.FUSED_MAX_K)).isTrue();
-		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnGeometry.FUSED_MAX_K)).isTrue();
+		assertThat(DeviceSearch.fused(cpu, 4096, 100, KnnGeometry.FUSED_MAX_K + 1)).isFalse();
 		// Queries per block: all of them up to 8; then 32 on CUDA, up to 128 on the CPU backend.
 		assertThat(DeviceSearch.groupQueries(cpu, 5)).isEqualTo(5);
 		assertThat(DeviceSearch.groupQueries(cpu, 100)).isEqualTo(100);
@@ -232,15 +232,15 @@ class KnnFusedTest {
 		assertThat(DeviceSearch.fused(h100, 1408, 100, 10)).isTrue();
 		assertThat(DeviceSearch.fused(h100, 1409, 100, 10)).isFalse();
 		assertThat(DeviceSearch.fused(h100, 4096, 8, 128)).isTrue();
-		assertThat(DeviceSearch.fused(h100, 128, 1, KnnKernels.FUSED_MAX_K + 1)).isFalse();
+		assertThat(DeviceSearch.fused(h100, 128, 1, KnnGeometry.FUSED_MAX_K + 1)).isFalse();
 		assertThat(DeviceSearch.groupQueries(h100, 8)).isEqualTo(8);
-		assertThat(DeviceSearch.groupQueries(h100, 9)).isEqualTo(KnnKernels.BATCH_Q);
+		assertThat(DeviceSearch.groupQueries(h100, 9)).isEqualTo(KnnGeometry.BATCH_Q);
 		// The layout of knn_fused.cu: queries, (batch: a staged tile), and per query slots + count + threshold.
-		assertThat(KnnKernels.fusedSharedBytes(128, 1, 10)).isEqualTo(4L * 128 + 8L * 256 + 12);
-		assertThat(KnnKernels.fusedSharedBytes(128, 5, 10)).isEqualTo(8 * (4L * 128 + 8L * 256 + 12));
-		assertThat(KnnKernels.fusedSharedBytes(128, 32, 10))
+		assertThat(KnnGeometry.fusedSharedBytes(128, 1, 10)).isEqualTo(4L * 128 + 8L * 256 + 12);
+		assertThat(KnnGeometry.fusedSharedBytes(128, 5, 10)).isEqualTo(8 * (4L * 128 + 8L * 256 + 12));
+		assertThat(KnnGeometry.fusedSharedBytes(128, 32, 10))
 			.isEqualTo(4L * 32 * 132 + 4L * 32 * 132 + 32 * (8L * 128 + 12));
-		assertThat(KnnKernels.fusedSharedBytes(384, 32, 128))
+		assertThat(KnnGeometry.fusedSharedBytes(384, 32, 128))
 			.isEqualTo(4L * 32 * 388 + 4L * 32 * 132 + 32 * (8L * 256 + 12));
 	}
 

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.gpucompute.Backend;
 
 import static dev.gpucompute.sample.search.TopKAssertions.assertSameTopK;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -17,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * against their CPU twins: every entry (row and score bits) must be equal, and no launch may break a
  * rule of the execution model (a barrier or warp mask not met by the threads that run it) or touch
  * memory outside its buffers and its shared memory, which is allocated at exactly the size the host
- * computes ({@link KnnKernels#fusedSharedBytes}). Threads run in a seeded order between
- * synchronisation points, and a result must not depend on it. The shapes are those of
- * {@code KnnFusedCudaGpuTest}, which checks the same on a device; this runs in CI without one.
+ * computes ({@link KnnGeometry#fusedSharedBytes}). Threads run in a seeded order between
+ * synchronisation points, and a result must not depend on it. A block of a launch the kernel does not
+ * define returns without writing (no trap). The shapes are those of {@code KnnFusedCudaGpuTest}, which
+ * checks the same on a device; this runs in CI without one.
  */
 @ExtendWith(KernelEmulator.Available.class)
 class KnnKernelsEmulatedTest {
@@ -44,7 +46,7 @@ class KnnKernelsEmulatedTest {
 	/** One emulated launch with the shared memory the host gives it, against the twin's lists. */
 	private static void assertLaunch(String shape, float[] vectors, int dim, float[] queries, int k, int rowsPerBlock,
 			int group, int ranges, long seed, boolean yieldAtAtomics) {
-		int shared = (int) KnnKernels.fusedSharedBytes(dim, group, k);
+		int shared = (int) KnnGeometry.fusedSharedBytes(dim, group, k);
 		SearchRun.Result kernel = emulator.fused(vectors, dim, queries, k, rowsPerBlock, group, ranges, shared, seed,
 				yieldAtAtomics);
 		assertSameTopK(shape, cpu.fusedLists(vectors, dim, queries, k, rowsPerBlock, group, ranges), kernel, k, ranges);
@@ -62,7 +64,7 @@ class KnnKernelsEmulatedTest {
 
 	/** CUDA's groups (all queries up to 8, else 32), as the engine launches them. */
 	private static int cudaGroup(int count) {
-		return (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q;
+		return (count <= KnnGeometry.SCAN_MAX) ? count : KnnGeometry.BATCH_Q;
 	}
 
 	@Test
@@ -149,11 +151,11 @@ class KnnKernelsEmulatedTest {
 				scores[i] = (i % 5 == 0) ? 0.5f : (i % 97 == 0) ? Float.NEGATIVE_INFINITY : (float) random.nextGaussian();
 				ids[i] = random.nextInt(1_000_000);
 			}
-			int chunks = DeviceSearch.ceilDiv(m, KnnKernels.CHUNK);
+			int chunks = DeviceSearch.ceilDiv(m, KnnGeometry.CHUNK);
 			for (int[] candidates : new int[][] { null, ids }) {
 				String shape = rows + " x " + m + ", k=" + k + ((candidates != null) ? ", ids given" : ", positions");
 				assertSameTopK(shape, cpu.topk(scores, candidates, rows, k, 1000, chunks),
-						emulator.topk(scores, candidates, rows, k, 1000, chunks, m), Math.min(k, KnnKernels.CHUNK), chunks);
+						emulator.topk(scores, candidates, rows, k, 1000, chunks, m), Math.min(k, KnnGeometry.CHUNK), chunks);
 			}
 		}
 	}
@@ -176,6 +178,38 @@ class KnnKernelsEmulatedTest {
 	}
 
 	@Test
+	void blocksTheKernelDoesNotDefineReturnWithoutWriting() {
+		// The host refuses such launches before they are enqueued (UndefinedLaunchesTest); a block of one
+		// that came all the same must return, not trap (a sticky error on a device: the context and every
+		// later search lost). The emulator reports a trap as a fault, and a write past the output as one.
+		Random random = new Random(79);
+		int dim = 20;
+		float[] vectors = Reference.storedRows(random, 300, dim, true);
+		float[] twenty = Reference.queries(random, 20, dim);
+		float[] three = Reference.queries(random, 3, dim);
+		// Groups of 16: the CUDA kernel has no such path (its twin has: it takes any group).
+		assertThat(KnnLaunchRules.fusedDefines(true, 16, 10)).isFalse();
+		assertThat(emulator.fused(vectors, dim, twenty, 10, 128, 16, 3, (int) KnnGeometry.fusedSharedBytes(dim, 16, 10),
+				1, false).noneWritten()).as("groups of 16").isTrue();
+		// k past the largest the kernel keeps: neither kernel nor twin writes.
+		int k = KnnGeometry.FUSED_MAX_K + 1;
+		assertThat(emulator.fused(vectors, dim, three, k, 128, 3, 3, (int) KnnGeometry.fusedSharedBytes(dim, 3, k), 2,
+				false).noneWritten()).as("k = %d, the kernel", k).isTrue();
+		assertThat(cpu.fusedLists(vectors, dim, three, k, 128, 3, 3).noneWritten()).as("k = %d, the twin", k).isTrue();
+		// A grid with a block past the last query, on the scan path and the batch path: that block writes
+		// nothing (its entries would be past the output), the others their lists.
+		for (float[] queries : new float[][] { three, twenty }) {
+			int count = queries.length / dim;
+			int group = cudaGroup(count);
+			int shared = (int) KnnGeometry.fusedSharedBytes(dim, group, 10);
+			assertSameTopK(count + " queries, a block past them", cpu.fusedLists(vectors, dim, queries, 10, 128, group, 3),
+					emulator.fused(vectors, dim, queries, 10, 128, group, DeviceSearch.ceilDiv(count, group) + 1, 3, shared,
+							3, false),
+					10, 3);
+		}
+	}
+
+	@Test
 	void theEmulatorReportsSharedMemoryTooSmallForTheKernel() {
 		// The checks of the tests above are only worth something if a violation is reported: the launch
 		// that the host sizes 4 bytes too small must fail, not pass quietly.
@@ -183,7 +217,7 @@ class KnnKernelsEmulatedTest {
 		int dim = 17;
 		float[] vectors = Reference.storedRows(random, 300, dim, false);
 		float[] queries = Reference.queries(random, 3, dim);
-		int shared = (int) KnnKernels.fusedSharedBytes(dim, 3, 10);
+		int shared = (int) KnnGeometry.fusedSharedBytes(dim, 3, 10);
 		assertThatThrownBy(() -> emulator.fused(vectors, dim, queries, 10, 128, 3, 3, shared - 4, 1, false))
 			.isInstanceOf(KernelEmulator.KernelFault.class)
 			.hasMessageContaining("heap-buffer-overflow");

@@ -2,15 +2,21 @@ package dev.gpucompute.sample.search;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.DeviceBuffer;
+import dev.gpucompute.GpuStream;
 import dev.gpucompute.KernelSource;
+import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.ParamType;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Java declarations and the CUDA files agree: every kernel has a file named after it under
  * {@code gpu/kernels/}, defining an {@code extern "C"} entry point of that name whose parameters
- * have the declared types, in order. A mismatch would pass every CPU test and corrupt memory on a GPU.
+ * have the declared types, in order, and whose entry point is the signature written next to the Java
+ * declaration; the typed launches take those parameters in that order. A mismatch would pass every
+ * CPU test and corrupt memory on a GPU.
  */
 class KnnKernelsTest {
 
@@ -53,19 +61,70 @@ class KnnKernelsTest {
 
 	@Test
 	void theCudaConstantsMatchTheJavaTwins() throws IOException {
-		assertThat(resource(KnnKernels.LOCATION + "knn_topk.cu")).contains("#define KNN_CHUNK " + KnnKernels.CHUNK,
+		assertThat(resource(KnnKernels.LOCATION + "knn_topk.cu")).contains("#define KNN_CHUNK " + KnnGeometry.CHUNK,
 				"#define KNN_NO_ID 0x7fffffff");
-		assertThat(resource(KnnKernels.LOCATION + "knn_score.cu")).contains("#define KNN_LANES " + KnnKernels.LANES,
-				"#define KNN_TILE_Q " + KnnKernels.TILE_Q, "#define KNN_TILE_V " + KnnKernels.TILE_V,
-				"#define KNN_THREADS " + KnnKernels.SCORE_BLOCK);
-		assertThat(resource(KnnKernels.LOCATION + "knn_fused.cu")).contains("#define KNN_LANES " + KnnKernels.LANES,
-				"#define KNN_NO_ID 0x7fffffff", "#define KNN_THREADS " + KnnKernels.FUSED_BLOCK,
-				"#define KNN_SCAN_MAX " + KnnKernels.SCAN_MAX, "#define KNN_BATCH_Q " + KnnKernels.BATCH_Q,
-				"#define KNN_SCAN_TILE " + KnnKernels.SCAN_TILE, "#define KNN_BATCH_TILE " + KnnKernels.BATCH_TILE,
-				"#define KNN_BATCH_DK " + KnnKernels.BATCH_DK, "#define KNN_FUSED_MAX_K " + KnnKernels.FUSED_MAX_K);
+		assertThat(resource(KnnKernels.LOCATION + "knn_score.cu")).contains("#define KNN_LANES " + KnnGeometry.LANES,
+				"#define KNN_TILE_Q " + KnnGeometry.TILE_Q, "#define KNN_TILE_V " + KnnGeometry.TILE_V,
+				"#define KNN_THREADS " + KnnGeometry.SCORE_BLOCK);
+		assertThat(resource(KnnKernels.LOCATION + "knn_fused.cu")).contains("#define KNN_LANES " + KnnGeometry.LANES,
+				"#define KNN_NO_ID 0x7fffffff", "#define KNN_THREADS " + KnnGeometry.FUSED_BLOCK,
+				"#define KNN_SCAN_MAX " + KnnGeometry.SCAN_MAX, "#define KNN_BATCH_Q " + KnnGeometry.BATCH_Q,
+				"#define KNN_SCAN_TILE " + KnnGeometry.SCAN_TILE, "#define KNN_BATCH_TILE " + KnnGeometry.BATCH_TILE,
+				"#define KNN_BATCH_DK " + KnnGeometry.BATCH_DK, "#define KNN_FUSED_MAX_K " + KnnGeometry.FUSED_MAX_K);
 		assertThat(KnnKernels.NO_ID).isEqualTo(0x7fffffff);
 		assertThat(KnnKernels.withCudaFromClasspath()).allSatisfy(
 				(source) -> assertThat(source.cudaForm()).isEqualTo(KernelSource.CudaForm.SOURCE));
+	}
+
+	@Test
+	void theSignaturesNextToTheDeclarationsAreTheEntryPointsOfTheCudaFiles() throws IOException {
+		Map<KernelSource, String> signatures = Map.of(KnnKernels.SCORE, KnnKernels.SCORE_SIGNATURE, KnnKernels.TOPK,
+				KnnKernels.TOPK_SIGNATURE, KnnKernels.SORT_INIT, KnnKernels.SORT_INIT_SIGNATURE, KnnKernels.BITONIC_STEP,
+				KnnKernels.BITONIC_STEP_SIGNATURE, KnnKernels.SCATTER, KnnKernels.SCATTER_SIGNATURE, KnnKernels.FUSED,
+				KnnKernels.FUSED_SIGNATURE, KnnKernels.MERGE, KnnKernels.MERGE_SIGNATURE);
+		assertThat(signatures.keySet()).as("a signature for every kernel").containsExactlyInAnyOrderElementsOf(KnnKernels.ALL);
+		for (KernelSource source : KnnKernels.ALL) {
+			// As written in the file, without comments, __launch_bounds__ and __restrict__, spaces collapsed.
+			String code = resource(KnnKernels.LOCATION + source.name() + ".cu").replaceAll("(?s)//[^\\n]*|/\\*.*?\\*/", " ")
+				.replaceAll("__launch_bounds__\\([^)]*\\)", " ")
+				.replace("__restrict__", " ")
+				.replaceAll("\\s+", " ")
+				.replace(" ,", ",")
+				.replace("( ", "(")
+				.replace(" )", ")");
+			Matcher entry = Pattern.compile("extern \"C\" __global__ void " + source.name() + "\\([^)]*\\)").matcher(code);
+			assertThat(entry.find()).as(source.name() + " has an extern \"C\" entry point").isTrue();
+			assertThat(signatures.get(source)).as(source.name()).isEqualTo(entry.group());
+		}
+	}
+
+	@Test
+	void eachTypedLaunchTakesItsKernelsParametersInOrder() {
+		for (KernelSource source : KnnKernels.ALL) {
+			String name = camelCase(source.name().substring("knn_".length()));
+			List<Method> launches = Arrays.stream(KnnLaunches.class.getDeclaredMethods())
+				.filter((method) -> method.getName().equals(name))
+				.toList();
+			assertThat(launches).as("one launch method for " + source.name()).hasSize(1);
+			List<Class<?>> expected = new ArrayList<>(List.of(GpuStream.class, LaunchConfig.class));
+			for (ParamType type : source.params()) {
+				expected.add(switch (type) {
+					case INT -> int.class;
+					case LONG -> long.class;
+					case BUFFER -> DeviceBuffer.class;
+					default -> throw new AssertionError(source.name() + ": no Java type for " + type);
+				});
+			}
+			assertThat(launches.get(0).getParameterTypes()).as(source.name()).containsExactlyElementsOf(expected);
+		}
+	}
+
+	private static String camelCase(String snake) {
+		StringBuilder camel = new StringBuilder();
+		for (String part : snake.split("_")) {
+			camel.append(camel.isEmpty() ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
+		}
+		return camel.toString();
 	}
 
 	private static String resource(String name) throws IOException {

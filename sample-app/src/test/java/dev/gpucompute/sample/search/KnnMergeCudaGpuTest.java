@@ -78,7 +78,7 @@ class KnnMergeCudaGpuTest {
 		Random random = new Random(127);
 		MergeRun.Lists[] cases = { MergeRun.lists(random, 4, 40, 33, true), MergeRun.lists(random, 4, 7, 64, false),
 				MergeRun.lists(random, 3, 2, 10, true), MergeRun.lists(random, 3, 264, 10, false) };
-		int[] threads = { KnnKernels.mergeThreads(40), KnnKernels.mergeThreads(7), 256, 128 };
+		int[] threads = { KnnGeometry.mergeThreads(40), KnnGeometry.mergeThreads(7), 256, 128 };
 		for (int i = 0; i < cases.length; i++) {
 			MergeRun.Lists lists = cases[i];
 			TopKAssertions.assertSameTopK(lists.shape() + ", " + threads[i] + " threads", cpu.merge(lists, threads[i]),

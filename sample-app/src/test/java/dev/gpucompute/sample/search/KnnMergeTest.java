@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code knn_fused} and {@code knn_merge} once each and {@code knn_topk} never for a small batch, with
  * the entries of the general path, of the fused path's old merge and of a brute-force ranking,
  * also over the 264 ranges one query group has on an H100 or H200 (a CPU device of 17 workers splits
- * into that many); and {@code knn_topk} still merges for k above {@value KnnKernels#MERGE_MAX_K} and
- * for more than {@value KnnKernels#MERGE_MAX_RUNS} ranges. Launches are counted by the kernels' own
+ * into that many); and {@code knn_topk} still merges for k above {@value KnnGeometry#MERGE_MAX_K} and
+ * for more than {@value KnnGeometry#MERGE_MAX_RUNS} ranges. Launches are counted by the kernels' own
  * statistics.
  */
 class KnnMergeTest {
@@ -71,14 +71,14 @@ class KnnMergeTest {
 		try (InputStream in = getClass().getClassLoader().getResourceAsStream(KnnKernels.LOCATION + "knn_merge.cu")) {
 			assertThat(in).isNotNull();
 			assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8)).contains("#define KNN_NO_ID 0x7fffffff",
-					"#define KNN_MERGE_RUNS " + KnnKernels.MERGE_RUNS_PER_THREAD,
-					"#define KNN_MERGE_MAX_THREADS " + KnnKernels.MERGE_MAX_BLOCK);
+					"#define KNN_MERGE_RUNS " + KnnGeometry.MERGE_RUNS_PER_THREAD,
+					"#define KNN_MERGE_MAX_THREADS " + KnnGeometry.MERGE_MAX_BLOCK);
 		}
-		assertThat(KnnKernels.mergeThreads(1)).isEqualTo(32);
-		assertThat(KnnKernels.mergeThreads(128)).isEqualTo(32);
-		assertThat(KnnKernels.mergeThreads(129)).isEqualTo(64);
-		assertThat(KnnKernels.mergeThreads(264)).isEqualTo(96);
-		assertThat(KnnKernels.mergeThreads(KnnKernels.MERGE_MAX_RUNS)).isEqualTo(KnnKernels.MERGE_MAX_BLOCK);
+		assertThat(KnnGeometry.mergeThreads(1)).isEqualTo(32);
+		assertThat(KnnGeometry.mergeThreads(128)).isEqualTo(32);
+		assertThat(KnnGeometry.mergeThreads(129)).isEqualTo(64);
+		assertThat(KnnGeometry.mergeThreads(264)).isEqualTo(96);
+		assertThat(KnnGeometry.mergeThreads(KnnGeometry.MERGE_MAX_RUNS)).isEqualTo(KnnGeometry.MERGE_MAX_BLOCK);
 	}
 
 	@Test
@@ -87,7 +87,7 @@ class KnnMergeTest {
 		// query group on 132 SMs x 2.
 		try (Engine engine = new Engine(17)) {
 			int dim = 24;
-			int n = 264 * KnnKernels.SCAN_TILE;
+			int n = 264 * KnnGeometry.SCAN_TILE;
 			Random random = new Random(103);
 			float[] vectors = Reference.storedRows(random, n, dim, true);
 			assertThat(DeviceSearch.split(engine.context.device(), n, 1).ranges()).isEqualTo(264);
@@ -114,7 +114,7 @@ class KnnMergeTest {
 			Random random = new Random(107);
 			float[] vectors = Reference.storedRows(random, n, dim, false);
 			float[] queries = Reference.queries(random, 3, dim);
-			int k = KnnKernels.MERGE_MAX_K + 1;
+			int k = KnnGeometry.MERGE_MAX_K + 1;
 			Launches before = engine.launches();
 			SearchRun.Result result = engine.search(vectors, dim, queries, k);
 			Launches used = engine.launches().minus(before);
@@ -130,7 +130,7 @@ class KnnMergeTest {
 		// 65 workers x 16 = 1,040 ranges of 64 rows, past the 1,024 lists knn_merge's largest block owns.
 		try (Engine engine = new Engine(65)) {
 			int dim = 4;
-			int n = 1040 * KnnKernels.SCAN_TILE;
+			int n = 1040 * KnnGeometry.SCAN_TILE;
 			Random random = new Random(109);
 			float[] vectors = Reference.storedRows(random, n, dim, false);
 			float[] queries = Reference.queries(random, 2, dim);
@@ -194,7 +194,7 @@ class KnnMergeTest {
 
 		SearchRun.Result search(float[] vectors, int dim, float[] queries, int k) {
 			try (DeviceBuffer rows = this.context.launcher().upload(HostArray.of(vectors))) {
-				KnnEngine.TopK top = this.engine.search(rows, vectors.length / dim, dim, queries, queries.length / dim, k);
+				TopK top = this.engine.search(rows, vectors.length / dim, dim, queries, queries.length / dim, k);
 				return new SearchRun.Result(top.scores(), top.slots());
 			}
 		}

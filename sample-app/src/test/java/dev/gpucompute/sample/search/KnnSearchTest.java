@@ -59,26 +59,26 @@ class KnnSearchTest {
 		// wherever the hardware has vectors of 256 bits or more (narrower ones use the scalar path).
 		org.junit.jupiter.api.Assumptions.assumeTrue(jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length() >= 8,
 				"vectors narrower than 256 bits");
-		assertThat(KnnKernels.simdActive()).as(KnnKernels.scoringPath()).isTrue();
-		assertThat(KnnKernels.scoringPath()).startsWith("CPU scoring: Vector API");
+		assertThat(CpuScoring.simdActive()).as(CpuScoring.scoringPath()).isTrue();
+		assertThat(CpuScoring.scoringPath()).startsWith("CPU scoring: Vector API");
 	}
 
 	@ParameterizedTest(name = "dimension {0}")
 	@ValueSource(ints = { 1, 7, 15, 16, 17, 33, 128, 384, 385 })
 	void simdAndScalarGiveTheSameBits(int dim) {
 		Random random = new Random(dim);
-		int padded = KnnKernels.paddedDimension(dim);
+		int padded = KnnGeometry.paddedDimension(dim);
 		List<TileScorer> scorers = List.of(new TileScorer.Scalar(), new SimdTileScorer.Wide(), new SimdTileScorer.Narrow());
 		for (int round = 0; round < 20; round++) {
-			int qRows = 1 + random.nextInt(KnnKernels.TILE_Q);
-			int vRows = 4 * (1 + random.nextInt(KnnKernels.TILE_V / 4));
+			int qRows = 1 + random.nextInt(KnnGeometry.TILE_Q);
+			int vRows = 4 * (1 + random.nextInt(KnnGeometry.TILE_V / 4));
 			// Mixed magnitudes, so that rounding differences between orders would show.
 			float[] queries = tile(random, qRows, dim, padded, round % 3 == 0);
 			float[] vectors = tile(random, vRows, dim, padded, round % 3 == 1);
 			int[] expected = null;
 			for (TileScorer scorer : scorers) {
-				float[] out = new float[KnnKernels.TILE_Q * KnnKernels.TILE_V];
-				scorer.score(queries, qRows, vectors, vRows, padded, out, new float[KnnKernels.LANES]);
+				float[] out = new float[KnnGeometry.TILE_Q * KnnGeometry.TILE_V];
+				scorer.score(queries, qRows, vectors, vRows, padded, out, new float[KnnGeometry.LANES]);
 				int[] bits = bits(out, qRows, vRows);
 				if (expected == null) {
 					expected = bits;
@@ -97,15 +97,15 @@ class KnnSearchTest {
 	void simdBitsDoNotChangeOnceTheJitCompiledThem() {
 		Random random = new Random(3);
 		int dim = 33;
-		int padded = KnnKernels.paddedDimension(dim);
+		int padded = KnnGeometry.paddedDimension(dim);
 		float[] queries = tile(random, 16, dim, padded, true);
 		float[] vectors = tile(random, 64, dim, padded, false);
-		TileScorer scorer = KnnKernels.scorer();
-		float[] out = new float[KnnKernels.TILE_Q * KnnKernels.TILE_V];
-		scorer.score(queries, 13, vectors, 64, padded, out, new float[KnnKernels.LANES]);
+		TileScorer scorer = CpuScoring.scorer();
+		float[] out = new float[KnnGeometry.TILE_Q * KnnGeometry.TILE_V];
+		scorer.score(queries, 13, vectors, 64, padded, out, new float[KnnGeometry.LANES]);
 		int[] first = bits(out, 13, 64);
 		for (int i = 0; i < 20_000; i++) {
-			scorer.score(queries, 13, vectors, 64, padded, out, new float[KnnKernels.LANES]);
+			scorer.score(queries, 13, vectors, 64, padded, out, new float[KnnGeometry.LANES]);
 		}
 		assertThat(bits(out, 13, 64)).isEqualTo(first);
 	}
@@ -114,8 +114,8 @@ class KnnSearchTest {
 	void topkSelectionKeepsExactlyTheEntriesOfASortedChunk() {
 		Random random = new Random(5);
 		for (int round = 0; round < 200; round++) {
-			int count = 1 + random.nextInt(KnnKernels.CHUNK);
-			int keep = 1 + random.nextInt((round % 2 == 0) ? 20 : KnnKernels.CHUNK);
+			int count = 1 + random.nextInt(KnnGeometry.CHUNK);
+			int keep = 1 + random.nextInt((round % 2 == 0) ? 20 : KnnGeometry.CHUNK);
 			float[] score = new float[count];
 			int[] id = new int[count];
 			for (int i = 0; i < count; i++) {
@@ -134,8 +134,8 @@ class KnnSearchTest {
 					id[i] = 5000 + i;
 				}
 			}
-			TopKHeap heap = new TopKHeap(KnnKernels.CHUNK).reset(keep);
-			KnnKernels.select(score.clone(), implicitIds ? null : id.clone(), 5000, count, heap);
+			TopKHeap heap = new TopKHeap(KnnGeometry.CHUNK).reset(keep);
+			KnnTwins.select(score.clone(), implicitIds ? null : id.clone(), 5000, count, heap);
 			int size = heap.sort();
 			float[] heapScore = heap.scores();
 			int[] heapId = heap.ids();
@@ -154,7 +154,7 @@ class KnnSearchTest {
 		int size = 70_000;
 		int dim = 7;
 		// Above FUSED_MAX_K: the general path (score matrix + knn_topk).
-		int k = KnnKernels.FUSED_MAX_K + 72;
+		int k = KnnGeometry.FUSED_MAX_K + 72;
 		// Room for 100 queries against two CHUNK-aligned slabs of 32,768: the batch runs in three slabs.
 		long scratch = 100 * DeviceSearch.scratchPerQuery(DeviceSearch.MIN_SLAB, k);
 		DeviceSearch.Plan plan = DeviceSearch.plan(size, k, 100, scratch);
@@ -253,7 +253,7 @@ class KnnSearchTest {
 		int[] bits = new int[qRows * vRows];
 		for (int q = 0; q < qRows; q++) {
 			for (int v = 0; v < vRows; v++) {
-				bits[q * vRows + v] = Float.floatToRawIntBits(out[q * KnnKernels.TILE_V + v]);
+				bits[q * vRows + v] = Float.floatToRawIntBits(out[q * KnnGeometry.TILE_V + v]);
 			}
 		}
 		return bits;

@@ -65,20 +65,23 @@ final class MergeRun implements AutoCloseable {
 		}
 	}
 
-	/** One {@code knn_merge} launch with the engine's block ({@link KnnKernels#mergeThreads}). */
+	/** One {@code knn_merge} launch with the engine's block ({@link KnnGeometry#mergeThreads}). */
 	SearchRun.Result merge(Lists lists) {
-		return merge(lists, KnnKernels.mergeThreads(lists.runs()));
+		return merge(lists, KnnGeometry.mergeThreads(lists.runs()));
 	}
 
-	/** One {@code knn_merge} launch, grid (queries), {@code threads} per block: {@code queries * k} entries. */
+	/**
+	 * One {@code knn_merge} launch, grid (queries), {@code threads} per block: {@code queries * k}
+	 * entries; those the launch does not write come back as {@link SearchRun.Result#unwritten}.
+	 */
 	SearchRun.Result merge(Lists lists, int threads) {
 		int entries = lists.queries() * lists.k();
-		SearchRun.Result result = new SearchRun.Result(new float[entries], new int[entries]);
+		SearchRun.Result result = SearchRun.Result.unwritten(entries);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer scores = this.launcher.upload(HostArray.of(lists.scores()));
 				DeviceBuffer ids = this.launcher.upload(HostArray.of(lists.ids()));
-				DeviceBuffer outScores = this.launcher.allocate(entries, ElementType.FLOAT);
-				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
+				DeviceBuffer outScores = this.launcher.upload(HostArray.of(result.scores()));
+				DeviceBuffer outIds = this.launcher.upload(HostArray.of(result.slots()))) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, this.merge, LaunchConfig.of(Dim3.of(lists.queries()), Dim3.of(threads)),
 					lists.runs(), lists.k(), scores, ids, outScores, outIds);
@@ -90,7 +93,7 @@ final class MergeRun implements AutoCloseable {
 
 	/**
 	 * The same candidates through {@code knn_topk}'s passes, as {@code DeviceSearch} merged the fused
-	 * path's lists before {@code knn_merge}: chunks of {@link KnnKernels#CHUNK}, pass after pass, until one
+	 * path's lists before {@code knn_merge}: chunks of {@link KnnGeometry#CHUNK}, pass after pass, until one
 	 * chunk per query is left.
 	 */
 	SearchRun.Result topkPasses(Lists lists) {
@@ -99,7 +102,7 @@ final class MergeRun implements AutoCloseable {
 		int[] ids = lists.ids();
 		int m = lists.runs() * k;
 		while (true) {
-			int chunks = DeviceSearch.ceilDiv(m, KnnKernels.CHUNK);
+			int chunks = DeviceSearch.ceilDiv(m, KnnGeometry.CHUNK);
 			int entries = lists.queries() * chunks * k;
 			float[] outScores = new float[entries];
 			int[] outIds = new int[entries];
@@ -110,7 +113,7 @@ final class MergeRun implements AutoCloseable {
 					DeviceBuffer outIdBuffer = this.launcher.allocate(entries, ElementType.INT)) {
 				GpuStream stream = lease.stream();
 				this.launcher.launch(stream, this.topk,
-						LaunchConfig.of(Dim3.of(chunks, lists.queries()), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, 1, 0, in,
+						LaunchConfig.of(Dim3.of(chunks, lists.queries()), Dim3.of(KnnGeometry.TOPK_BLOCK)), m, k, 1, 0, in,
 						inIds, out, outIdBuffer);
 				out.download(HostArray.of(outScores), stream).join();
 				outIdBuffer.download(HostArray.of(outIds), stream).join();

@@ -25,7 +25,7 @@ final class Reference {
 	/** The defined score before NaN becomes -inf. */
 	static float rawScore(float[] queries, int q, float[] vectors, int v, int dim) {
 		float[] lane = new float[16];
-		int padded = KnnKernels.paddedDimension(dim);
+		int padded = KnnGeometry.paddedDimension(dim);
 		for (int j = 0; j < padded; j++) {
 			float x = (j < dim) ? queries[q * dim + j] : 0f;
 			float y = (j < dim) ? vectors[v * dim + j] : 0f;

@@ -50,12 +50,9 @@ public final class SearchPathsBench {
 			for (KernelSource source : KnnKernels.withCudaFromClasspath()) {
 				kernels.put(source.name(), launcher.load(source));
 			}
-			DeviceSearch search = new DeviceSearch(launcher,
-					new DeviceSearch.Kernels(kernels.get("knn_score"), kernels.get("knn_topk"),
-							kernels.get("knn_sort_init"), kernels.get("knn_bitonic_step"), kernels.get("knn_fused"),
-							kernels.get("knn_merge")),
+			DeviceSearch search = new DeviceSearch(new KnnLaunches(launcher, (source) -> kernels.get(source.name())),
 					64L << 20);
-			System.out.println("device: " + context.device().name() + "; " + KnnKernels.scoringPath() + "; "
+			System.out.println("device: " + context.device().name() + "; " + CpuScoring.scoringPath() + "; "
 					+ seconds + " s per figure, " + rounds + " rounds, k = 10");
 			for (int[] set : sets) {
 				int n = set[0];

@@ -42,6 +42,34 @@ final class SearchRun implements AutoCloseable {
 					java.util.Arrays.copyOfRange(this.slots, from, to));
 		}
 
+		/** The score of an entry no launch wrote: the NaN the host emulator also fills its outputs with. */
+		static final float UNWRITTEN_SCORE = Float.intBitsToFloat(0x7fbadbad);
+
+		/** The id of an entry no launch wrote (no kernel writes a negative id). */
+		static final int UNWRITTEN_ID = -2;
+
+		/**
+		 * {@code count} entries that no launch wrote yet: a launch's output buffers start as these, so
+		 * that an entry it leaves out shows as such (the markers of the host emulator's outputs).
+		 */
+		static Result unwritten(int count) {
+			float[] scores = new float[count];
+			int[] slots = new int[count];
+			java.util.Arrays.fill(scores, UNWRITTEN_SCORE);
+			java.util.Arrays.fill(slots, UNWRITTEN_ID);
+			return new Result(scores, slots);
+		}
+
+		/** Whether no launch wrote any of these entries (see {@link #unwritten}). */
+		boolean noneWritten() {
+			for (int i = 0; i < this.slots.length; i++) {
+				if (this.slots[i] != UNWRITTEN_ID || !Float.isNaN(this.scores[i])) {
+					return false;
+				}
+			}
+			return true;
+		}
+
 		/** {@code count} entries of the padding every kernel writes where a list has no more rows: (-inf, NO_ID). */
 		static Result padding(int count) {
 			float[] scores = new float[count];
@@ -60,11 +88,7 @@ final class SearchRun implements AutoCloseable {
 			for (KernelSource source : KnnKernels.withCudaFromClasspath()) {
 				this.kernels.put(source.name(), this.launcher.load(source));
 			}
-			this.search = new DeviceSearch(this.launcher,
-					new DeviceSearch.Kernels(kernel(KnnKernels.SCORE), kernel(KnnKernels.TOPK),
-							kernel(KnnKernels.SORT_INIT), kernel(KnnKernels.BITONIC_STEP), kernel(KnnKernels.FUSED),
-							kernel(KnnKernels.MERGE)),
-					scratchBytes);
+			this.search = new DeviceSearch(new KnnLaunches(this.launcher, this::kernel), scratchBytes);
 		}
 		catch (RuntimeException ex) {
 			this.context.close();
@@ -86,7 +110,7 @@ final class SearchRun implements AutoCloseable {
 	 */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock) {
 		int count = queries.length / dim;
-		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnKernels.SCAN_MAX) ? count : KnnKernels.BATCH_Q);
+		return fusedLists(vectors, dim, queries, k, rowsPerBlock, (count <= KnnGeometry.SCAN_MAX) ? count : KnnGeometry.BATCH_Q);
 	}
 
 	/** One {@code knn_fused} launch with {@code groupQueries} queries per block. */
@@ -97,23 +121,24 @@ final class SearchRun implements AutoCloseable {
 
 	/**
 	 * One {@code knn_fused} launch over {@code ranges} ranges (the engine's split has exactly the
-	 * ranges that hold rows; more are padding only).
+	 * ranges that hold rows; more are padding only). Entries the launch does not write come back as
+	 * {@link Result#unwritten}.
 	 */
 	Result fusedLists(float[] vectors, int dim, float[] queries, int k, int rowsPerBlock, int groupQueries, int ranges) {
 		int n = vectors.length / dim;
 		int count = queries.length / dim;
-		int entries = count * ranges * k;
+		int entries = count * ranges * Math.max(0, k);
 		int shared = (this.context.device().backend() == Backend.CUDA)
-				? (int) KnnKernels.fusedSharedBytes(dim, groupQueries, k) : 0;
-		Result result = new Result(new float[entries], new int[entries]);
+				? (int) KnnGeometry.fusedSharedBytes(dim, groupQueries, k) : 0;
+		Result result = Result.unwritten(entries);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer rows = this.launcher.upload(HostArray.of(vectors));
 				DeviceBuffer queryRows = this.launcher.upload(HostArray.of(queries));
-				DeviceBuffer scores = this.launcher.allocate(entries, ElementType.FLOAT);
-				DeviceBuffer ids = this.launcher.allocate(entries, ElementType.INT)) {
+				DeviceBuffer scores = this.launcher.upload(HostArray.of(result.scores()));
+				DeviceBuffer ids = this.launcher.upload(HostArray.of(result.slots()))) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.FUSED),
-					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnKernels.FUSED_BLOCK))
+					LaunchConfig.of(Dim3.of(DeviceSearch.ceilDiv(count, groupQueries), ranges), Dim3.of(KnnGeometry.FUSED_BLOCK))
 						.withSharedMemory(shared),
 					n, dim, count, k, rowsPerBlock, groupQueries, rows, queryRows, scores, ids);
 			scores.download(HostArray.of(result.scores()), stream).join();
@@ -129,7 +154,7 @@ final class SearchRun implements AutoCloseable {
 	 */
 	Result topk(float[] scores, int[] ids, int rows, int k, int idBase, int chunks) {
 		int m = scores.length / rows;
-		int entries = rows * chunks * Math.min(k, KnnKernels.CHUNK);
+		int entries = rows * chunks * Math.min(k, KnnGeometry.CHUNK);
 		Result result = new Result(new float[entries], new int[entries]);
 		try (StreamLease lease = this.context.streams().acquire();
 				DeviceBuffer in = this.launcher.upload(HostArray.of(scores));
@@ -138,7 +163,7 @@ final class SearchRun implements AutoCloseable {
 				DeviceBuffer outIds = this.launcher.allocate(entries, ElementType.INT)) {
 			GpuStream stream = lease.stream();
 			this.launcher.launch(stream, kernel(KnnKernels.TOPK),
-					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnKernels.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
+					LaunchConfig.of(Dim3.of(chunks, rows), Dim3.of(KnnGeometry.TOPK_BLOCK)), m, k, (ids != null) ? 1 : 0,
 					idBase, in, inIds, out, outIds);
 			out.download(HostArray.of(result.scores()), stream).join();
 			outIds.download(HostArray.of(result.slots()), stream).join();

@@ -52,6 +52,28 @@ class GuideCudaGpuTests {
 	}
 
 	@Test
+	void kernelsWrittenOnceAgreeExactly() {
+		int n = 100_003;
+		KernelParity.of(Saxpy.SAXPY).launch(dev.gpucompute.LaunchConfig.linear(n, 256))
+			.args(n, 2.5f, dev.gpucompute.test.ParityBuffer.randomFloats(n),
+					dev.gpucompute.test.ParityBuffer.randomFloats(n).compared())
+			.check();
+		KernelParity.of(Clamp.CLAMP).launch(dev.gpucompute.LaunchConfig.linear(n, 256))
+			.args(n, -0.5f, 0.5f, dev.gpucompute.test.ParityBuffer.randomFloats(n),
+					dev.gpucompute.test.ParityBuffer.output(dev.gpucompute.ElementType.FLOAT, n),
+					dev.gpucompute.test.ParityBuffer.output(dev.gpucompute.ElementType.INT, n))
+			.check();
+		KernelParity.of(Norm.NORM)
+			.args(n, dev.gpucompute.test.ParityBuffer.randomFloats(n),
+					dev.gpucompute.test.ParityBuffer.output(dev.gpucompute.ElementType.FLOAT, 1))
+			.check();
+		KernelParity.of(RowTotals.ROW_TOTALS)
+			.args(300 * 1000, 1000, 0.5f, dev.gpucompute.test.ParityBuffer.randomFloats(300 * 1000),
+					dev.gpucompute.test.ParityBuffer.output(dev.gpucompute.ElementType.FLOAT, 300))
+			.check();
+	}
+
+	@Test
 	void blurBodiesAgreeExactly() {
 		for (int[] size : new int[][] { { 37, 23 }, { 16, 16 }, { 1, 1 }, { 1000, 3 } }) {
 			int n = size[0] * size[1];
@@ -110,6 +132,16 @@ class GuideCudaGpuTests {
 		List<float[]> batchCuda = BatchBlur.blurAll(this.cuda.launcher(), frames, 64, 48);
 		for (int i = 0; i < frames.size(); i++) {
 			assertThat(batchCuda.get(i)).containsExactly(GuideExamples.blurByDefinition(frames.get(i), 64, 48));
+		}
+	}
+
+	@Test
+	void iterativeBlurAsAGraphGivesTheCpuBackendsBits() {
+		float[] image = GuideExamples.image(64, 48, 7);
+		try (IterativeBlur onCuda = new IterativeBlur(this.cuda, 64, 48, 10);
+				IterativeBlur onCpu = new IterativeBlur(this.cpu, 64, 48, 10)) {
+			assertThat(onCuda.operations()).isEqualTo(onCpu.operations());
+			assertThat(onCuda.blur(image)).containsExactly(onCpu.blur(image));
 		}
 	}
 

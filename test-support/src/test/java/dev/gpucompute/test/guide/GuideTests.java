@@ -99,6 +99,62 @@ class GuideTests {
 	}
 
 	@Test
+	void saxpyWrittenOnceIsJavasArithmetic() {
+		float[] x = GuideExamples.image(1000, 1, 1);
+		float[] y = GuideExamples.image(1000, 1, 2);
+		float[] expected = new float[y.length];
+		for (int i = 0; i < y.length; i++) {
+			expected[i] = 2.5f * x[i] + y[i];
+		}
+		assertThat(Saxpy.saxpy(this.gpu.launcher(), 2.5f, x, y)).containsExactly(expected);
+	}
+
+	@Test
+	void clampClampsAndCountsWithNanBecomingLo() {
+		float[] x = { -2f, -0.5f, 0f, 0.5f, 2f, Float.NaN, Float.NEGATIVE_INFINITY };
+		try (DeviceBuffer in = this.gpu.launcher().upload(HostArray.of(x));
+				DeviceBuffer y = this.gpu.launcher().allocate(x.length, dev.gpucompute.ElementType.FLOAT);
+				DeviceBuffer outside = this.gpu.launcher().allocate(x.length, dev.gpucompute.ElementType.INT)) {
+			this.gpu.launcher().launch(Clamp.CLAMP, dev.gpucompute.LaunchConfig.linear(x.length, 256), x.length, -1f, 1f, in, y,
+					outside);
+			float[] clamped = new float[x.length];
+			int[] flags = new int[x.length];
+			y.download(HostArray.of(clamped)).join();
+			outside.download(HostArray.of(flags)).join();
+			assertThat(clamped).containsExactly(-1f, -0.5f, 0f, 0.5f, 1f, -1f, -1f);
+			assertThat(flags).containsExactly(-1, 0, 0, 0, 1, 0, -1);
+		}
+	}
+
+	@Test
+	void normIsTheSquareRootOfTheSumOfSquares() {
+		for (int n : new int[] { 0, 1, 4096, 100_003 }) {
+			float[] x = GuideExamples.image(n, 1, n + 5);
+			double squares = 0;
+			for (float v : x) {
+				squares += (double) v * v;
+			}
+			assertThat((double) Norm.norm(this.gpu.launcher(), x)).as("n = %d", n)
+				.isCloseTo(Math.sqrt(squares), within(1e-6 * Math.max(1, Math.sqrt(squares))));
+		}
+	}
+
+	@Test
+	void rowTotalsSumEachRow() {
+		int rows = 7;
+		int columns = 1000;
+		float[] matrix = GuideExamples.image(columns, rows, 9);
+		float[] totals = RowTotals.totals(this.gpu.launcher(), matrix, rows, 0.5f);
+		for (int r = 0; r < rows; r++) {
+			double expected = 0;
+			for (int c = 0; c < columns; c++) {
+				expected += 0.5f * matrix[r * columns + c];
+			}
+			assertThat((double) totals[r]).as("row %d", r).isCloseTo(expected, within(1e-3));
+		}
+	}
+
+	@Test
 	void blurMatchesItsDefinitionBitForBit() {
 		for (int[] size : new int[][] { { 37, 23 }, { 16, 16 }, { 1, 1 }, { 1, 40 } }) {
 			float[] image = GuideExamples.image(size[0], size[1], 7);
@@ -107,6 +163,24 @@ class GuideTests {
 				.containsExactly(GuideExamples.blurByDefinition(image, size[0], size[1]));
 		}
 		assertThat(Blur.blur(this.gpu.launcher(), new float[0], 0, 5)).isEmpty();
+	}
+
+	@Test
+	void iterativeBlurReplaysTheSameBitsAsLaunchingEachPass() {
+		int width = 37;
+		int height = 21;
+		int passes = 6;
+		try (IterativeBlur blur = new IterativeBlur(this.gpu, width, height, passes)) {
+			assertThat(blur.operations()).isEqualTo(2 + 2 * passes);
+			for (int seed = 1; seed <= 3; seed++) {
+				float[] image = GuideExamples.image(width, height, seed);
+				float[] expected = image;
+				for (int step = 0; step < 2 * passes; step++) {
+					expected = Blur.blur(this.gpu.launcher(), expected, width, height);
+				}
+				assertThat(blur.blur(image)).as("image %d", seed).containsExactly(expected);
+			}
+		}
 	}
 
 	@Test

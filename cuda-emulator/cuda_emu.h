@@ -12,12 +12,18 @@
 // round, so that a result that depends on the order of threads (a race) differs between seeds.
 #pragma once
 
+// Every standard header a program of the emulator uses comes before the macros at the end of this file,
+// which would otherwise rename functions inside them.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <random>
+#include <string>
 #include <vector>
 #include <ucontext.h>
 
@@ -40,6 +46,8 @@ inline float4 make_float4(float x, float y, float z, float w)
 	return float4 { x, y, z, w };
 }
 
+using std::isfinite;
+using std::isinf;
 using std::isnan;
 
 namespace emu {
@@ -221,3 +229,94 @@ inline long long max(long long a, long long b)
 {
 	return (a > b) ? a : b;
 }
+
+// ---- Arithmetic as the GPU does it, where the host's C library does it differently --------------------
+// Kernels are compiled for the host with -ffp-contract=off: no a * b + c is fused unless the source says
+// fmaf, as with nvcc -fmad=false. +, -, *, /, sqrt, fma, fmod, rint, floor, ceil, trunc, round and
+// copysign give the same bits on the host as on the device (IEEE 754, no flush to zero). NaN results do
+// not: the device's float NaN is 0x7fffffff, the host's 0xffc00000 (IEEE 754 leaves it open).
+// Transcendental functions (expf, logf, ...) are the host's, which differ from the device's by a few ulps.
+namespace emu {
+
+/**
+ * PTX min/max (fminf, fmaxf, fmin, fmax compile to them): a NaN operand is ignored (NaN only when both
+ * are), and -0.0 is less than +0.0 (PTX ISA, "Floating Point Instructions: min"). The C library leaves
+ * fmin(-0.0, +0.0) open, and glibc on x86 returns its second operand (minss), +0.0.
+ */
+template <typename T>
+inline T gpuMin(T a, T b)
+{
+	if (std::isnan(a)) {
+		return b;
+	}
+	if (std::isnan(b)) {
+		return a;
+	}
+	if (a == b) {
+		return std::signbit(a) ? a : b;
+	}
+	return (a < b) ? a : b;
+}
+
+template <typename T>
+inline T gpuMax(T a, T b)
+{
+	if (std::isnan(a)) {
+		return b;
+	}
+	if (std::isnan(b)) {
+		return a;
+	}
+	if (a == b) {
+		return std::signbit(a) ? b : a;
+	}
+	return (a > b) ? a : b;
+}
+
+/**
+ * cvt.rzi from floating point to an integer (the __float2int_rz family): toward zero, clamped to the
+ * integer's range; NaN gives 0 from f32 to s32 and the most negative value otherwise (PTX ISA, "cvt").
+ * On x86 an out-of-range conversion gives the most negative value, and C leaves it undefined.
+ */
+template <typename I, typename F>
+inline I gpuConvert(F x, bool nanIsZero)
+{
+	constexpr double limit = (sizeof(I) == 4) ? 2147483648.0 : 9223372036854775808.0;
+	if (std::isnan(x)) {
+		return nanIsZero ? 0 : std::numeric_limits<I>::min();
+	}
+	if ((double) x >= limit) {
+		return std::numeric_limits<I>::max();
+	}
+	if ((double) x < -limit) {
+		return std::numeric_limits<I>::min();
+	}
+	return (I) x;
+}
+
+} // namespace emu
+
+inline int __float2int_rz(float x)
+{
+	return emu::gpuConvert<int>(x, true);
+}
+
+inline long long __float2ll_rz(float x)
+{
+	return emu::gpuConvert<long long>(x, false);
+}
+
+inline int __double2int_rz(double x)
+{
+	return emu::gpuConvert<int>(x, false);
+}
+
+inline long long __double2ll_rz(double x)
+{
+	return emu::gpuConvert<long long>(x, false);
+}
+
+#define fminf(a, b) emu::gpuMin<float>((a), (b))
+#define fmaxf(a, b) emu::gpuMax<float>((a), (b))
+#define fmin(a, b) emu::gpuMin<double>((a), (b))
+#define fmax(a, b) emu::gpuMax<double>((a), (b))
