@@ -87,12 +87,6 @@ final class CpuEvent implements NativeEvent {
 		return (to.at - from.at) / 1_000_000f;
 	}
 
-	/** nanoTime at which the work captured by the latest record completed, or -1 (for tests). */
-	long completedAtNanos() {
-		Stamp current = this.stamp;
-		return (current != null) ? current.at : -1;
-	}
-
 	/** The moment a timing event's captured work completed. */
 	private static final class Stamp implements Runnable {
 

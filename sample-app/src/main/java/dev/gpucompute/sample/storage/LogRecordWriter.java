@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.util.function.IntFunction;
 import java.util.zip.CRC32C;
 
 /**
@@ -25,8 +26,11 @@ final class LogRecordWriter {
 
 	private final FileChannel channel;
 
+	/** Makes a staging buffer of the given capacity: {@code ByteBuffer::allocateDirect} for a log. */
+	private final IntFunction<ByteBuffer> allocate;
+
 	/**
-	 * Staging for appends, direct so that the JDK's per-thread temporary direct buffers stay small.
+	 * Staging for appends.
 	 * Allocated at the first write, sized to the largest record so far up to {@value #CHUNK}, and
 	 * dropped by {@link #release}: a log that is never written holds none.
 	 */
@@ -37,9 +41,14 @@ final class LogRecordWriter {
 	/** Where the checksummed bytes start in the staging buffer. */
 	private int crcFrom;
 
-	/** A writer onto {@code channel}, the log's file, which it writes at the channel's position. */
-	LogRecordWriter(FileChannel channel) {
+	/**
+	 * A writer onto {@code channel}, the log's file, which it writes at the channel's position, staging
+	 * in buffers that {@code allocate} makes (direct ones for a log, so that the JDK's per-thread
+	 * temporary direct buffers stay small).
+	 */
+	LogRecordWriter(FileChannel channel, IntFunction<ByteBuffer> allocate) {
 		this.channel = channel;
+		this.allocate = allocate;
 	}
 
 	/**
@@ -52,7 +61,7 @@ final class LogRecordWriter {
 	void write(byte[][] encoded, int count, int dimension, float[] rows, int payload, long start) throws IOException {
 		if (this.staging == null || this.staging.capacity() < Math.min(CHUNK, 8L + payload)) {
 			int size = (int) Math.min(CHUNK, Math.max(MIN_STAGING, Long.highestOneBit(8L + payload - 1) << 1));
-			this.staging = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+			this.staging = this.allocate.apply(size).order(ByteOrder.LITTLE_ENDIAN);
 		}
 		// The CRC is known only at the end: write a header placeholder, the payload, then the header.
 		this.crc.reset();
@@ -106,11 +115,6 @@ final class LogRecordWriter {
 	/** Drops the staging buffer; the next write allocates a new one. */
 	void release() {
 		this.staging = null;
-	}
-
-	/** The staging buffer's capacity, 0 while there is none (for tests). */
-	int stagingCapacity() {
-		return (this.staging != null) ? this.staging.capacity() : 0;
 	}
 
 }

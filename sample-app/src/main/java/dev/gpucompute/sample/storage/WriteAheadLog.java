@@ -1,6 +1,7 @@
 package dev.gpucompute.sample.storage;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,7 +127,7 @@ public final class WriteAheadLog implements AutoCloseable {
 			throw ex;
 		}
 		this.channel = opened;
-		this.writer = new LogRecordWriter(opened);
+		this.writer = new LogRecordWriter(opened, ByteBuffer::allocateDirect);
 		this.written = validLength;
 		this.synced = validLength;
 	}

@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.zip.CRC32C;
 
 import org.junit.jupiter.api.Test;
@@ -79,7 +81,7 @@ class LogRecordWriterTest {
 		String[] ids = { "a", "\u00e9t\u00e9", "\uD83D\uDE00" };
 		float[] rows = rows(3, 5);
 		try (FileChannel channel = open(file)) {
-			LogRecordWriter writer = new LogRecordWriter(channel);
+			LogRecordWriter writer = new LogRecordWriter(channel, ByteBuffer::allocateDirect);
 			write(writer, channel, ids, 5, rows);
 			assertThat(channel.position()).isEqualTo(Files.size(file));
 		}
@@ -93,7 +95,7 @@ class LogRecordWriterTest {
 		float[] small = rows(1, 2);
 		float[] large = rows(1, 300_000);
 		try (FileChannel channel = open(file)) {
-			LogRecordWriter writer = new LogRecordWriter(channel);
+			LogRecordWriter writer = new LogRecordWriter(channel, ByteBuffer::allocateDirect);
 			write(writer, channel, new String[] { "small" }, 2, small);
 			write(writer, channel, new String[] { "large" }, 300_000, large);
 			write(writer, channel, new String[] { "after" }, 2, small);
@@ -108,19 +110,25 @@ class LogRecordWriterTest {
 
 	@Test
 	void stagesOnlyOnceWrittenSizedToItsRecordsUpToAChunkAndDropsItOnRelease() throws IOException {
+		List<Integer> allocated = new ArrayList<>();
 		try (FileChannel channel = open(this.dir.resolve("c.wal"))) {
-			LogRecordWriter writer = new LogRecordWriter(channel);
-			assertThat(writer.stagingCapacity()).as("before the first write").isZero();
+			LogRecordWriter writer = new LogRecordWriter(channel, (size) -> {
+				allocated.add(size);
+				return ByteBuffer.allocateDirect(size);
+			});
+			assertThat(allocated).as("before the first write").isEmpty();
 			write(writer, channel, new String[] { "a" }, 4, rows(1, 4));
-			assertThat(writer.stagingCapacity()).as("the smallest staging buffer").isEqualTo(4 << 10);
+			assertThat(allocated).as("the smallest staging buffer").containsExactly(4 << 10);
 			write(writer, channel, new String[] { "b" }, 3_000, rows(1, 3_000));
-			assertThat(writer.stagingCapacity()).as("the next power of two above the record").isEqualTo(16 << 10);
+			assertThat(allocated).as("the next power of two above the record").containsExactly(4 << 10, 16 << 10);
 			write(writer, channel, new String[] { "c" }, 300_000, rows(1, 300_000));
-			assertThat(writer.stagingCapacity()).as("at most a chunk").isEqualTo(1 << 20);
+			assertThat(allocated).as("at most a chunk").containsExactly(4 << 10, 16 << 10, 1 << 20);
 			write(writer, channel, new String[] { "d" }, 4, rows(1, 4));
-			assertThat(writer.stagingCapacity()).as("kept for later records").isEqualTo(1 << 20);
+			assertThat(allocated).as("kept for later records").hasSize(3);
 			writer.release();
-			assertThat(writer.stagingCapacity()).isZero();
+			write(writer, channel, new String[] { "e" }, 4, rows(1, 4));
+			assertThat(allocated).as("dropped at release: the next write stages anew")
+				.containsExactly(4 << 10, 16 << 10, 1 << 20, 4 << 10);
 		}
 	}
 
