@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * JSON search, bit for bit, and a brute-force ranking; every bad input the problem detail the JSON
  * search gives for it, with nothing left behind.
  */
-class BinarySearchApiTest extends RunningAppTests {
+class BinarySearchApiTests extends RunningAppFixture {
 
 	private static final String HITS = "application/vnd.gpu-compute.hits";
 

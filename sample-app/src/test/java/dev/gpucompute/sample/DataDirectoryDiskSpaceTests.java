@@ -15,9 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Boot's {@code diskSpace} component watches {@code sample.data-dir} unless the user points it
  * elsewhere: {@link DataDirectoryDiskSpace} adds the default as the last property source. (That
- * the running service shows the data directory is checked by {@code StorageFaultsAppTest}.)
+ * the running service shows the data directory is checked by {@code StorageFaultsAppTests}.)
  */
-class DataDirectoryDiskSpaceTest {
+class DataDirectoryDiskSpaceTests {
 
 	@Test
 	void theDiskSpaceComponentWatchesTheDataDirectory() {

@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
  * The 'demo' profile creates and fills the demo collection and keeps searching it, so the GPU
  * meters move; closing the application stops it cleanly, with no search failing on the way.
  */
-class DemoLoadTest {
+class DemoLoadTests {
 
 	@TempDir
 	Path data;

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * brute-force reference. Meanwhile this test watches the stream pool: it must stay within its
  * bounds, never time out a lease, and be idle again afterwards.
  */
-class LoadTest extends RunningAppTests {
+class LoadTests extends RunningAppFixture {
 
 	private static final int CLIENTS = 16;
 

@@ -36,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 // Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
 // logs into a directory that no longer exists, and log that as an error.
 @DirtiesContext
-class MultiDeviceAppTest {
+class MultiDeviceAppTests {
 
 	@TempDir
 	static Path data;

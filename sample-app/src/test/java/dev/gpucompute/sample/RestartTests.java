@@ -22,9 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Collections survive a restart: written through the API, the application closed (which folds
  * every write-ahead log into its snapshot), a new application started on the same data
  * directory, and every search answers exactly as before. Crash recovery from the logs is
- * {@link CrashRecoveryTest}'s.
+ * {@link CrashRecoveryTests}'s.
  */
-class RestartTest {
+class RestartTests {
 
 	@TempDir
 	Path data;

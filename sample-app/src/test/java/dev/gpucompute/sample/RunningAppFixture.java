@@ -27,7 +27,7 @@ import static org.awaitility.Awaitility.await;
 				"sample.limits.max-results=2000",
 				"gpu.streams.pool-size=2", "gpu.streams.max-size=8", "gpu.cpu.threads=2" })
 @GpuCpuBackend
-abstract class RunningAppTests {
+abstract class RunningAppFixture {
 
 	static final Path DATA = DataDirectories.create("sample-app-");
 

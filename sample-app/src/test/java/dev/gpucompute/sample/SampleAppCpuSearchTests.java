@@ -7,12 +7,12 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * {@link SampleAppCudaGpuTest}'s checks ({@link SearchesOverHttpChecks}) on the CPU backend, with the
+ * {@link SampleAppCudaGpuTests}'s checks ({@link SearchesOverHttpSuite}) on the CPU backend, with the
  * same properties but the backend, in CI.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cpu", "gpu.streams.pool-size=4", "sample.limits.max-body-size=16MB" })
-class SampleAppCpuSearchTest extends SearchesOverHttpChecks {
+class SampleAppCpuSearchTests extends SearchesOverHttpSuite {
 
 	private static final Path DATA = dataDirectory("sample-app-cpu-");
 

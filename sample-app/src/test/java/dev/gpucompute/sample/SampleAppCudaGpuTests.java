@@ -10,14 +10,14 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * {@link SearchesOverHttpChecks} on a CUDA device ({@code gpu.backend=cuda}). Skipped without a device;
- * failed when {@code GPU_REQUIRED=1}. {@link SampleAppCpuSearchTest} runs the same checks in CI.
+ * {@link SearchesOverHttpSuite} on a CUDA device ({@code gpu.backend=cuda}). Skipped without a device;
+ * failed when {@code GPU_REQUIRED=1}. {@link SampleAppCpuSearchTests} runs the same checks in CI.
  */
 @Tag("gpu")
 @ExtendWith(RequiresCuda.class)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpu.backend=cuda", "gpu.streams.pool-size=4", "sample.limits.max-body-size=16MB" })
-class SampleAppCudaGpuTest extends SearchesOverHttpChecks {
+class SampleAppCudaGpuTests extends SearchesOverHttpSuite {
 
 	private static final Path DATA = dataDirectory("sample-app-cuda-");
 

@@ -35,9 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * retry estimate for a full queue, {@code retryAfterSeconds}, and {@code setting} for a pool too
  * small. The sample's own problems keep the sample's types.
  */
-@Import(SampleGpuProblemsTest.FailingController.class)
+@Import(SampleGpuProblemsTests.FailingController.class)
 @ExtendWith(QuietOutputExtension.class)
-class SampleGpuProblemsTest extends RunningAppTests {
+class SampleGpuProblemsTests extends RunningAppFixture {
 
 	private static final String STARTER = "urn:gpu-compute:problem:";
 

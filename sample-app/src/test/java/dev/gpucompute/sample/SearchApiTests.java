@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and every bad input answered as a problem detail with the stream pool back to idle, no event in
  * use and no device buffer left behind.
  */
-class SearchApiTest extends RunningAppTests {
+class SearchApiTests extends RunningAppFixture {
 
 	@Test
 	void collectionLifecycle() {

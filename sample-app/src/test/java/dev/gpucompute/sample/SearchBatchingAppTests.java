@@ -49,7 +49,7 @@ import dev.gpucompute.test.GpuCpuBackend;
 // Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
 // logs into a directory that no longer exists, and log that as an error.
 @DirtiesContext
-class SearchBatchingAppTest {
+class SearchBatchingAppTests {
 
 	private static final String OCTETS = "application/octet-stream";
 

@@ -45,7 +45,7 @@ import dev.gpucompute.test.GpuCpuBackend;
 // Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
 // logs into a directory that no longer exists, and log that as an error.
 @DirtiesContext
-class SearchQueueFullTest {
+class SearchQueueFullTests {
 
 	/** Deleted after the class, once {@code @DirtiesContext} has closed the service that writes to it. */
 	@TempDir
@@ -111,7 +111,7 @@ class SearchQueueFullTest {
 			long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
 			assertThat(retryAfter).isPositive();
 			JsonNode problem = Http.JSON.readTree(refused.body());
-			// The starter's answer, with the sample's retryAfterSeconds (see SampleGpuProblemsTest).
+			// The starter's answer, with the sample's retryAfterSeconds (see SampleGpuProblemsTests).
 			assertThat(problem.get("type").asString()).isEqualTo("urn:gpu-compute:problem:batch-queue-full");
 			assertThat(problem.get("status").asInt()).isEqualTo(503);
 			assertThat(problem.get("title").asString()).isEqualTo("GPU busy");

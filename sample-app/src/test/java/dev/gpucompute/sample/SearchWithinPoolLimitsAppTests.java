@@ -35,7 +35,7 @@ import dev.gpucompute.test.GpuCpuBackend;
 // Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
 // logs into a directory that no longer exists, and log that as an error.
 @DirtiesContext
-class SearchWithinPoolLimitsAppTest {
+class SearchWithinPoolLimitsAppTests {
 
 	/** Deleted after the class, once {@code @DirtiesContext} has closed the service that writes to it. */
 	@TempDir

@@ -19,12 +19,12 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * The sample service on one backend, over real HTTP: a collection of 4,000 vectors searched with
  * k = 1, 10, 100 (the fused path) and 1000 (the general one), every answer checked against a
  * brute-force ranking in double precision, for both metrics; the actuator names the backend, health
- * is UP and Prometheus has the GPU meters. {@link SampleAppCudaGpuTest} runs it on CUDA (a GPU machine
- * only) and {@link SampleAppCpuSearchTest} on the CPU backend in CI, so that the GPU test cannot drift
+ * is UP and Prometheus has the GPU meters. {@link SampleAppCudaGpuTests} runs it on CUDA (a GPU machine
+ * only) and {@link SampleAppCpuSearchTests} on the CPU backend in CI, so that the GPU test cannot drift
  * from the API, the actuator's JSON or the limits unnoticed. A subclass is a {@code @SpringBootTest}
  * with a data directory of its own ({@link #dataDirectory}).
  */
-abstract class SearchesOverHttpChecks {
+abstract class SearchesOverHttpSuite {
 
 	@LocalServerPort
 	int port;

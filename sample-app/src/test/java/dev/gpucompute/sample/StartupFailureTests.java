@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the remedy, instead of a service that is UP and answers 404 for it.
  */
 @ExtendWith(QuietOutputExtension.class)
-class StartupFailureTest {
+class StartupFailureTests {
 
 	@TempDir
 	Path data;

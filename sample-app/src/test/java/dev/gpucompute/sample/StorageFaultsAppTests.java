@@ -50,9 +50,9 @@ import static org.awaitility.Awaitility.await;
 // Closed after the class, before its data directory is deleted: a cached (paused) service would fold its
 // logs into a directory that no longer exists, and log that as an error.
 @DirtiesContext
-@Import(StorageFaultsAppTest.FaultyStorage.class)
+@Import(StorageFaultsAppTests.FaultyStorage.class)
 @ExtendWith(QuietOutputExtension.class)
-class StorageFaultsAppTest {
+class StorageFaultsAppTests {
 
 	private static final int DIM = 16;
 

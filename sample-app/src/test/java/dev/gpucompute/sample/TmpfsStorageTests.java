@@ -43,13 +43,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * full keeps the snapshot and the log; the files then hold exactly the acknowledged vectors.
  *
  * <p>Mounting needs root (CI runs the build as root): elsewhere, or where mounting fails (a
- * container without the capability), the test is skipped with the reason; {@code StorageFaultsTest}
- * and {@code StorageFaultsAppTest} cover the same paths with injected faults. Where {@code .ci/run}
+ * container without the capability), the test is skipped with the reason; {@code StorageFaultsTests}
+ * and {@code StorageFaultsAppTests} cover the same paths with injected faults. Where {@code .ci/run}
  * found that it can mount a tmpfs it sets {@code TMPFS_MOUNT_REQUIRED=1}, and a skip fails instead.
  * The mount is removed after the test, whatever happened.
  */
 @ExtendWith(QuietOutputExtension.class)
-class TmpfsStorageTest {
+class TmpfsStorageTests {
 
 	private static final int DIM = 64;
 
@@ -63,14 +63,14 @@ class TmpfsStorageTest {
 	static void mountTmpfs() throws Exception {
 		Command id = Command.run("id", "-u");
 		assumeOrRequired(id.exit() == 0 && id.output().trim().equals("0"),
-				"mounting a tmpfs needs root (uid " + id.output().trim() + "); StorageFaultsTest covers this with "
+				"mounting a tmpfs needs root (uid " + id.output().trim() + "); StorageFaultsTests covers this with "
 						+ "injected faults");
 		mountPoint = Files.createTempDirectory("sample-tmpfs-");
 		Command mount = Command.run("mount", "-t", "tmpfs", "-o", "size=8m", "sample-tmpfs", mountPoint.toString());
 		if (mount.exit() != 0) {
 			Files.deleteIfExists(mountPoint);
 		}
-		assumeOrRequired(mount.exit() == 0, "mount -t tmpfs failed (" + mount.output().trim() + "); StorageFaultsTest "
+		assumeOrRequired(mount.exit() == 0, "mount -t tmpfs failed (" + mount.output().trim() + "); StorageFaultsTests "
 				+ "covers this with injected faults");
 		mounted = true;
 	}

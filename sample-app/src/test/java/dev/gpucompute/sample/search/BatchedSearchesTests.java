@@ -32,7 +32,7 @@ import dev.gpucompute.listener.GpuListener;
  * stream; the others queue behind it and form one batch per (collection, k) when the streams come
  * back.
  */
-class BatchedSearchesTest {
+class BatchedSearchesTests {
 
 	private static final int DIMENSION = 48;
 
@@ -55,7 +55,7 @@ class BatchedSearchesTest {
 			@Override
 			public void kernelLaunched(String kernel, boolean success) {
 				if (success && kernel.equals(KnnKernels.FUSED.name())) {
-					BatchedSearchesTest.this.fusedLaunches.incrementAndGet();
+					BatchedSearchesTests.this.fusedLaunches.incrementAndGet();
 				}
 			}
 

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * load that fails handing back everything it took. On the CPU backend, with the store's own
  * collaborators (placement, folder, writer) and no registry.
  */
-class CollectionLifecycleTest {
+class CollectionLifecycleTests {
 
 	@TempDir
 	Path dir;

@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * writes that replace and grow, concurrent searches and writes, requests refused as busy when the
  * stream pool has no room for them in time, and restart from the data directory.
  */
-class CollectionStoreTest {
+class CollectionStoreTests {
 
 	@TempDir
 	Path dataDir;

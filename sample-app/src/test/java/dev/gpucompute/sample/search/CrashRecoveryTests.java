@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * manifest-only jar (how Surefire launches by default) is expanded into the entries of its
  * {@code Class-Path} attribute, so the command does not depend on how the tests were launched.
  */
-class CrashRecoveryTest {
+class CrashRecoveryTests {
 
 	private static final int ACKS_BEFORE_KILL = 600;
 

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * enqueueing's failure is what the caller sees with the stream's own failure added, and a download's
  * failure comes out as itself (a cause that is not a runtime exception wrapped).
  */
-class DeviceWorkTest {
+class DeviceWorkTests {
 
 	private GpuContext context;
 

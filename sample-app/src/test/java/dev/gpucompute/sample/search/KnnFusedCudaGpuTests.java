@@ -29,7 +29,7 @@ import static dev.gpucompute.sample.search.TopKAssertions.assertSameTopK;
  */
 @Tag("gpu")
 @ExtendWith(RequiresCuda.class)
-class KnnFusedCudaGpuTest {
+class KnnFusedCudaGpuTests {
 
 	private static SearchRun cuda;
 

@@ -23,9 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * multiples of 16, row counts that are no multiple of a tile, the scan path's 1-8 queries and the batch
  * path's groups of 32, k from 1 to {@value KnnGeometry#FUSED_MAX_K}, ties and overflowing scores; a
  * whole search gives the same bits on the fused and the general path, and a query the same bits alone
- * (scan) and in a batch. {@code KnnFusedCudaGpuTest} compares the CUDA kernel with this twin.
+ * (scan) and in a batch. {@code KnnFusedCudaGpuTests} compares the CUDA kernel with this twin.
  */
-class KnnFusedTest {
+class KnnFusedTests {
 
 	private static SearchRun run;
 

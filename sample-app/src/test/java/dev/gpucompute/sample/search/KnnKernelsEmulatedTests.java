@@ -20,11 +20,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * memory outside its buffers and its shared memory, which is allocated at exactly the size the host
  * computes ({@link KnnGeometry#fusedSharedBytes}). Threads run in a seeded order between
  * synchronisation points, and a result must not depend on it. A block of a launch the kernel does not
- * define returns without writing (no trap). The shapes are those of {@code KnnFusedCudaGpuTest}, which
+ * define returns without writing (no trap). The shapes are those of {@code KnnFusedCudaGpuTests}, which
  * checks the same on a device; this runs in CI without one.
  */
 @ExtendWith(KernelEmulator.Available.class)
-class KnnKernelsEmulatedTest {
+class KnnKernelsEmulatedTests {
 
 	private static SearchRun cpu;
 
@@ -179,7 +179,7 @@ class KnnKernelsEmulatedTest {
 
 	@Test
 	void blocksTheKernelDoesNotDefineReturnWithoutWriting() {
-		// The host refuses such launches before they are enqueued (UndefinedLaunchesTest); a block of one
+		// The host refuses such launches before they are enqueued (UndefinedLaunchesTests); a block of one
 		// that came all the same must return, not trap (a sticky error on a device: the context and every
 		// later search lost). The emulator reports a trap as a fault, and a write past the output as one.
 		Random random = new Random(79);

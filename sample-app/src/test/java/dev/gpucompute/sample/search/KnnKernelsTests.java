@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * declaration; the typed launches take those parameters in that order. A mismatch would pass every
  * CPU test and corrupt memory on a GPU.
  */
-class KnnKernelsTest {
+class KnnKernelsTests {
 
 	private static final Pattern QUALIFIERS = Pattern.compile("\\b(const|__restrict__)\\b");
 
@@ -128,7 +128,7 @@ class KnnKernelsTest {
 	}
 
 	private static String resource(String name) throws IOException {
-		try (InputStream in = KnnKernelsTest.class.getClassLoader().getResourceAsStream(name)) {
+		try (InputStream in = KnnKernelsTests.class.getClassLoader().getResourceAsStream(name)) {
 			assertThat(in).as(name).isNotNull();
 			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
 		}

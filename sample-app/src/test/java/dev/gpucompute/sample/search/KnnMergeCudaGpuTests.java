@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code knn_merge} on CUDA against its CPU twin and against {@code knn_topk}'s passes on CUDA, on the
- * shapes {@link KnnMergeEmulatedTest} emulates: 1, 16 and 100 queries, k = 1, 10, 32 (and 33, 64), 1, 2,
+ * shapes {@link KnnMergeEmulatedTests} emulates: 1, 16 and 100 queries, k = 1, 10, 32 (and 33, 64), 1, 2,
  * 33, 264 and 1,024 lists, lists ending in or made of padding, equal scores across lists, blocks larger
  * than needed; then whole searches on the device's own split (264 ranges for one query group on an
  * H100 or H200), which must launch {@code knn_merge} once and {@code knn_topk} never and give the CPU
@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Tag("gpu")
 @ExtendWith(RequiresCuda.class)
-class KnnMergeCudaGpuTest {
+class KnnMergeCudaGpuTests {
 
 	private static MergeRun cuda;
 

@@ -20,10 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * several thread orders; and no launch may break a rule of the execution model or read past its
  * lists. A launch the kernel does not define returns without writing, on both sides (no trap). The
  * twin itself is checked against {@code knn_topk}'s passes and a written-out sort in
- * {@link KnnMergeTest}; {@code KnnMergeCudaGpuTest} runs the same shapes on a device.
+ * {@link KnnMergeTests}; {@code KnnMergeCudaGpuTests} runs the same shapes on a device.
  */
 @ExtendWith(KernelEmulator.Available.class)
-class KnnMergeEmulatedTest {
+class KnnMergeEmulatedTests {
 
 	private static KernelEmulator emulator;
 
@@ -108,7 +108,7 @@ class KnnMergeEmulatedTest {
 
 	@Test
 	void launchesTheKernelDoesNotDefineWriteNothingOnEitherSide() {
-		// The host refuses these before a launch (UndefinedLaunchesTest); one that came all the same must
+		// The host refuses these before a launch (UndefinedLaunchesTests); one that came all the same must
 		// not trap (a sticky error on a device: the context and every later search lost), but return.
 		Random random = new Random(101);
 		MergeRun.Lists tooMany = MergeRun.lists(random, 2, 129, 10, false);

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * for more than {@value KnnGeometry#MERGE_MAX_RUNS} ranges. Launches are counted by the kernels' own
  * statistics.
  */
-class KnnMergeTest {
+class KnnMergeTests {
 
 	private static MergeRun merges;
 

@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * gives exactly the entries of a full sort; and a search on the general path, through slabs, gives a query the
  * same bits alone and inside a batch of 100, equal to a brute-force ranking.
  */
-class KnnSearchTest {
+class KnnSearchTests {
 
 	@TempDir
 	Path dataDir;

@@ -27,12 +27,12 @@ import static org.awaitility.Awaitility.await;
  * device-to-device copy) before its record is logged and its rows are copied only after the force,
  * in two stream leases. A write refused by the disk after its storage grew must leave every answer
  * as it was; later writes, replacements included, and a reload onto the device must answer like
- * brute force. {@link StorageFaultsCudaGpuTest} runs it on CUDA (a GPU machine only) and
- * {@link StorageFaultsCpuTest} on the CPU backend in CI, so that the GPU test cannot drift from the
+ * brute force. {@link StorageFaultsCudaGpuTests} runs it on CUDA (a GPU machine only) and
+ * {@link StorageFaultsCpuTests} on the CPU backend in CI, so that the GPU test cannot drift from the
  * store's API and answers unnoticed.
  */
 @ExtendWith(QuietOutputExtension.class)
-abstract class RefusedWriteChecks {
+abstract class RefusedWriteSuite {
 
 	private static final int DIM = 64;
 

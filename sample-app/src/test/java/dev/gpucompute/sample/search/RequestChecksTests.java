@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * refused, as which problem (status, type, field) and with which detail, and that input at the
  * limits passes.
  */
-class RequestChecksTest {
+class RequestChecksTests {
 
 	/** Dimensions up to 8, 3 queries, ids of 70,000 characters, 10 hits. */
 	private final RequestChecks checks = new RequestChecks(new CollectionStore.Limits(8, 3, 70_000, 10));

@@ -28,7 +28,7 @@ import dev.gpucompute.GpuContextBuilder;
  * the most free budget, a collection larger than one device's budget is spread over several and
  * searched in parallel, and every answer is bit for bit the one a single device gives.
  */
-class ShardedStoreTest {
+class ShardedStoreTests {
 
 	private static final int DIM = 16;
 

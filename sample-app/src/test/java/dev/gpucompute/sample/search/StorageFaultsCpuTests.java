@@ -2,8 +2,8 @@ package dev.gpucompute.sample.search;
 
 import dev.gpucompute.Backend;
 
-/** {@link StorageFaultsCudaGpuTest}'s checks ({@link RefusedWriteChecks}) on the CPU backend, in CI. */
-class StorageFaultsCpuTest extends RefusedWriteChecks {
+/** {@link StorageFaultsCudaGpuTests}'s checks ({@link RefusedWriteSuite}) on the CPU backend, in CI. */
+class StorageFaultsCpuTests extends RefusedWriteSuite {
 
 	@Override
 	Backend backend() {

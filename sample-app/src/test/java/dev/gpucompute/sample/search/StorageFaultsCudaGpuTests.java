@@ -7,12 +7,12 @@ import dev.gpucompute.Backend;
 import dev.gpucompute.sample.RequiresCuda;
 
 /**
- * {@link RefusedWriteChecks} on a CUDA device. Skipped without a device; failed when
- * {@code GPU_REQUIRED=1}. {@link StorageFaultsCpuTest} runs the same checks in CI.
+ * {@link RefusedWriteSuite} on a CUDA device. Skipped without a device; failed when
+ * {@code GPU_REQUIRED=1}. {@link StorageFaultsCpuTests} runs the same checks in CI.
  */
 @Tag("gpu")
 @ExtendWith(RequiresCuda.class)
-class StorageFaultsCudaGpuTest extends RefusedWriteChecks {
+class StorageFaultsCudaGpuTests extends RefusedWriteSuite {
 
 	@Override
 	Backend backend() {

@@ -48,7 +48,7 @@ import static org.awaitility.Awaitility.await;
  * and under writers, searchers and faults at once no search ever sees a refused write.
  */
 @ExtendWith(QuietOutputExtension.class)
-class StorageFaultsTest {
+class StorageFaultsTests {
 
 	private static final int DIM = 16;
 

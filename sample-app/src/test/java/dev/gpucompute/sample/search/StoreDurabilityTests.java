@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * device write, damage in the middle of a log fails start-up naming the collection, and a delete
  * whose files cannot be deleted keeps the collection.
  */
-class StoreDurabilityTest {
+class StoreDurabilityTests {
 
 	@TempDir
 	Path dataDir;

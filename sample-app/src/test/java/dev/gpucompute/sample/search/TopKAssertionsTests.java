@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * {@code containsExactly} takes minutes there: the GPU search test did not finish), and the first
  * difference is named by query, list and rank with both ids and scores.
  */
-class TopKAssertionsTest {
+class TopKAssertionsTests {
 
 	/** {@code queries} lists of {@code k}: distinct ids, falling scores, some ties and padding at the end. */
 	private static SearchRun.Result result(int queries, int k) {

@@ -30,9 +30,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * search with it), so the host's check is what keeps such a launch from the device. Every launch the
  * search's own rule makes passes the check, on CUDA's rule as on the CPU backend's. Launches are
  * counted by the kernels' own statistics; the emulated kernels' side (a block of an undefined launch
- * returns without writing) is in {@link KnnKernelsEmulatedTest} and {@link KnnMergeEmulatedTest}.
+ * returns without writing) is in {@link KnnKernelsEmulatedTests} and {@link KnnMergeEmulatedTests}.
  */
-class UndefinedLaunchesTest {
+class UndefinedLaunchesTests {
 
 	private static SearchRun run;
 

@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The data directory's files: round trip, atomic replacement, and damaged or leftover files. */
-class CollectionFilesTest {
+class CollectionFilesTests {
 
 	@TempDir
 	Path dir;

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * a payload, including the payloads a replay must call unreadable (their messages end up in its
  * "an unreadable record (...)" problem).
  */
-class LogRecordFormatTest {
+class LogRecordFormatTests {
 
 	private static ByteBuffer payload(byte type, int count, int dimension, String[] ids, float[] rows, int extra) {
 		ByteBuffer payload = ByteBuffer.allocate(256).order(ByteOrder.LITTLE_ENDIAN);

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * bytes, float32 values): what lands in a log file must stay byte for byte what earlier versions
  * wrote and replay, also for records larger than the staging buffer, whose checksum spans drains.
  */
-class LogRecordWriterTest {
+class LogRecordWriterTests {
 
 	@TempDir
 	Path dir;

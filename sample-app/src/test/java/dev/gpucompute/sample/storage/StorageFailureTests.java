@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * health check failed and the service never became healthy); that case needs a chroot and is covered
  * by {@code scripts/gpu-check/rehearse-bare.sh}, not here.
  */
-class StorageFailureTest {
+class StorageFailureTests {
 
 	@TempDir
 	Path dir;

@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * a torn tail.
  */
 @ExtendWith(QuietOutputExtension.class)
-class WriteAheadLogTest {
+class WriteAheadLogTests {
 
 	@TempDir
 	Path dir;

@@ -21,7 +21,7 @@ import dev.gpucompute.sample.search.ServiceProblem;
  * malformed JSON the line and column, what was found and what JSON allows there. None of Jackson's own
  * wording (Java types, coercion settings, its redacted source description) reaches the detail.
  */
-class JsonErrorsTest {
+class JsonErrorsTests {
 
 	private final RequestBodies bodies = new RequestBodies(new SampleProperties(), JsonMapper.builder().build());
 
