@@ -12,7 +12,7 @@ import java.util.concurrent.Future;
 
 import org.junit.jupiter.api.Test;
 
-/** Loading kernels once per name, from many threads, without one lock for all names (issue 16, item 1). */
+/** Loading kernels once per name, from many threads, without one lock for all names. */
 class KernelLoadingTests {
 
 	private static KernelSource source(String name) {

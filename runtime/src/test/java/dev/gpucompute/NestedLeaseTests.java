@@ -18,9 +18,9 @@ import dev.gpucompute.batch.GpuBatcher;
 /**
  * A thread that works on a pooled stream (its current stream, in a scope) and asks the pool for more
  * streams than it leases beside that one would wait for itself until the acquire timeout: it is refused
- * at once with {@link PoolTooSmallException} (issue 34: a batch handler leased a group while its batch
- * held a stream; on a pool of one stream the search waited 30 s and answered 503). Requests the pool can
- * grant beside it, and leases merely held without a scope, are not affected.
+ * at once with {@link PoolTooSmallException} (without that, a batch handler that leased a
+ * group while its batch held a stream made a search on a pool of one stream wait 30 s and answer 503).
+ * Requests the pool can grant beside it, and leases merely held without a scope, are not affected.
  */
 class NestedLeaseTests {
 

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** cuMemAllocAsync is used only when the device supports pools and a trial allocation works (issue 16, item 7). */
+/**
+ * cuMemAllocAsync is used only when the device supports pools and a trial allocation works: a device that
+ * reports pools but fails the trial gets the synchronous cuMemAlloc, with the reason, instead of failing later.
+ */
 class AllocatorChoiceTests {
 
 	@Test

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.GpuOutOfMemoryException;
 
 /**
- * The caching allocator's bookkeeping (issue 16, item 2) against a fake driver that records every
+ * The caching allocator's bookkeeping against a fake driver that records every
  * call: size classes, same-stream and cross-stream reuse, the release threshold, out-of-memory
  * recovery, destroyed streams, concurrency.
  */

@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The child JVM of {@link CudaStickyErrorGpuTests} finds every class its probe needs without the
- * launcher's {@code java.class.path} (issue 16, item 10). Runs everywhere: without a device the
+ * launcher's {@code java.class.path} (a booter jar under Surefire, only the launcher under the JUnit
+ * console, as on the GPU machine). Runs everywhere: without a device the
  * probe gets as far as opening the backend, which needs the runtime, JCuda, its natives, SLF4J and
  * the test kernels.
  */

@@ -91,7 +91,7 @@ class CudaBackendMemoryGpuTests extends CudaBackendGpuFixture {
 	}
 
 	/**
-	 * What {@code memoryInfo} guarantees (issue 29, item 4). This backend's own figures (bytes used, live
+	 * What {@code memoryInfo} guarantees. This backend's own figures (bytes used, live
 	 * buffers, cached bytes) are exact. The driver's free memory is device-wide and follows CUDA's
 	 * stream-ordered pool, which gives memory back at synchronisations, lazily and in its own
 	 * granularity, and serves an allocation from memory it still holds without any change in that

@@ -90,7 +90,10 @@ class CudaContextGpuTests {
 		}
 	}
 
-	/** Issue 16, item 9: the start event of a timed launch comes after the stream's cross-stream wait. */
+	/**
+	 * The start event of a timed launch comes after the stream's cross-stream wait, so that a launch's time
+	 * is its own and not the time it waited for another stream.
+	 */
 	@Test
 	void aTimedLaunchDoesNotIncludeTheCrossStreamWaitBeforeIt() throws Exception {
 		Times times = new Times();

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.ContextClosedException;
 
 /**
- * The bookkeeping of the host memory the CUDA backend lends to launches and module loads (issue 29,
- * item 3), against fake chunks: every chunk is freed at close, whatever threads used it, and the
+ * The bookkeeping of the host memory the CUDA backend lends to launches and module loads, against
+ * fake chunks: every chunk is freed at close, whatever threads used it, and the
  * memory grows with the calls in flight at once, not with the threads that ever made one (the
  * per-thread direct buffers it replaces stayed until a garbage collection).
  */

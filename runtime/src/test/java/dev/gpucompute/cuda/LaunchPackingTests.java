@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.spi.NativeMemory;
 
 /**
- * Launch arguments fill every byte of their 8-byte slots, whatever an earlier launch left there
- * (issue 16, item 4): a kernel whose parameter is 64 bits wide must not see stale high bytes.
+ * Launch arguments fill every byte of their 8-byte slots, whatever an earlier launch left there:
+ * a kernel whose parameter is 64 bits wide must not see stale high bytes.
  */
 class LaunchPackingTests {
 
@@ -48,7 +48,7 @@ class LaunchPackingTests {
 	}
 
 	/**
-	 * An argument block as {@code cuLaunchKernel} reads it (issue 29, item 3): the slots, then after
+	 * An argument block as {@code cuLaunchKernel} reads it: the slots, then after
 	 * the block's capacity the table of slot addresses that is its {@code kernelParams}.
 	 */
 	@Test

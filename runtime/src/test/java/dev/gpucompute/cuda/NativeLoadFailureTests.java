@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The classification of native-load failures (issue 16, item 8) on the messages JCuda 12.6 and
+ * The classification of native-load failures on the messages JCuda 12.6 and
  * glibc really produce (captured on this build machine: a noexec tmpfs, a file of text, a missing
  * libcuda).
  */

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import dev.gpucompute.spi.Availability;
 
 /**
- * How a broken CUDA installation is reported (issue 16, item 8), for real, in child JVMs whose
+ * How a broken CUDA installation is reported, for real, in child JVMs whose
  * {@code java.io.tmpdir} (where JCuda extracts its JNI library) is made unusable or holds a
  * damaged copy. Runs on any machine, with or without a GPU.
  */

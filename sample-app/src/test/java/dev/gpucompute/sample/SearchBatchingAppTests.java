@@ -37,7 +37,7 @@ import dev.gpucompute.sample.search.BatchedSearches;
 import dev.gpucompute.test.GpuCpuBackend;
 
 /**
- * Searches under concurrency on a pool of one stream (issue 34): the binary search joins the
+ * Searches under concurrency on a pool of one stream: the binary search joins the
  * batcher as the JSON search does, concurrent single-query requests share one batch and its kernel
  * launches, and a batch runs on the stream it leased instead of leasing a second one (which, with
  * {@code max-size: 1}, waited for itself until the acquire timeout and answered 503).

@@ -43,7 +43,7 @@ import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * The API's conveniences and edge cases (issue 24), on every backend: copies on the current stream,
+ * The API's conveniences and edge cases, on every backend: copies on the current stream,
  * element-typed allocation, zero-length buffers, empty launches, lease groups, the upload and
  * download overloads, the argument error type and native handles. A subclass supplies the backend.
  */

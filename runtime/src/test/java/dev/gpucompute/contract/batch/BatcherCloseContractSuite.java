@@ -28,7 +28,7 @@ import dev.gpucompute.contract.RuntimeThreads;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * Closing the dynamic batcher and its context, on every backend (issue 21; docs/runtime.md
+ * Closing the dynamic batcher and its context, on every backend (docs/runtime.md
  * "Batching", items 7 and 8): queued items run within the drain timeout, what is left at the
  * timeout is abandoned and no future is stranded, and a closing context closes its batchers first
  * so that their queued items still get streams.

@@ -19,7 +19,7 @@ import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
- * How the dynamic batcher forms and dispatches batches, on every backend (issue 21; docs/runtime.md
+ * How the dynamic batcher forms and dispatches batches, on every backend (docs/runtime.md
  * "Batching", items 1 and 2): an item that finds the batcher idle goes at once, items accumulate
  * while batches run, one key per batch with the oldest key first, the delay and the callers that
  * come back, and {@code call} inline when idle. Batches run real kernels on their leased streams, so

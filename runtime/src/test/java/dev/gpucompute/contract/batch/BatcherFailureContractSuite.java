@@ -30,7 +30,7 @@ import dev.gpucompute.contract.ContractKernels;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * How the dynamic batcher reports failures, on every backend (issue 21; docs/runtime.md
+ * How the dynamic batcher reports failures, on every backend (docs/runtime.md
  * "Batching", item 6): a failing batch fails only its own items and the next batch gets a clean
  * stream, and the handler can fail single items while a wrong result count fails the whole batch.
  */

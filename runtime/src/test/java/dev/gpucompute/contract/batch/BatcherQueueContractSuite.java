@@ -17,8 +17,8 @@ import dev.gpucompute.batch.BatchTimeoutException;
 import dev.gpucompute.batch.GpuBatcher;
 
 /**
- * What happens to items waiting in the dynamic batcher's queue, on every backend (issue 21;
- * docs/runtime.md "Batching", items 3 to 5): a full queue refuses at once with a retry hint, an
+ * What happens to items waiting in the dynamic batcher's queue, on every backend
+ * (docs/runtime.md "Batching", items 3 to 5): a full queue refuses at once with a retry hint, an
  * item whose deadline passes times out and never runs, a cancelled item leaves the queue at once;
  * and bad settings and items are refused with clear errors.
  */

@@ -24,7 +24,7 @@ import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 
 /**
- * The dynamic batcher under load, on every backend (issue 21): concurrent submitters with keys,
+ * The dynamic batcher under load, on every backend: concurrent submitters with keys,
  * cancellations, deadlines, failing items and poisoned batches, where every future must complete
  * exactly once with what belongs to it and the batcher's counts must add up.
  */

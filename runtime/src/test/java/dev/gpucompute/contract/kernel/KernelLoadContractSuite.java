@@ -31,7 +31,7 @@ import dev.gpucompute.listener.KernelLoad.Trigger;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * Which calls load a kernel, and what a load reports (issue 29): on CUDA a module load waits for the
+ * Which calls load a kernel, and what a load reports: on CUDA a module load waits for the
  * work in flight on the device, so loads must be visible and avoidable. Written once, run on the CPU
  * backend on every build and on CUDA where a device exists:
  * <ul>

@@ -27,7 +27,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * The stream pool's order of service (docs/runtime.md, "Semantics", item 6, and issue 21): waiting callers
+ * The stream pool's order of service (docs/runtime.md, "Semantics", item 6): waiting callers
  * are served high priority first and first come first within a priority, a released stream goes to
  * the first waiter rather than to whoever asks next, and a per-priority limit keeps streams for the
  * other priority. Every step is ordered by the pool's own counters ({@code pending}), never by a

@@ -187,8 +187,8 @@ public abstract class ReliabilityContractSuite {
 	/**
 	 * A copy that has begun when close starts is let finish: close waits for it (within the drain
 	 * timeout) before it waits for the device, so its future completes normally instead of as
-	 * abandoned, and no later operation starts (issue 33: four futures were abandoned under a 30 s
-	 * drain). The copy is held inside the pipeline, after the context's checks, by a pause.
+	 * abandoned, and no later operation starts (without that wait, four futures were abandoned
+	 * under a 30 s drain). The copy is held inside the pipeline, after the context's checks, by a pause.
 	 */
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "small", "chunked" })

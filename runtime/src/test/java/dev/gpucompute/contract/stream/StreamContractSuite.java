@@ -204,7 +204,7 @@ public abstract class StreamContractSuite extends GpuContractFixture {
 	void aNewEventIsCompleteEvenWhenTheRegistryRecyclesABusyOne() {
 		Kernel slow = kernel(ContractKernels.SLEEP_THEN_SET);
 		// Loaded before a's kernel starts: on CUDA a module load waits for the work in flight, so a load
-		// inside the loop returned only after a's 1 s kernel and the check below failed (issue 29).
+		// inside the loop returned only after a's 1 s kernel and the check below failed.
 		Kernel copy = kernel(ContractKernels.COPY_CELL);
 		try (StreamLease a = this.pool.acquire(); StreamLease b = this.pool.acquire(); DeviceBuffer cell = zeros(1)) {
 			a.stream().waitFor(cell.stream());

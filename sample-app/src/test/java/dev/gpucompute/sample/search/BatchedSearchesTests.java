@@ -25,7 +25,7 @@ import dev.gpucompute.batch.GpuBatcher.BatcherStats;
 import dev.gpucompute.listener.GpuListener;
 
 /**
- * Small search requests answered in a batch give the same bits as alone (issue 21): every request of
+ * Small search requests answered in a batch give the same bits as alone: every request of
  * a batch is compared with the store's answer to that request on its own, ids and the float bits of
  * every score. A batch is made deterministic by holding every stream of the pool while the requests
  * queue: the first request finds the batcher idle and runs on its own thread, waiting there for a
