@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sample service with its search batcher off and on, in the same run (issues 21 and 34): 1, 4, 16
+# The sample service with its search batcher off and on, in the same run: 1, 4, 16
 # and 64 concurrent clients sending one query per request over HTTP, binary and JSON: q/s, p50/p99
 # latency, kernel launches per request, the mean batch, server time and the service's CPU seconds per
 # 1,000 queries (from its meters and /proc/<pid>/stat over each window); each service at 16 and 100

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sample service against FAISS on the same machine and data (issue 15). Measures, for 100k x 384
+# The sample service against FAISS on the same machine and data. Measures, for 100k x 384
 # and 1M x 128 float32 unit vectors (fixed seeds): binary ingest rate, q/s for one query per request
 # (sequential and concurrent clients) and 100 per request, recall@10 against FAISS IndexFlatIP, and the
 # service's resident size after loading; FAISS's add rate and search rates (2 threads) in the same run.

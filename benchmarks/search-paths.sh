@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sample's two device search paths against each other, in one JVM on the same data (issue 28):
+# The sample's two device search paths against each other, in one JVM on the same data:
 # the general path (knn_score into a score matrix + knn_topk passes: main's search before the fused
 # kernel) and the fused path (knn_fused + one knn_merge launch at k <= 32, else knn_topk passes),
 # alternating over 3 rounds, 1 and 100 queries per search at k = 10, for 1M x 128 and 100k x 384

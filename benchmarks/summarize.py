@@ -141,7 +141,7 @@ def ratios(rows):
             direction = "upload" if row["method"].startswith("ours_upload") else "download"
             kind = kinds[row["method"][len("ours_") + len(direction):]]
             if backend == "CUDA":
-                # Issue 27's goals: host buffers >= 0.9x raw pinned at 256 MiB (0.7x at 1 MiB); arrays
+                # The copy goals: host buffers >= 0.9x raw pinned at 256 MiB (0.7x at 1 MiB); arrays
                 # and direct buffers >= 20 GB/s at 256 MiB, 1.5x CuPy's pageable figure.
                 cands = [("raw pinned", find(rows, "CopyBenchmark", "cuda_pinned" + direction.capitalize(), bytes=size)),
                          ("raw pageable", find(rows, "CopyBenchmark", "cuda_pageable" + direction.capitalize(), bytes=size))]

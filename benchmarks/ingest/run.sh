@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 (storage side): binary ingest rate, the cost of synced writes, and resident memory of the
+# The sample service's storage side: binary ingest rate, the cost of synced writes, and resident memory of the
 # sample service, measured against the packaged jar on the CPU backend.
 #
 #   mvn -B -ntp -o -pl sample-app -am package -DskipTests

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The sample service with its search batcher on and off, in the same run (issues 21 and 34).
+"""The sample service with its search batcher on and off, in the same run.
 
 Started by benchmarks/batching.sh. Two services run side by side on the CPU backend with the same
 data (100k x 384 unit vectors, fixed seed, metric "dot"): one with sample.search.batching.enabled=false
-(every request searches on its own, as before issue 21), one with the batcher. For each number of
+(every request searches on its own, as before the batcher), one with the batcher. For each number of
 concurrent single-query clients (1, 4, 16, 64 by default) and each request format (binary:
 float32 rows in, application/vnd.gpu-compute.hits out; JSON in and out) it measures both in closed
 loops over HTTP, alternating the two in short windows so that both see the same machine: q/s, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CuPy peer of the JMH suite (issue 7, item 7): the same empty-kernel launch loop, SAXPY and
+"""CuPy peer of the JMH suite: the same empty-kernel launch loop, SAXPY and
 host<->device copies, through CuPy on the same GPU, so that our launch overhead and copy bandwidth
 can be compared with CuPy's from one run.
 

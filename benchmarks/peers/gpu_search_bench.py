@@ -14,7 +14,7 @@ data directory) and, for 1M x 128 and 100k x 384 float32 unit vectors (--quick: 
      tie-aware: an id outside the exact top 10 counts when its exact score is within 1e-6 of the
      10th), that queries alone get the same hits, bit for bit, as inside their 100-query batch, and
      that 16-query batches answer as the 100-query batches do;
-  3. measures the service over HTTP in closed loops (issue 34): 1, 4, 16 and 64 clients of one
+  3. measures the service over HTTP in closed loops: 1, 4, 16 and 64 clients of one
      query per request, binary (float32 rows in, application/vnd.gpu-compute.hits out) and JSON;
      16 and 100 queries per request (one client, binary and JSON); k = 10. The first set runs the
      important windows first (binary 1/16/64 clients, the 100-per-request binary rate, the client's
@@ -44,9 +44,10 @@ encoded before the clock starts. All clients run from a ramp before the window t
 quarter of the window, at least two expected round trips of the clients); a request counts when it
 completes inside the window, so the window sees a steady closed loop.
 
-Prints one table with the ratios (to the fixed yardstick of issue 34, 27,421 q/s, for 1M x 128; to
-the same run's 100-per-request binary rate; to PyTorch) and the goals of issues 28 and 34 with met /
-NOT met, and writes every figure to --json. Needs python3 and numpy (torch when present); no pip.
+Prints one table with the ratios (to the fixed yardstick of the concurrency goals, 27,421 q/s, for
+1M x 128; to the same run's 100-per-request binary rate; to PyTorch) and the goals (against PyTorch,
+and of concurrent clients over HTTP) with met / NOT met, and writes every figure to --json. Needs
+python3 and numpy (torch when present); no pip.
 The whole run stays within min(--budget, 300) seconds: measurement windows shrink to fit, and a
 window that no longer fits is reported as skipped (a failed set fails the run; a skipped one does not).
 """
@@ -81,7 +82,7 @@ SEARCH_URI = "/collections/{name}/search"
 # The trivial endpoint of the client's ceiling, and the uri tag its requests carry in the meters.
 CEILING_PATH = "/actuator/health/liveness"
 CEILING_URI = "/actuator/health/**"
-# Issue 34's fixed yardstick: the 100-per-request binary rate of 1M x 128 on the H200 run of main
+# The concurrency goals' fixed yardstick: the 100-per-request binary rate of 1M x 128 on the H200 run of main
 # 24a8283 (../shared/gpu-runs/2026-11-27-h200/call1/dev-search/search.json).
 YARDSTICK_QPS = 27_421
 YARDSTICK_SET = "1000000x128"
@@ -1036,12 +1037,12 @@ def table(report):
     _, judged = primary_set(report)
     note34 = (f"yardstick {YARDSTICK_QPS:,} q/s" if judged == YARDSTICK_SET else
               f"judged on {judged}, not the yardstick's {YARDSTICK_SET}: a rehearsal, the figures are no verdict")
-    for title, key in ((f"Goals (issue 34, same run; {note34})", "goals34"), ("Goals (issue 28, same run)", "goals")):
+    for title, key in ((f"Goals of concurrent clients over HTTP (same run; {note34})", "goals34"), ("Goals against PyTorch (same run)", "goals")):
         if report.get(key):
             lines += ["", f"{title}:"]
             lines += [f"- {g['goal']}: {g['value']} -> {g['verdict']}" for g in report[key]]
     if report.get("facts34"):
-        lines += ["", "Reported beside the goals (issue 34):"] + [f"- {f}" for f in report["facts34"]]
+        lines += ["", "Reported beside the goals of concurrent clients:"] + [f"- {f}" for f in report["facts34"]]
     return "\n".join(lines)
 
 
@@ -1051,7 +1052,7 @@ def goal(name, value, met):
 
 
 def goals(report):
-    """Issue 28's goals, for each set that has PyTorch's figures."""
+    """The goals against PyTorch, for each set that has PyTorch's figures."""
     result = []
     for s in report["sets"]:
         t, v = s.get("torch", {}), s.get("service", {})
@@ -1080,7 +1081,7 @@ def goals(report):
 
 
 def primary_set(report):
-    """The set issue 34's goals are judged on: 1M x 128, or (--quick) the first set."""
+    """The set the goals of concurrent clients are judged on: 1M x 128, or (--quick) the first set."""
     for s in report["sets"]:
         if s["set"] == YARDSTICK_SET:
             return s, s["set"]

@@ -26,7 +26,7 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.StreamLease;
 
 /**
- * Issue 16, item 2: a steady allocate / free / synchronise loop, as a service that allocates a
+ * A steady allocate / free / synchronise loop, as a service that allocates a
  * temporary buffer per request and waits for its result does. On CUDA the caching allocator serves
  * every round after the first from its cache; the raw stream-ordered allocator of JCuda 12.6 (whose
  * pool release threshold cannot be set, so stays 0) gives the memory back to the driver at each

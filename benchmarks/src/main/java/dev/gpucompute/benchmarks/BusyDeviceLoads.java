@@ -16,7 +16,7 @@ import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
 /**
- * Whether loading code waits for the work in flight on the device (issue 29), for
+ * Whether loading code waits for the work in flight on the device, for
  * {@link KernelLoadTimes}: each load is timed with the device idle, then again while a 1 s kernel
  * runs on another stream, and the line says whether that kernel was still running when the load
  * returned. Three ways to load:

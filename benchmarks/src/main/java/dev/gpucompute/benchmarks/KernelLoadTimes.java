@@ -17,7 +17,7 @@ import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.KernelCompilation;
 
 /**
- * How long a CUDA C kernel takes to load by each route of issue 16, item 1, for the {@code .cu}
+ * How long a CUDA C kernel takes to load by each route the runtime has, for the {@code .cu}
  * files of a directory (the sample app's, with the fatbins {@code -Pcuda-aot} built beside them):
  * the prebuilt fatbin, compiling the source with what this machine has (NVRTC through JNA first),
  * and the disk cache a second process would hit. One load each, after one warm-up load of another

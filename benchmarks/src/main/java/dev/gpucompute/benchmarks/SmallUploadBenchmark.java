@@ -34,7 +34,7 @@ import dev.gpucompute.HostArray;
 import dev.gpucompute.StreamLease;
 
 /**
- * Issue 16, item 6: 10,000 small (256-byte) uploads, each with its own completion future, then a
+ * 10,000 small (256-byte) uploads, each with its own completion future, then a
  * wait for all of them. The score is per upload. It measures the completion path: every upload's
  * future completes through {@code NativeStream.whenDone}, which on CUDA records a recycled event
  * polled by one completion thread (before: one {@code cuStreamAddCallback} per upload).

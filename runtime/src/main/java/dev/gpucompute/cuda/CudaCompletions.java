@@ -41,7 +41,7 @@ import dev.gpucompute.GpuException;
  * their outcome; the others a {@link ContextClosedException}: nothing waits forever.
  *
  * <p>The driver calls are behind {@link Ops}, so the polling, ordering and close are tested with a
- * fake ({@code CudaCompletionsTest}).
+ * fake ({@code CudaCompletionsTests}).
  *
  * @param <S> the stream type
  * @param <E> the event type

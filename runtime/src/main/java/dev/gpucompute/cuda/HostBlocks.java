@@ -15,7 +15,7 @@ import dev.gpucompute.ContextClosedException;
  * argument slots, a module image while the driver loads it. The memory comes in chunks from a
  * {@link Chunks} allocator (page-locked memory on CUDA) and is freed only when the owner closes,
  * all of it, whatever thread used it: nothing is left for a garbage collection to find, as direct
- * buffers kept per thread were (issue 29, "direct memory still held" after close).
+ * buffers kept per thread were: they still held direct memory after close.
  *
  * <ul>
  * <li><b>Size classes.</b> A request gets a block of the next power of two, at least

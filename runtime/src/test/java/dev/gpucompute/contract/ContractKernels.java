@@ -18,13 +18,13 @@ import dev.gpucompute.KernelSource;
  * The contract suite's kernels: CUDA (PTX compiled from contract-kernels.cu) and a Java twin of
  * each for the CPU backend, so the same tests run on every backend.
  */
-final class ContractKernels {
+public final class ContractKernels {
 
 	private static final String PTX = "contract/contract-kernels.ptx";
 
 	private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
-	static final KernelSource APPEND = KernelSource.named("append").params(BUFFER, INT).cudaResource(PTX)
+	public static final KernelSource APPEND = KernelSource.named("append").params(BUFFER, INT).cudaResource(PTX)
 		.cpu((block, args) -> {
 			IntBuffer log = args.ints(0);
 			int p = log.get(0);
@@ -32,7 +32,7 @@ final class ContractKernels {
 			log.put(0, p + 1);
 		});
 
-	static final KernelSource RENDEZVOUS = KernelSource.named("rendezvous").params(INT, INT, BUFFER, BUFFER, INT)
+	public static final KernelSource RENDEZVOUS = KernelSource.named("rendezvous").params(INT, INT, BUFFER, BUFFER, INT)
 		.cudaResource(PTX)
 		.cpu((block, args) -> {
 			int me = args.i32(0);
@@ -46,7 +46,7 @@ final class ContractKernels {
 			args.ints(3).put(me, ((int) INTS.getVolatile(flags, other * 4) != 0) ? 1 : 0);
 		});
 
-	static final KernelSource SLEEP_THEN_SET = KernelSource.named("sleep_then_set").params(BUFFER, INT, INT, INT)
+	public static final KernelSource SLEEP_THEN_SET = KernelSource.named("sleep_then_set").params(BUFFER, INT, INT, INT)
 		.cudaResource(PTX)
 		.cpu((block, args) -> {
 			long end = System.nanoTime() + args.i32(3) * 1_000_000L;
@@ -56,11 +56,11 @@ final class ContractKernels {
 			INTS.setVolatile(args.bytes(0), args.i32(1) * 4, args.i32(2));
 		});
 
-	static final KernelSource COPY_CELL = KernelSource.named("copy_cell").params(BUFFER, INT, BUFFER, INT, INT)
+	public static final KernelSource COPY_CELL = KernelSource.named("copy_cell").params(BUFFER, INT, BUFFER, INT, INT)
 		.cudaResource(PTX)
 		.cpu((block, args) -> args.ints(2).put(args.i32(3), args.ints(0).get(args.i32(1)) * args.i32(4)));
 
-	static final KernelSource SUM_CELLS = KernelSource.named("sum_cells").params(INT, BUFFER, BUFFER).cudaResource(PTX)
+	public static final KernelSource SUM_CELLS = KernelSource.named("sum_cells").params(INT, BUFFER, BUFFER).cudaResource(PTX)
 		.cpu((block, args) -> {
 			IntBuffer in = args.ints(1);
 			int sum = 0;
@@ -70,7 +70,7 @@ final class ContractKernels {
 			args.ints(2).put(0, sum);
 		});
 
-	static final KernelSource SAXPY = KernelSource.named("saxpy").params(INT, FLOAT, BUFFER, BUFFER).cudaResource(PTX)
+	public static final KernelSource SAXPY = KernelSource.named("saxpy").params(INT, FLOAT, BUFFER, BUFFER).cudaResource(PTX)
 		.cpu((block, args) -> {
 			int n = args.i32(0);
 			float a = args.f32(1);
@@ -86,7 +86,7 @@ final class ContractKernels {
 	 * blocks it fails, on CUDA at launch (a failure that leaves the context usable), on the CPU while
 	 * it runs. The fault-injection soak's failing kernel.
 	 */
-	static final KernelSource BOUNDED_SAXPY = KernelSource.named("bounded_saxpy").params(INT, FLOAT, BUFFER, BUFFER)
+	public static final KernelSource BOUNDED_SAXPY = KernelSource.named("bounded_saxpy").params(INT, FLOAT, BUFFER, BUFFER)
 		.cudaResource(PTX)
 		.cpu((block, args) -> {
 			if (block.blockDim().volume() > 32) {

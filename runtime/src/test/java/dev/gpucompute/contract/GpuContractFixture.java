@@ -23,18 +23,21 @@ import dev.gpucompute.StreamPool.PoolStats;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
- * The fixture of the core contract suites ({@link StreamContractSuite}, {@link LaunchContractSuite},
- * {@link PoolAndCloseContractSuite}; docs/runtime.md, "Semantics"): a context per test with a pool of 2
- * to 8 streams, the helpers those suites share, and the check that a test left nothing held. A
- * subclass supplies the backend through {@link #builder()}; the tests use only the public API and
- * kernels that exist for every backend. Concurrency is proven by rendezvous, never by a stopwatch.
+ * The fixture of the core contract suites ({@link dev.gpucompute.contract.stream.StreamContractSuite},
+ * {@link dev.gpucompute.contract.kernel.LaunchContractSuite},
+ * {@link dev.gpucompute.contract.pool.PoolAndCloseContractSuite} and others; docs/runtime.md,
+ * "Semantics"): a context per test with a pool of 2 to 8 streams, the helpers those suites share, and
+ * the check that a test left nothing held. A subclass supplies the backend through {@link #builder()};
+ * the tests use only the public API and kernels that exist for every backend. Concurrency is proven
+ * by rendezvous, never by a stopwatch. Shared by the suites of several subpackages, so its helpers
+ * are protected.
  */
 public abstract class GpuContractFixture {
 
 	/** Long enough that a missed rendezvous is not a scheduling accident; short enough for CI. */
-	static final int RENDEZVOUS_TIMEOUT_MS = 10_000;
+	protected static final int RENDEZVOUS_TIMEOUT_MS = 10_000;
 
-	static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
+	protected static final LaunchConfig ONE = LaunchConfig.of(Dim3.of(1), Dim3.of(1));
 
 	protected GpuContext context;
 
@@ -48,7 +51,7 @@ public abstract class GpuContractFixture {
 	protected abstract GpuContextBuilder builder();
 
 	@BeforeEach
-	void open() {
+	protected void open() {
 		this.context = builder().poolSize(2).maxSize(8).acquireTimeout(Duration.ofSeconds(10))
 			.kernelTiming(KernelTiming.OFF)
 			.open();
@@ -58,7 +61,7 @@ public abstract class GpuContractFixture {
 	}
 
 	@AfterEach
-	void close() {
+	protected void close() {
 		if (this.context != null) {
 			this.context.close();
 		}
@@ -66,17 +69,17 @@ public abstract class GpuContractFixture {
 
 	// ---- helpers -----------------------------------------------------------------------------
 
-	Kernel kernel(KernelSource source) {
+	protected Kernel kernel(KernelSource source) {
 		return this.launcher.load(source);
 	}
 
-	int[] read(DeviceBuffer buffer, int n, GpuStream stream) {
+	protected int[] read(DeviceBuffer buffer, int n, GpuStream stream) {
 		int[] host = new int[n];
 		buffer.download(HostArray.of(host), stream).join();
 		return host;
 	}
 
-	DeviceBuffer zeros(int ints) {
+	protected DeviceBuffer zeros(int ints) {
 		DeviceBuffer buffer = this.launcher.allocate(4L * ints, ElementType.BYTE);
 		buffer.fill((byte) 0, buffer.stream());
 		return buffer;

@@ -6,13 +6,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /** The runtime's threads ("gpu-..."), to check that nothing outlives a context. */
-final class RuntimeThreads {
+public final class RuntimeThreads {
 
 	private RuntimeThreads() {
 	}
 
 	/** The threads alive now. */
-	static Set<Thread> snapshot() {
+	public static Set<Thread> snapshot() {
 		return Thread.getAllStackTraces().keySet();
 	}
 
@@ -21,7 +21,7 @@ final class RuntimeThreads {
 	 * {@code graceSeconds}, other than the process-wide leak cleaner and those whose names start with
 	 * one of {@code keep} (a context that stays open).
 	 */
-	static List<String> leftSince(Set<Thread> before, int graceSeconds, String... keep) throws InterruptedException {
+	public static List<String> leftSince(Set<Thread> before, int graceSeconds, String... keep) throws InterruptedException {
 		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(graceSeconds);
 		List<String> left;
 		do {

@@ -25,7 +25,7 @@ import dev.gpucompute.spi.NativeStream;
  * last), a fresh stream per test, and after each test the check that the test left no buffer, no
  * used bytes and no health problem behind; and the kernels and launch shape several of them use.
  * Each subclass carries {@code @Tag("gpu")} and {@link CudaTestSupport.RequiresCuda} itself. The
- * sticky-error test lives in {@link CudaStickyErrorGpuTest}, in its own process, because an illegal
+ * sticky-error test lives in {@link CudaStickyErrorGpuTests}, in its own process, because an illegal
  * address poisons the primary context for the rest of the JVM.
  */
 abstract class CudaBackendGpuFixture {

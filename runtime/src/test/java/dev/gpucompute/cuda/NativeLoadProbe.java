@@ -6,7 +6,7 @@ import dev.gpucompute.spi.BackendSelection;
 import dev.gpucompute.spi.Backends;
 
 /**
- * Run in a child JVM by {@link NativeLoadGpuFreeTest}: probes CUDA with whatever
+ * Run in a child JVM by {@link NativeLoadGpuFreeTests}: probes CUDA with whatever
  * {@code java.io.tmpdir} the test chose, opens an {@code auto} context, and prints what happened as
  * {@code KEY=value} lines.
  */

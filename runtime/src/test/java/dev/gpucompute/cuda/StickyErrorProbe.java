@@ -17,7 +17,7 @@ import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
 
 /**
- * Run in a child JVM by {@link CudaStickyErrorGpuTest}: writes out of bounds on the device, which
+ * Run in a child JVM by {@link CudaStickyErrorGpuTests}: writes out of bounds on the device, which
  * is a sticky error that poisons the process's primary context, and prints what the backend
  * reported as {@code KEY=value} lines.
  */

@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.util.Comparator;
 
 /**
- * The data directory of the service that {@link RunningAppTests}' subclasses share (Spring keeps that
+ * The data directory of the service that {@link RunningAppFixture}'s subclasses share (Spring keeps that
  * context for the whole run, so it is deleted when the test JVM ends). A test class with a service of
  * its own takes a static {@code @TempDir} instead and closes its service after the class
  * ({@code @DirtiesContext}), before JUnit deletes the directory.

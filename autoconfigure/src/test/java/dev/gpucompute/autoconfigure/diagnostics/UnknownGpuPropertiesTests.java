@@ -371,7 +371,7 @@ public class UnknownGpuPropertiesTests {
 
 	}
 
-	/** What issue 21's gpu.batching.<name>.* looks like: a map of groups in its own properties class. */
+	/** What the batcher's gpu.batching.<name>.* looks like: a map of groups in its own properties class. */
 	@Configuration(proxyBeanMethods = false)
 	@EnableConfigurationProperties(Batching.class)
 	static class BatchingConfiguration {

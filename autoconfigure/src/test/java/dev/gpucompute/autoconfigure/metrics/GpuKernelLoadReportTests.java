@@ -33,7 +33,7 @@ import dev.gpucompute.autoconfigure.GpuAutoConfiguration;
 import dev.gpucompute.autoconfigure.GpuContextCustomizer;
 
 /**
- * What the starter shows of kernel loads (issue 29): start-up kernels load before any work, a
+ * What the starter shows of kernel loads: start-up kernels load before any work, a
  * launch that loads a kernel is logged once with how to load it up front, and a load that began while
  * work was in flight is logged at WARN and timed in {@value GpuMeterNames#KERNEL_LOAD_WAIT}. On the CPU
  * backend, with a zero threshold so that a load with work in flight counts as waited (on CUDA the

@@ -17,7 +17,8 @@ import dev.gpucompute.settings.KernelTiming;
 
 /**
  * The shipped Grafana dashboard reads only metrics that the application exports (plus DCGM's GPU
- * utilisation, joined by UUID), and shows what issue 5 asks for. Runs without a Prometheus server;
+ * utilisation, joined by UUID), and shows what an operator needs (streams, launches,
+ * memory, batches, staging, graphs and the GPU's utilisation). Runs without a Prometheus server;
  * {@link PrometheusEndToEndTests} checks the same against a real one.
  */
 class GrafanaDashboardTests {

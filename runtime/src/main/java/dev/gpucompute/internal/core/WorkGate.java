@@ -9,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@linkplain #refuse() refuses} new ones, then {@linkplain #awaitEmpty waits} for those inside
  * before it waits for the device. Without it an operation that passed the context's open check just
  * before close could enqueue its work after close had waited for the device, and its future was
- * abandoned although the drain timeout was long (issue 33).
+ * abandoned although the drain timeout was long.
  *
  * <p>Thread-safe. Entering and leaving cost one atomic increment each, with no lock: the check of
  * {@link #refuse()}'s flag comes after the increment, and close reads the count after setting the flag,

@@ -16,7 +16,7 @@ import dev.gpucompute.batch.GpuBatcher;
  * more than one of them.
  *
  * <p>The answers are the same as alone, bit for bit: every query of a batch is ranked by the same
- * kernels with the same arithmetic, independently of the others ({@code BatchedSearchesTest}).
+ * kernels with the same arithmetic, independently of the others ({@code BatchedSearchesTests}).
  * A request is checked before it joins a batch (finite values, norm, {@code k} within the
  * collection, the per-request limits), so one bad request does not fail the others; should a batch
  * still be refused as a client error (the collection was deleted or replaced meanwhile), each of its

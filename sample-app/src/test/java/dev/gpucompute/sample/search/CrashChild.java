@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The child JVM of {@link CrashRecoveryTest}: opens a store on {@code args[0]}, then {@code args[1]}
+ * The child JVM of {@link CrashRecoveryTests}: opens a store on {@code args[0]}, then {@code args[1]}
  * threads write small batches of vectors (ids {@code t<thread>-<n>}, values from
  * {@link StoreFixture#vectorOf}) until the process is killed, printing {@code ACK <id>} for every id
  * of a batch whose upsert returned. Never exits on its own (the parent kills it).

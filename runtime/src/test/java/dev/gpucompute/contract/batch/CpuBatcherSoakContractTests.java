@@ -1,0 +1,15 @@
+package dev.gpucompute.contract.batch;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
+
+/** The batcher soak on the CPU backend, which runs on every machine. */
+class CpuBatcherSoakContractTests extends BatcherSoakContractSuite {
+
+	@Override
+	protected GpuContextBuilder builder() {
+		return GpuContext.builder().backend(Backend.CPU).cpuThreads(2);
+	}
+
+}

@@ -1,0 +1,24 @@
+package dev.gpucompute.contract.graph;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import dev.gpucompute.Backend;
+import dev.gpucompute.GpuContext;
+import dev.gpucompute.GpuContextBuilder;
+import dev.gpucompute.cuda.CudaTestSupport;
+
+/**
+ * The graph contract ({@link GraphRulesContractSuite}) on the CUDA backend. Skipped with the probe's reason
+ * without a device; fails instead when {@code GPU_REQUIRED=1} (as on the GPU machine).
+ */
+@Tag("gpu")
+@ExtendWith(CudaTestSupport.RequiresCuda.class)
+class CudaGraphRulesContractTests extends GraphRulesContractSuite {
+
+	@Override
+	protected GpuContextBuilder builder() {
+		return GpuContext.builder().backend(Backend.CUDA);
+	}
+
+}
