@@ -62,6 +62,9 @@ final class CudaGraphs {
 		 */
 		int update(ExecHandle exec, GraphHandle graph, int[] why);
 
+		/** Why {@link #update} answers {@link CudaGraphs#UPDATE_UNAVAILABLE}, in words. */
+		String updateUnavailable();
+
 		int destroyGraph(GraphHandle graph);
 
 		int destroyExec(ExecHandle exec);
@@ -372,12 +375,12 @@ final class CudaGraphs {
 				return Update.APPLIED;
 			}
 			if (result == UPDATE_UNAVAILABLE) {
+				String reason = CudaGraphs.this.driver.updateUnavailable();
 				if (!CudaGraphs.this.toldNoUpdate) {
 					CudaGraphs.this.toldNoUpdate = true;
-					logger.info("This CUDA driver has no cuGraphExecUpdate_v2: graphs captured again are instantiated "
-							+ "anew instead of updated in place");
+					logger.info("Graphs captured again are instantiated anew instead of updated in place: {}", reason);
 				}
-				return Update.refused("the driver has no cuGraphExecUpdate_v2");
+				return Update.refused(reason);
 			}
 			if (result == CUresult.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
 				return Update.refused("the driver refused the update: " + updateResult(why[0]));

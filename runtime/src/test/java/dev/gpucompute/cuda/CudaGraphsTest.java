@@ -98,6 +98,11 @@ class CudaGraphsTest {
 		}
 
 		@Override
+		public String updateUnavailable() {
+			return "no JNA on the class path to call cuGraphExecUpdate_v2";
+		}
+
+		@Override
 		public int destroyGraph(CudaGraphs.GraphHandle graph) {
 			this.calls.add("destroy graph");
 			this.liveGraphs--;
@@ -255,7 +260,8 @@ class CudaGraphsTest {
 		assertThat(refused.reason()).contains("CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED");
 
 		this.driver.updateResult = CudaGraphs.UPDATE_UNAVAILABLE;
-		assertThat(exec.update(next).reason()).contains("no cuGraphExecUpdate_v2");
+		assertThat(exec.update(next).reason()).as("the driver's reason").isEqualTo("no JNA on the class path to call "
+				+ "cuGraphExecUpdate_v2");
 
 		this.driver.updateResult = CUresult.CUDA_ERROR_INVALID_VALUE;
 		assertThatThrownBy(() -> exec.update(next)).isInstanceOf(GpuException.class)
