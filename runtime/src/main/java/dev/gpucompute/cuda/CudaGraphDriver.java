@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuGraphLaunch;
 import static jcuda.driver.JCudaDriver.cuGraphUpload;
 import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
 import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
+import static jcuda.driver.JCudaDriver.cuStreamIsCapturing;
 import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
 
 import com.sun.jna.Function;
@@ -21,7 +22,6 @@ import com.sun.jna.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUgraphNode;
-import jcuda.driver.CUstreamCaptureMode;
 
 /**
  * The driver side of {@link CudaGraphs}: JCuda 12.6 for capture, instantiation, launch and release;
@@ -70,8 +70,13 @@ final class CudaGraphDriver implements CudaGraphs.Driver {
 	}
 
 	@Override
-	public int beginCapture(CudaStream stream) {
-		return cuStreamBeginCapture(stream.handle, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+	public int beginCapture(CudaStream stream, int mode) {
+		return cuStreamBeginCapture(stream.handle, mode);
+	}
+
+	@Override
+	public int captureStatus(CudaStream stream, int[] status) {
+		return cuStreamIsCapturing(stream.handle, status);
 	}
 
 	@Override
