@@ -32,6 +32,7 @@ import dev.gpucompute.spi.NativeStream;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUevent;
+import jcuda.driver.JCudaDriver;
 
 /**
  * One CUDA device, opened by {@link CudaBackendProvider}.
@@ -97,25 +98,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 			this.completions = new CudaCompletions<>(events, this.ordinal);
 			this.modules = new CudaModules(this, this.facts, compiler, config.compileOptions(), config.kernelCacheDir());
 			this.memory = new CudaMemoryManager(this, this.facts, this.streams.legacy(), config.memoryPoolReleaseThreshold());
-			this.graphs = new CudaGraphs(new CudaGraphDriver(), new CudaGraphs.Backend() {
-
-				@Override
-				public void enter() {
-					CudaDeviceBackend.this.enter();
-				}
-
-				@Override
-				public boolean isClosed() {
-					return CudaDeviceBackend.this.isClosed();
-				}
-
-				@Override
-				public GpuException failure(int code, String call, CudaStream stream) {
-					return (stream != null) ? streamFailure(code, call, stream)
-							: CudaDeviceBackend.this.failure(code, call, null, null);
-				}
-
-			});
+			this.graphs = new CudaGraphs(new CudaGraphDriver(), new CudaGraphsBackend(this, this.streams));
 			this.health.forgetEarlierFailure(cuCtxSynchronize() == CudaErrors.SUCCESS);
 			opened = true;
 		}
@@ -186,8 +169,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	CudaStream stream(NativeStream stream) {
 		if (stream instanceof CudaStream cudaStream && cudaStream.backend == this) {
-			if (cudaStream.isDestroyed()) {
-				throw new GpuException("Stream " + cudaStream.name() + " was destroyed");
+			if (!cudaStream.isUsable()) {
+				throw cudaStream.unusable();
 			}
 			return cudaStream;
 		}
@@ -231,6 +214,11 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	@Override
 	public void completionWaitEnded() {
 		this.completions.waiterLeft();
+	}
+
+	/** The stream that begins or joins a capture: its work so far stays covered by the drain (see {@link CudaStreams#cover}). */
+	int coverBeforeCapture(CudaStream stream) {
+		return this.streams.cover(stream);
 	}
 
 	/** A stream about to be destroyed: its work stays covered by the drain (see {@link CudaStreams#retire}). */
@@ -300,8 +288,9 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	/**
 	 * {@inheritDoc}
-	 * <p>{@code cuStreamBeginCapture} in the thread-local mode: only the capturing thread is kept from
-	 * calls that would break the capture; other threads' work goes on (see {@link CudaGraphs}).
+	 * <p>{@code cuStreamBeginCapture} in the relaxed mode, so that any carrier of a virtual thread may
+	 * end it; the runtime refuses the capturing thread's unsafe calls itself, and other threads' work
+	 * goes on (see {@link CudaGraphs}).
 	 */
 	@Override
 	public dev.gpucompute.spi.NativeCapture beginCapture(NativeStream stream) {
@@ -430,12 +419,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
 		return this.memory.memoryInfo();
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>{@code cuCtxSynchronize}, unless a capture is open on this device: synchronising the context
+	 * then would invalidate it, from any thread and in every capture mode. The wait then uses the
+	 * drain's markers on the streams that do not capture, the legacy default stream among them (which
+	 * orders after every per-thread default stream); a capturing stream's work from before its capture
+	 * is covered by the marker recorded when it began, and what it records since does not run.
+	 */
 	@Override
 	public void synchronizeDevice() {
 		enter();
-		int result = cuCtxSynchronize();
+		int result = this.graphs.synchronizeDevice(JCudaDriver::cuCtxSynchronize, this.streams::awaitAll);
 		if (result != CudaErrors.SUCCESS) {
-			throw failure(result, "cuCtxSynchronize", null, null);
+			throw failure(result, this.graphs.anyOpen() ? "the device's synchronisation (during a capture)"
+					: "cuCtxSynchronize", null, null);
 		}
 	}
 
@@ -529,10 +527,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
 	private void closeHere() {
 		this.primary.makeCurrent(); // best effort: a failure here only means the driver calls below fail too
+		// Captures left open end first: the synchronisation below would invalidate them, and the driver's
+		// rules do not define destroying a stream it still captures.
+		this.graphs.abortAll();
 		// After an abandon kernels may still run: no synchronisation (it would wait for them), no frees
 		// or unloads under them (cuMemFree also waits); the primary context's release takes the rest.
 		boolean running = this.abandoned;
-		int result = running ? CudaErrors.SUCCESS : cuCtxSynchronize();
+		int result;
+		try {
+			result = running ? CudaErrors.SUCCESS
+					: this.graphs.synchronizeDevice(JCudaDriver::cuCtxSynchronize, this.streams::awaitAll);
+		}
+		catch (GpuException ex) { // interrupted while a capture begun meanwhile made it wait with markers
+			logger.warn("Closing CUDA device {}: the wait for outstanding work ended early: {}", this.ordinal, ex.getMessage());
+			result = CudaErrors.SUCCESS;
+		}
 		if (result != CudaErrors.SUCCESS) {
 			logger.warn("Closing CUDA device {}: outstanding work failed: {}", this.ordinal, CudaErrors.describe(result));
 		}

@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuGraphLaunch;
 import static jcuda.driver.JCudaDriver.cuGraphUpload;
 import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
 import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
+import static jcuda.driver.JCudaDriver.cuStreamIsCapturing;
 import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
 
 import com.sun.jna.Function;
@@ -21,33 +22,38 @@ import com.sun.jna.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUgraphNode;
-import jcuda.driver.CUstreamCaptureMode;
 
 /**
  * The driver side of {@link CudaGraphs}: JCuda 12.6 for capture, instantiation, launch and release;
  * {@code cuGraphExecUpdate_v2} through JNA, since JCuda's {@code cuGraphExecUpdate} throws
  * {@code UnsupportedOperationException} (CUDA 12 replaced the entry point and its result type). A
- * driver without that entry point is answered {@link CudaGraphs#UPDATE_UNAVAILABLE}: the room then
- * instantiates anew. Stateless apart from the entry point found once; thread-safe.
+ * driver without that entry point, or an application without JNA (an optional dependency), is
+ * answered {@link CudaGraphs#UPDATE_UNAVAILABLE}: the room then instantiates anew. Only
+ * {@link JnaUpdate} refers to JNA, so that this class loads and the backend opens without it.
+ * Stateless apart from the entry point found once; thread-safe.
  */
 final class CudaGraphDriver implements CudaGraphs.Driver {
 
-	/** {@code sizeof(CUgraphExecUpdateResultInfo)}: an enum, padding, two node pointers (64-bit only). */
-	private static final int UPDATE_INFO_BYTES = 24;
-
-	/** {@code cuGraphExecUpdate_v2}, or null when the driver has none (or JNA cannot reach it). */
-	private final Function update;
+	/** {@code cuGraphExecUpdate_v2}, or null when the driver has none or JNA cannot reach it. */
+	private final JnaUpdate update;
 
 	private final String updateMissing;
 
 	CudaGraphDriver() {
-		Function found = null;
+		JnaUpdate found = null;
 		String missing = null;
 		try {
-			found = NativeLibrary.getInstance("libcuda.so.1").getFunction("cuGraphExecUpdate_v2");
+			found = JnaUpdate.find();
 		}
-		catch (UnsatisfiedLinkError | RuntimeException ex) {
-			missing = ex.getMessage();
+		catch (NoClassDefFoundError ex) {
+			// A class missing ("com/sun/jna/NativeLibrary"), or JNA whose native part failed to load before.
+			String what = String.valueOf(ex.getMessage());
+			missing = (what.startsWith("com/sun/jna/") ? "no JNA on the class path" : "JNA cannot load (" + what + ")")
+					+ " to call cuGraphExecUpdate_v2";
+		}
+		catch (LinkageError | RuntimeException ex) {
+			// UnsatisfiedLinkError: no libcuda.so.1 JNA can open, or no such entry point in it.
+			missing = "the driver has no cuGraphExecUpdate_v2 (" + ex.getMessage() + ")";
 		}
 		this.update = found;
 		this.updateMissing = missing;
@@ -59,8 +65,18 @@ final class CudaGraphDriver implements CudaGraphs.Driver {
 	}
 
 	@Override
-	public int beginCapture(CudaStream stream) {
-		return cuStreamBeginCapture(stream.handle, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+	public String updateUnavailable() {
+		return (this.updateMissing != null) ? this.updateMissing : "the driver has no cuGraphExecUpdate_v2";
+	}
+
+	@Override
+	public int beginCapture(CudaStream stream, int mode) {
+		return cuStreamBeginCapture(stream.handle, mode);
+	}
+
+	@Override
+	public int captureStatus(CudaStream stream, int[] status) {
+		return cuStreamIsCapturing(stream.handle, status);
 	}
 
 	@Override
@@ -92,15 +108,8 @@ final class CudaGraphDriver implements CudaGraphs.Driver {
 
 	@Override
 	public int update(CudaGraphs.ExecHandle exec, CudaGraphs.GraphHandle graph, int[] why) {
-		Function entry = this.update;
-		if (entry == null) {
-			return CudaGraphs.UPDATE_UNAVAILABLE;
-		}
-		Memory info = new Memory(UPDATE_INFO_BYTES);
-		info.clear();
-		int result = entry.invokeInt(new Object[] { new Pointer(exec.address()), new Pointer(graph.address()), info });
-		why[0] = info.getInt(0);
-		return result;
+		JnaUpdate entry = this.update;
+		return (entry != null) ? entry.call(exec.address(), graph.address(), why) : CudaGraphs.UPDATE_UNAVAILABLE;
 	}
 
 	@Override
@@ -127,6 +136,36 @@ final class CudaGraphDriver implements CudaGraphs.Driver {
 		finally {
 			cuEventDestroy(event);
 		}
+	}
+
+	/** The JNA call of {@code cuGraphExecUpdate_v2}; loading this class needs JNA. */
+	static final class JnaUpdate {
+
+		/** {@code sizeof(CUgraphExecUpdateResultInfo)}: an enum, padding, two node pointers (64-bit only). */
+		private static final int UPDATE_INFO_BYTES = 24;
+
+		private final Function function;
+
+		private JnaUpdate(Function function) {
+			this.function = function;
+		}
+
+		/**
+		 * @throws NoClassDefFoundError without JNA
+		 * @throws UnsatisfiedLinkError when the driver library or the entry point is missing
+		 */
+		static JnaUpdate find() {
+			return new JnaUpdate(NativeLibrary.getInstance("libcuda.so.1").getFunction("cuGraphExecUpdate_v2"));
+		}
+
+		int call(long exec, long graph, int[] why) {
+			Memory info = new Memory(UPDATE_INFO_BYTES);
+			info.clear();
+			int result = this.function.invokeInt(new Object[] { new Pointer(exec), new Pointer(graph), info });
+			why[0] = info.getInt(0);
+			return result;
+		}
+
 	}
 
 }

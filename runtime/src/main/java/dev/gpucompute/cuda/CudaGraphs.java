@@ -2,10 +2,16 @@ package dev.gpucompute.cuda;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.IntSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.graph.GraphCaptureException;
 import dev.gpucompute.spi.NativeCapture;
@@ -15,11 +21,29 @@ import dev.gpucompute.spi.NativeStream;
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUresult;
+import jcuda.driver.CUstreamCaptureMode;
+import jcuda.driver.CUstreamCaptureStatus;
 
 /**
- * The graph room of the CUDA backend: stream capture in CUDA's thread-local mode, instantiation,
- * launches, updates in place with the fall-back to a new instantiation, and the order of releases.
- * The driver is reached through {@link Driver}, so that the bookkeeping is tested with a fake.
+ * The graph room of the CUDA backend: stream capture in CUDA's relaxed mode, instantiation, launches,
+ * updates in place with the fall-back to a new instantiation, and the order of releases. The driver
+ * is reached through {@link Driver}, so that the bookkeeping is tested with a fake.
+ *
+ * <p>Why the relaxed mode ({@code CU_STREAM_CAPTURE_MODE_RELAXED}): a capture begun in the
+ * thread-local or the global mode must be ended by the OS thread that began it
+ * ({@code CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD} otherwise), and a virtual thread that parks during a
+ * capture may go on on another carrier. Other threads are not disturbed by either mode: only a capture
+ * begun in the global mode keeps other threads from potentially unsafe calls. What the thread-local
+ * mode adds, the refusal of the capturing thread's own unsafe calls (a synchronous allocation, say),
+ * the runtime makes itself, before the driver, for every call it makes ({@code Captures}).
+ *
+ * <p>Calls that conflict with a capture by their nature invalidate it in every mode, from any thread:
+ * synchronising or querying a capturing stream, querying an event recorded in a capture, and
+ * synchronising the whole context ({@code cuCtxSynchronize}) while any of its streams captures. So the
+ * room counts its open captures: {@link #synchronizeDevice} waits with the drain's markers instead of
+ * the context while one is open, and no capture begins while a context-wide synchronisation runs. A
+ * stream's work from before it began or joined a capture is covered by a marker recorded then
+ * ({@link Backend#coverBeforeCapture}), since the drain records nothing on a capturing stream.
  *
  * <p>CUDA's capture rules, as this room relies on them (CUDA driver API, "Stream Capture"): while a
  * stream captures, work enqueued on it is recorded; a stream that waits for an event recorded in the
@@ -38,11 +62,17 @@ final class CudaGraphs {
 	/** The driver calls of graphs; each returns a {@code CUresult}. */
 	interface Driver {
 
-		/** {@code cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)}. */
-		int beginCapture(CudaStream stream);
+		/** {@code cuStreamBeginCapture(stream, mode)}, {@code mode} a {@code CUstreamCaptureMode}. */
+		int beginCapture(CudaStream stream, int mode);
 
 		/** {@code cuStreamEndCapture}: its result, and the graph it returned (none when invalidated). */
 		Ended endCapture(CudaStream stream);
+
+		/**
+		 * {@code cuStreamIsCapturing}.
+		 * @param status receives the {@code CUstreamCaptureStatus}
+		 */
+		int captureStatus(CudaStream stream, int[] status);
 
 		/** {@code cuGraphGetNodes} for the count only. */
 		int nodeCount(GraphHandle graph, long[] count);
@@ -61,6 +91,9 @@ final class CudaGraphs {
 		 * @param why receives the driver's reason when it refuses ({@code CUgraphExecUpdateResult})
 		 */
 		int update(ExecHandle exec, GraphHandle graph, int[] why);
+
+		/** Why {@link #update} answers {@link CudaGraphs#UPDATE_UNAVAILABLE}, in words. */
+		String updateUnavailable();
 
 		int destroyGraph(GraphHandle graph);
 
@@ -86,6 +119,21 @@ final class CudaGraphs {
 		/** Makes the context current on the calling thread and checks it is usable. */
 		void enter();
 
+		/**
+		 * Makes the context current without the health check, for releases, which must reach the driver
+		 * from any thread (the leak cleaner's too) and after a sticky failure.
+		 * @throws dev.gpucompute.ContextClosedException when the backend is closed
+		 */
+		void enterQuietly();
+
+		/**
+		 * Records a marker on {@code stream} that the backend's drain and its capture-safe device
+		 * synchronisation wait for, covering the work enqueued there before the stream begins or joins a
+		 * capture (the drain records nothing on a capturing stream). The caller holds the stream's lock.
+		 * @return the driver's result of the record
+		 */
+		int coverBeforeCapture(CudaStream stream);
+
 		/** Whether the backend was closed (nothing may reach the driver then). */
 		boolean isClosed();
 
@@ -103,6 +151,20 @@ final class CudaGraphs {
 
 	/** Whether the missing update entry point was logged (once per backend). */
 	private volatile boolean toldNoUpdate;
+
+	/**
+	 * The captures open at the driver. Added to under {@link #deviceWide}'s write lock, so that a
+	 * context-wide synchronisation, which holds its read lock, never runs while a capture is open.
+	 */
+	private final Set<Capture> open = ConcurrentHashMap.newKeySet();
+
+	private final ReentrantReadWriteLock deviceWide = new ReentrantReadWriteLock();
+
+	/**
+	 * Set by {@link #abortAll} under the write lock of {@link #deviceWide}: no capture begins after the
+	 * close ended the open ones (the close then destroys the streams, which must not capture).
+	 */
+	private boolean closing;
 
 	CudaGraphs(Driver driver, Backend backend) {
 		this.driver = driver;
@@ -129,7 +191,12 @@ final class CudaGraphs {
 
 	// ---- capture -----------------------------------------------------------------------------------
 
-	/** Begins capturing {@code stream} in the thread-local mode. */
+	/**
+	 * Begins capturing {@code stream} in the relaxed mode. Under the stream's lock, which the drain
+	 * takes to record its marker there: the drain sees the stream either before the capture (its marker
+	 * runs) or capturing (it records nothing, and waits for the marker recorded here first). Under the
+	 * write lock of {@link #deviceWide}: no context-wide synchronisation runs while the capture begins.
+	 */
 	NativeCapture begin(CudaStream stream) {
 		if (stream.kind != CudaStream.Kind.CREATED) {
 			throw new GpuException("Stream " + stream.name() + " is a default stream, which the runtime does not capture");
@@ -137,14 +204,82 @@ final class CudaGraphs {
 		if (stream.capture != null) {
 			throw new GpuException("Stream " + stream.name() + " is being captured already");
 		}
-		this.backend.enter();
-		int result = this.driver.beginCapture(stream);
-		if (result != CudaErrors.SUCCESS) {
-			throw this.backend.failure(result, "cuStreamBeginCapture", stream);
+		Lock exclusive = this.deviceWide.writeLock();
+		exclusive.lock();
+		try {
+			synchronized (stream) {
+				stream.checkUsable();
+				if (stream.capture != null) {
+					throw new GpuException("Stream " + stream.name() + " is being captured already");
+				}
+				if (this.closing) {
+					throw new ContextClosedException("The CUDA backend is closing: no capture begins on stream " + stream.name());
+				}
+				// After the locks: a virtual thread that waited for them may go on on another carrier.
+				this.backend.enter();
+				int covered = this.backend.coverBeforeCapture(stream);
+				if (covered != CudaErrors.SUCCESS) {
+					throw this.backend.failure(covered, "cuEventRecord (the drain's marker before the capture)", stream);
+				}
+				int result = this.driver.beginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED);
+				if (result != CudaErrors.SUCCESS) {
+					throw this.backend.failure(result, "cuStreamBeginCapture", stream);
+				}
+				Capture capture = new Capture(stream);
+				this.open.add(capture);
+				stream.capture = capture;
+				return capture;
+			}
 		}
-		Capture capture = new Capture(stream);
-		stream.capture = capture;
-		return capture;
+		finally {
+			exclusive.unlock();
+		}
+	}
+
+	/**
+	 * A synchronisation of the whole device: {@code contextWide} ({@code cuCtxSynchronize}) when no
+	 * capture is open, holding the read lock of {@link #deviceWide} so that none begins meanwhile;
+	 * otherwise {@code captureSafe}, which waits with the drain's markers on the streams that do not
+	 * capture (synchronising the context while one of its streams captures would invalidate that
+	 * capture, whichever thread owns it).
+	 * @return the {@code CUresult} of the wait
+	 */
+	int synchronizeDevice(IntSupplier contextWide, IntSupplier captureSafe) {
+		Lock shared = this.deviceWide.readLock();
+		shared.lock();
+		try {
+			if (this.open.isEmpty()) {
+				return contextWide.getAsInt();
+			}
+		}
+		finally {
+			shared.unlock();
+		}
+		return captureSafe.getAsInt();
+	}
+
+	/** Whether a capture is open at the driver. */
+	boolean anyOpen() {
+		return !this.open.isEmpty();
+	}
+
+	/**
+	 * Ends every open capture at the driver and discards what it recorded, and refuses the captures
+	 * that would begin later: the first step of the backend's close, before its context-wide
+	 * synchronisation and before any stream is destroyed.
+	 */
+	void abortAll() {
+		Lock exclusive = this.deviceWide.writeLock();
+		exclusive.lock();
+		try {
+			this.closing = true;
+			for (Capture capture : List.copyOf(this.open)) {
+				capture.abort();
+			}
+		}
+		finally {
+			exclusive.unlock();
+		}
 	}
 
 	/** A capture in progress: its origin and the streams that joined it, as the driver tracks them. */
@@ -220,13 +355,21 @@ final class CudaGraphs {
 									+ "rules (code using the stream's native handle, or a library that synchronises). "
 									+ "The capture has been discarded");
 				}
+				// The driver may still hold the capture open: a stream it captures must never serve another holder.
+				keepOutIfStillCapturing(streams);
 				throw CudaGraphs.this.backend.failure(result, "cuStreamEndCapture", this.origin);
 			}
 			finally {
-				for (CudaStream stream : streams) {
-					stream.capture = null;
-				}
+				left(streams);
 			}
+		}
+
+		/** The capture is over for the room: its streams leave it, and it is no longer open. */
+		private void left(List<CudaStream> streams) {
+			for (CudaStream stream : streams) {
+				stream.capture = null;
+			}
+			CudaGraphs.this.open.remove(this);
 		}
 
 		@Override
@@ -244,15 +387,16 @@ final class CudaGraphs {
 				logger.debug("Ending the discarded capture on stream {} failed", this.origin.name(), ex);
 			}
 			finally {
-				for (CudaStream stream : streams) {
-					stream.capture = null;
-				}
+				left(streams);
 			}
 		}
 
-		/** Joins every stream back into the origin and ends the capture, discarding whatever it returns. */
+		/**
+		 * Joins every stream back into the origin and ends the capture, discarding whatever it returns;
+		 * then checks that the driver let every stream go.
+		 */
 		private void finishQuietly(List<CudaStream> streams) {
-			CudaGraphs.this.backend.enter();
+			CudaGraphs.this.backend.enterQuietly();
 			for (CudaStream stream : streams) {
 				if (stream != this.origin) {
 					CudaGraphs.this.driver.join(this.origin, stream);
@@ -266,6 +410,25 @@ final class CudaGraphs {
 			if (result != CudaErrors.SUCCESS) {
 				logger.debug("cuStreamEndCapture of the discarded capture on stream {} returned {}", this.origin.name(),
 						CudaErrors.name(result));
+			}
+			keepOutIfStillCapturing(streams);
+		}
+
+		/**
+		 * Asks the driver whether each stream still captures ({@code cuStreamIsCapturing}) after an end
+		 * that did not plainly succeed; one that does, or that cannot be asked, is marked lost: its work
+		 * would be recorded into a capture nobody ends, so it is refused and never pooled again.
+		 */
+		private void keepOutIfStillCapturing(List<CudaStream> streams) {
+			for (CudaStream stream : streams) {
+				int[] status = { -1 };
+				int result = CudaGraphs.this.driver.captureStatus(stream, status);
+				if (result != CudaErrors.SUCCESS || status[0] != CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE) {
+					String why = (result != CudaErrors.SUCCESS) ? "cuStreamIsCapturing returned " + CudaErrors.name(result)
+							: "the driver still captures it after the end of the capture on stream " + this.origin.name();
+					stream.markLost(why);
+					logger.warn("Stream {} is taken out of use: {}", stream.name(), why);
+				}
 			}
 		}
 
@@ -291,6 +454,7 @@ final class CudaGraphs {
 
 		@Override
 		public int nodeCount() {
+			CudaGraphs.this.backend.enter();
 			long[] count = new long[1];
 			int result = CudaGraphs.this.driver.nodeCount(this.handle, count);
 			if (result != CudaErrors.SUCCESS) {
@@ -310,9 +474,10 @@ final class CudaGraphs {
 			return new Exec(exec);
 		}
 
+		/** {@inheritDoc} <p>From any thread, the leak cleaner's included: the context is made current first. */
 		@Override
 		public synchronized void destroy() {
-			if (this.destroyed || CudaGraphs.this.backend.isClosed()) {
+			if (this.destroyed || !enteredForRelease()) {
 				return;
 			}
 			this.destroyed = true;
@@ -372,12 +537,12 @@ final class CudaGraphs {
 				return Update.APPLIED;
 			}
 			if (result == UPDATE_UNAVAILABLE) {
+				String reason = CudaGraphs.this.driver.updateUnavailable();
 				if (!CudaGraphs.this.toldNoUpdate) {
 					CudaGraphs.this.toldNoUpdate = true;
-					logger.info("This CUDA driver has no cuGraphExecUpdate_v2: graphs captured again are instantiated "
-							+ "anew instead of updated in place");
+					logger.info("Graphs captured again are instantiated anew instead of updated in place: {}", reason);
 				}
-				return Update.refused("the driver has no cuGraphExecUpdate_v2");
+				return Update.refused(reason);
 			}
 			if (result == CUresult.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
 				return Update.refused("the driver refused the update: " + updateResult(why[0]));
@@ -385,13 +550,14 @@ final class CudaGraphs {
 			throw CudaGraphs.this.backend.failure(result, "cuGraphExecUpdate", null);
 		}
 
+		/** {@inheritDoc} <p>From any thread, the leak cleaner's included: the context is made current first. */
 		@Override
 		public synchronized void destroy() {
 			if (this.destroyed) {
 				return;
 			}
 			this.destroyed = true;
-			if (CudaGraphs.this.backend.isClosed()) {
+			if (!enteredForRelease()) {
 				return; // released with the context
 			}
 			int result = CudaGraphs.this.driver.destroyExec(this.handle);
@@ -400,6 +566,24 @@ final class CudaGraphs {
 			}
 		}
 
+	}
+
+	/**
+	 * Makes the context current for a release from any thread (a graph's or an instantiation's destroy,
+	 * also by the leak cleaner's thread, where it is not): false when the backend was closed, which
+	 * released them with the context.
+	 */
+	private boolean enteredForRelease() {
+		if (this.backend.isClosed()) {
+			return false;
+		}
+		try {
+			this.backend.enterQuietly();
+			return true;
+		}
+		catch (ContextClosedException ex) {
+			return false;
+		}
 	}
 
 	/** {@code CUgraphExecUpdateResult} in words. */

@@ -9,7 +9,6 @@ import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -109,8 +108,12 @@ final class CudaModules {
 			}
 		}
 		if (form == KernelSource.CudaForm.SOURCE) {
-			List<String> options = new ArrayList<>(this.compileOptions);
-			options.addAll(source.compileOptions());
+			CompileOptions.Merged merged = CompileOptions.merge(this.compileOptions, source.compileOptions());
+			if (!merged.dropped().isEmpty()) {
+				logger.info("Kernel '{}' sets its own {}: the context's compile options {} are left out for it", name,
+						source.compileOptions(), merged.dropped());
+			}
+			List<String> options = merged.options();
 			String key = KernelCache.key(code, options, "compute_" + this.facts.arch(), this.facts.driverVersion);
 			Compiled image = compiledImage(name, code, options, key);
 			try {

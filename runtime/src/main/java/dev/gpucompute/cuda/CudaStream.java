@@ -53,11 +53,24 @@ final class CudaStream implements NativeStream {
 	/** The kernel most recently launched here, named in errors found at synchronisation. */
 	volatile String lastKernel;
 
-	private volatile boolean destroyed;
+	private static final int LIVE = 0;
+
+	/** The driver may still hold a capture open on the stream: refused, and destroyed instead of pooled. */
+	private static final int LOST = 1;
+
+	private static final int DESTROYED = 2;
+
+	/** {@link #LIVE}, {@link #LOST} or {@link #DESTROYED}; one volatile read tells a launch whether it may go on. */
+	private volatile int state;
+
+	/** Why the stream was lost; written before {@link #state} becomes {@link #LOST}. */
+	private volatile String lostReason;
 
 	/**
 	 * The capture this stream takes part in (begun here, or joined by waiting for an event recorded in
-	 * it), mirroring the driver's: set and cleared by {@link CudaGraphs} on the capturing thread.
+	 * it), mirroring the driver's: set by {@link CudaGraphs#begin} and {@link #waitEvent} under this
+	 * stream's lock (the drain's marker is recorded under it too), cleared by {@link CudaGraphs} once the
+	 * driver ended the capture.
 	 */
 	volatile CudaGraphs.Capture capture;
 
@@ -146,14 +159,34 @@ final class CudaStream implements NativeStream {
 		}
 		checkUsable();
 		this.backend.enter();
+		CudaGraphs.Capture recordedIn = cudaEvent.recordedIn;
+		if (recordedIn != null && this.capture == null) {
+			join(cudaEvent, recordedIn);
+			return;
+		}
 		int result = cuStreamWaitEvent(this.handle, cudaEvent.handle, 0);
 		if (result != CudaErrors.SUCCESS) {
 			throw this.backend.failure(result, "cuStreamWaitEvent", null, this);
 		}
-		CudaGraphs.Capture recordedIn = cudaEvent.recordedIn;
-		if (recordedIn != null && this.capture == null) {
-			recordedIn.joined(this); // the driver made this stream join the capture
+	}
+
+	/**
+	 * Waits for an event recorded in {@code capture}, which makes the driver join this stream to it.
+	 * Under the lock the drain records its marker with: the work enqueued before is covered by a marker
+	 * recorded first, and no drain marker lands in the capture.
+	 */
+	private synchronized void join(CudaEvent event, CudaGraphs.Capture capture) {
+		checkUsable();
+		this.backend.resume(); // the lock may have moved a virtual thread to another carrier
+		int covered = this.backend.coverBeforeCapture(this);
+		if (covered != CudaErrors.SUCCESS) {
+			throw this.backend.failure(covered, "cuEventRecord (the drain's marker before the capture)", null, this);
 		}
+		int result = cuStreamWaitEvent(this.handle, event.handle, 0);
+		if (result != CudaErrors.SUCCESS) {
+			throw this.backend.failure(result, "cuStreamWaitEvent", null, this);
+		}
+		capture.joined(this);
 	}
 
 	/**
@@ -193,23 +226,51 @@ final class CudaStream implements NativeStream {
 
 	/**
 	 * Records {@code event} here for the backend's drain; under the lock shared with {@link #destroy()},
-	 * so a destroyed handle never reaches the driver. Returns the driver's result, or
+	 * so a destroyed handle never reaches the driver. Returns the driver's result,
 	 * {@link DrainMarkers#DESTROYED} when the stream was destroyed (its work, if any, is covered by the
-	 * marker it retired with).
+	 * marker it retired with), or {@link DrainMarkers#CAPTURING} when it takes part in a capture (its
+	 * work from before is covered by the marker recorded when it began or joined the capture).
 	 */
 	synchronized int recordForDrain(jcuda.driver.CUevent event) {
-		if (this.destroyed) {
+		if (this.state == DESTROYED) {
 			return DrainMarkers.DESTROYED;
 		}
-		if (this.capture != null) {
-			// A marker recorded here would be captured, not run, and querying it is illegal: the drain skips
-			// a stream its capturing thread has not ended (closing with a capture open abandons it).
-			return DrainMarkers.DESTROYED;
+		return recordUnlessCapturing(event);
+	}
+
+	/**
+	 * Records the marker the stream retires with ({@link CudaStreams#retire}); the caller, its destroy,
+	 * holds the lock. {@link DrainMarkers#CAPTURING} when a marker here would be recorded into a capture.
+	 */
+	int recordUnlessCapturing(jcuda.driver.CUevent event) {
+		if (this.capture != null || this.lostReason != null) {
+			// A marker here would be captured, not run, and querying it is illegal.
+			return DrainMarkers.CAPTURING;
 		}
-		// The drain entered before it waited for this lock (held by a query or a destroy), which may
+		// The caller entered before it waited for this lock (held by a query or a destroy), which may
 		// have moved a virtual thread to another carrier.
 		this.backend.resume();
 		return cuEventRecord(event, this.handle);
+	}
+
+	/**
+	 * Takes the stream out of use: the driver may still capture it after an end that failed, so work
+	 * enqueued here would be recorded, not run. Later calls are refused, and its pool destroys it instead
+	 * of handing it to another holder ({@link #isReusable()}).
+	 */
+	void markLost(String reason) {
+		this.lostReason = reason;
+		synchronized (this) {
+			if (this.state == LIVE) {
+				this.state = LOST;
+			}
+		}
+	}
+
+	/** False once the driver may still hold a capture open here (see {@link #markLost}). */
+	@Override
+	public boolean isReusable() {
+		return this.state == LIVE;
 	}
 
 	/**
@@ -225,10 +286,10 @@ final class CudaStream implements NativeStream {
 	 */
 	@Override
 	public synchronized void destroy() {
-		if (this.kind != Kind.CREATED || this.destroyed) {
+		if (this.kind != Kind.CREATED || this.state == DESTROYED) {
 			return; // default streams belong to CUDA
 		}
-		this.destroyed = true;
+		this.state = DESTROYED;
 		int waited;
 		int result;
 		try {
@@ -236,6 +297,9 @@ final class CudaStream implements NativeStream {
 				return;
 			}
 			this.backend.enterQuietly();
+			if (!endCaptureBeforeDestroy()) {
+				return;
+			}
 			boolean covered = this.backend.retire(this);
 			this.backend.resume(); // again: retiring waits for the retired markers' lock
 			waited = covered ? CudaErrors.SUCCESS : cuStreamSynchronize(this.handle);
@@ -252,12 +316,36 @@ final class CudaStream implements NativeStream {
 		}
 	}
 
-	/** Destroys without throwing (backend shutdown). */
+	/**
+	 * Ends a capture this stream still takes part in (at a close, say) before it is destroyed, since
+	 * the driver's rules do not define destroying a capturing stream; the caller holds the lock and has
+	 * entered the backend.
+	 * @return false when the driver may still capture the stream: its handle is then left to the
+	 * release of the context (its work from before the capture is covered by the marker recorded then)
+	 */
+	private boolean endCaptureBeforeDestroy() {
+		CudaGraphs.Capture open = this.capture;
+		if (open != null) {
+			open.abort();
+			this.backend.resume();
+		}
+		if (this.lostReason != null) {
+			logger.warn("Stream {} is not destroyed: {}; its handle goes with the context", this.name, this.lostReason);
+			return false;
+		}
+		return true;
+	}
+
+	/** Destroys without throwing (backend shutdown, after every capture was ended). */
 	synchronized void destroyQuietly() {
-		if (this.kind != Kind.CREATED || this.destroyed) {
+		if (this.kind != Kind.CREATED || this.state == DESTROYED) {
 			return;
 		}
-		this.destroyed = true;
+		boolean lost = this.lostReason != null;
+		this.state = DESTROYED;
+		if (lost) {
+			return; // still captured by the driver: released with the context
+		}
 		int result = cuStreamDestroy(this.handle);
 		if (result != CudaErrors.SUCCESS) {
 			logger.debug("cuStreamDestroy({}) at close returned {}", this.name, CudaErrors.name(result));
@@ -265,14 +353,27 @@ final class CudaStream implements NativeStream {
 	}
 
 	boolean isDestroyed() {
-		return this.destroyed;
+		return this.state == DESTROYED;
 	}
 
-	/** Throws when the stream was destroyed (a caller bug the context normally prevents). */
+	/** Throws when the stream was destroyed (a caller bug the context normally prevents) or lost. */
 	void checkUsable() {
-		if (this.destroyed) {
-			throw new GpuException("Stream " + this.name + " was destroyed");
+		if (this.state != LIVE) {
+			throw unusable();
 		}
+	}
+
+	/** Whether work may be enqueued here: one volatile read, for the launch path. */
+	boolean isUsable() {
+		return this.state == LIVE;
+	}
+
+	GpuException unusable() {
+		if (this.state == DESTROYED) {
+			return new GpuException("Stream " + this.name + " was destroyed");
+		}
+		return new GpuException("Stream " + this.name + " is out of use: " + this.lostReason + ". Its work would be "
+				+ "recorded into that capture instead of run; close its lease, and the pool replaces it");
 	}
 
 	@Override

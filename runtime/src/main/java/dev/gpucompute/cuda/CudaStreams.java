@@ -71,12 +71,42 @@ final class CudaStreams {
 	}
 
 	/**
+	 * Waits, with no deadline, for the work enqueued so far as {@link #awaitIdle} does: the device's
+	 * synchronisation while a capture is open, when {@code cuCtxSynchronize} would invalidate it. A
+	 * capturing stream gets no marker; its work from before the capture is covered by the marker
+	 * recorded when it began or joined it, and what it records since does not run.
+	 * @return the first failure a marker reported ({@code SUCCESS} when none)
+	 * @throws GpuException when the calling thread is interrupted meanwhile
+	 */
+	int awaitAll() {
+		List<CudaStream> targets = new ArrayList<>(this.streams.size() + 1);
+		targets.add(this.legacy);
+		targets.addAll(this.streams);
+		int[] failure = new int[1];
+		boolean done = this.markers.awaitIdle(targets, CudaStream::recordForDrain, Long.MAX_VALUE / 4, failure);
+		if (!done && failure[0] == CudaErrors.SUCCESS) {
+			throw new GpuException("Interrupted while waiting for the work of every stream of CUDA device "
+					+ this.facts.ordinal);
+		}
+		return failure[0];
+	}
+
+	/**
 	 * Covers the work on {@code stream}, about to be destroyed, until it is done (see
 	 * {@link DrainMarkers#retire}); the caller holds the stream's lock and has entered the backend.
 	 * @return false when the caller must wait for the stream itself before destroying it
 	 */
 	boolean retire(CudaStream stream) {
-		return this.markers.retire(stream);
+		return this.markers.retire(stream, CudaStream::recordUnlessCapturing);
+	}
+
+	/**
+	 * Covers the work on {@code stream} so far before it begins or joins a capture (see
+	 * {@link DrainMarkers#cover}); the caller holds the stream's lock and has entered the backend.
+	 * @return the driver's result of the record
+	 */
+	int cover(CudaStream stream) {
+		return this.markers.cover(stream);
 	}
 
 	/** The {@code CU_STREAM_LEGACY} stream, which always exists. */

@@ -41,6 +41,14 @@ final class DrainMarkers<S, E> {
 	/** What a {@link Recorder} answers for a stream destroyed since it was listed (it retired first). */
 	static final int DESTROYED = -1;
 
+	/**
+	 * What a {@link Recorder} answers for a stream that takes part in a capture: a marker recorded there
+	 * would become a node of the graph, not run, and querying it is illegal. The work enqueued there
+	 * before the capture is covered by the marker {@link #cover} recorded when the stream began or
+	 * joined it; nothing enqueued since runs.
+	 */
+	static final int CAPTURING = -2;
+
 	private static final long FIRST_PAUSE_NANOS = 20_000;
 
 	private static final long MAX_PAUSE_NANOS = 5_000_000;
@@ -68,31 +76,54 @@ final class DrainMarkers<S, E> {
 	 * timeout of 0 (or a drain budget already spent) still answers {@code true} for an idle device.
 	 * The caller has entered the backend.
 	 * @return whether all of it finished in time (also when a marker cannot be recorded because the
-	 * context failed: nothing runs any more)
+	 * context failed: nothing runs any more); {@code false} when a marker could not be recorded for
+	 * another reason, since that stream's work was not waited for
 	 * @throws GpuException when a marker cannot be created
 	 */
 	boolean awaitIdle(Collection<S> streams, Recorder<S, E> recorder, long timeoutNanos) {
+		return awaitIdle(streams, recorder, timeoutNanos, new int[1]);
+	}
+
+	/**
+	 * {@link #awaitIdle(Collection, Recorder, long)}, telling the first failure it met: a record that
+	 * failed, or a marker whose query reported one (a kernel's sticky error), in {@code failure[0]}
+	 * ({@code SUCCESS} when none), for a caller that must report it (a synchronisation of the device).
+	 */
+	boolean awaitIdle(Collection<S> streams, Recorder<S, E> recorder, long timeoutNanos, int[] failure) {
 		long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
 		List<E> markers = new ArrayList<>(streams.size());
+		failure[0] = CudaErrors.SUCCESS;
+		boolean uncovered = false;
 		try {
 			for (S stream : streams) {
 				E marker = this.ops.createEvent();
 				markers.add(marker);
 				int recorded = recorder.record(stream, marker);
-				if (recorded != CudaErrors.SUCCESS && recorded != DESTROYED) {
+				if (recorded == CudaErrors.SUCCESS || recorded == DESTROYED || recorded == CAPTURING) {
+					continue;
+				}
+				// Not recorded: that stream's work is not waited for. Only a context lost for good means nothing
+				// runs any more; any other failure leaves the stream's work unknown.
+				noteFailure(failure, recorded);
+				if (CudaErrors.isSticky(recorded)) {
 					return true;
 				}
+				uncovered = true;
+				markers.remove(markers.size() - 1);
+				this.ops.destroy(marker);
 			}
 			// Read after the live markers are recorded: a stream destroyed meanwhile retired before it
 			// left the live ones, so its marker is in the list by now.
 			long pauseNanos = FIRST_PAUSE_NANOS;
 			int done = 0;
 			while (true) {
-				while (done < markers.size() && this.ops.query(markers.get(done)) != CudaErrors.NOT_READY) {
+				int state;
+				while (done < markers.size() && (state = this.ops.query(markers.get(done))) != CudaErrors.NOT_READY) {
+					noteFailure(failure, state);
 					done++; // done, or the context failed
 				}
 				if (done == markers.size() && retiredDone()) {
-					return true;
+					return !uncovered;
 				}
 				long left = deadline - System.nanoTime();
 				if (left <= 0 || Thread.currentThread().isInterrupted()) {
@@ -110,15 +141,23 @@ final class DrainMarkers<S, E> {
 		}
 	}
 
+	private static void noteFailure(int[] failure, int code) {
+		if (failure[0] == CudaErrors.SUCCESS && code != CudaErrors.SUCCESS) {
+			failure[0] = code;
+		}
+	}
+
 	/**
 	 * Covers the work enqueued on {@code stream}, which is about to be destroyed, until it is done:
 	 * records a marker there that later drains wait for. The caller holds the stream's lock (no drain
 	 * records on it meanwhile) and has entered the backend; it enters again before its next driver
 	 * call, since keeping the marker may wait for the retired markers' lock.
+	 * @param recorder records the marker; {@link #CAPTURING} for a stream that takes part in a capture
 	 * @return whether the work is covered, or over for good (the context failed); {@code false} when
-	 * no marker could be recorded, and the caller must wait for the stream before destroying it
+	 * no marker could be recorded (or the stream captures, where a marker would not run), and the
+	 * caller must not count on one
 	 */
-	boolean retire(S stream) {
+	boolean retire(S stream, Recorder<S, E> recorder) {
 		retiredDone();
 		E marker;
 		try {
@@ -127,15 +166,43 @@ final class DrainMarkers<S, E> {
 		catch (GpuException ex) {
 			return false;
 		}
-		int recorded = this.ops.record(marker, stream);
+		int recorded = recorder.record(stream, marker);
 		if (recorded != CudaErrors.SUCCESS) {
 			this.ops.destroy(marker);
 			return CudaErrors.isSticky(recorded);
 		}
+		keep(marker);
+		return true;
+	}
+
+	/** {@link #retire(Object, Recorder)} recording with {@code cuEventRecord} itself. */
+	boolean retire(S stream) {
+		return retire(stream, (target, marker) -> this.ops.record(marker, target));
+	}
+
+	/**
+	 * Covers the work enqueued on {@code stream} so far, which is about to begin or join a capture: the
+	 * drain records nothing on a capturing stream, so it waits for this marker instead (like a retired
+	 * stream's). The caller holds the stream's lock and has entered the backend.
+	 * @return the {@code CUresult} of the record; on a failure nothing is kept
+	 * @throws GpuException when the marker cannot be created
+	 */
+	int cover(S stream) {
+		retiredDone();
+		E marker = this.ops.createEvent();
+		int recorded = this.ops.record(marker, stream);
+		if (recorded != CudaErrors.SUCCESS) {
+			this.ops.destroy(marker);
+			return recorded;
+		}
+		keep(marker);
+		return CudaErrors.SUCCESS;
+	}
+
+	private void keep(E marker) {
 		synchronized (this.retired) {
 			this.retired.add(marker);
 		}
-		return true;
 	}
 
 	/** Destroys the retired markers whose work is done (or failed); whether none is left. */

@@ -48,6 +48,16 @@ public final class Reduction {
 
 	/**
 	 * Enqueues the reduction on the calling thread's current stream.
+	 *
+	 * <p>In a graph capture: a segmented reduction, and a whole-input one of at most one chunk
+	 * ({@code n <= 4096}), are one launch and are captured like any other. A larger whole-input one
+	 * allocates and frees its scratch buffer of partial results here, which a capture refuses
+	 * ({@code GraphCaptureException} of kind {@code ALLOCATION}; the capture is discarded). To capture
+	 * one, load {@link #source()} and allocate the partials before the capture ({@code ceil(n / 4096)} elements of the type of the
+	 * kernel's {@code gc_partials} parameter, one per chunk of 4,096) and launch {@link #source()}
+	 * twice yourself, as this method does: {@code (n, in..., result, partials, 1)} on
+	 * {@code ceil(n / 4096)} blocks, then
+	 * {@code (n, in..., result, partials, 2)} on one block, both of 256 threads.
 	 * @param launcher the launcher of the context to run on
 	 * @param args {@code n} (an {@code Integer}), for a segmented reduction {@code segmentLength}, then
 	 * the inputs and the result buffer, as declared

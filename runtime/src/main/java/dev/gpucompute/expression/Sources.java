@@ -13,13 +13,22 @@ import dev.gpucompute.internal.expression.JavaBodies;
 final class Sources {
 
 	/**
+	 * The C++ dialect of the generated code, which writes floating-point literals in hexadecimal
+	 * ({@code 0x1.8p0f}, exact in C and Java alike): C++17 syntax, which NVRTC refuses under
+	 * {@code -std=c++14}. NVRTC's default, stated so that a context-wide {@code -std} does not apply.
+	 */
+	static final String DIALECT = "-std=c++17";
+
+	/**
 	 * The CUDA options that keep IEEE semantics: no contraction of a * b + c into one rounding,
 	 * correctly rounded division and square root, subnormals kept. NVRTC's defaults except
-	 * {@code -fmad}, stated in full so that nothing depends on a default.
+	 * {@code -fmad}, stated in full so that nothing depends on a default, and so that the context's
+	 * compile options that would change them ({@code -ftz=true}, {@code --use_fast_math}, ...) are
+	 * left out for these kernels (the CUDA backend logs which).
 	 */
-	static final String[] IEEE_OPTIONS = { "-fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false" };
+	static final String[] IEEE_OPTIONS = { DIALECT, "-fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false" };
 
-	static final String[] FAST_MATH_OPTIONS = { "--use_fast_math" };
+	static final String[] FAST_MATH_OPTIONS = { DIALECT, "--use_fast_math" };
 
 	/** Bodies by generated text and arithmetic, so that the same definition gives the same body object. */
 	private static final Map<String, ExpressionBody> BODIES = new ConcurrentHashMap<>();

@@ -37,8 +37,10 @@ import dev.gpucompute.GpuStream;
  * thread ends and discards the capture at once: the stream and its lease are usable afterwards, and
  * {@link #end()} throws with the refusal as its cause.
  *
- * <p>Only the thread that began the capture may use it and must end it (CUDA captures in its
- * thread-local mode, so other threads' work on other streams goes on undisturbed). A buffer's first
+ * <p>Only the thread that began the capture may use it and must end it; other threads' work on other
+ * streams goes on undisturbed, and a virtual thread may park during the capture (CUDA captures in its
+ * relaxed mode, which lets any carrier end it; the runtime refuses what a capture forbids itself). A
+ * capture left open when the context closes is ended and discarded by the close. A buffer's first
  * use on another stream is ordered when the graph is replayed, not in the graph, so buffers allocated
  * on any stream may be used.
  */

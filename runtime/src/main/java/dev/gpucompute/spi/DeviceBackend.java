@@ -58,9 +58,10 @@ public interface DeviceBackend extends AutoCloseable {
 	 * Begins capturing the work enqueued on {@code stream} (a stream from {@link #createStream}) into
 	 * a graph: from now on that work, and the work of streams that join the capture through events
 	 * recorded in it, is recorded instead of run, until {@link NativeCapture#end()} or
-	 * {@link NativeCapture#abort()} on the same thread. Other threads' work on other streams goes on
-	 * undisturbed (CUDA's thread-local capture mode). The context has checked that neither the thread
-	 * nor the stream captures already. The default refuses.
+	 * {@link NativeCapture#abort()}. Other threads' work on other streams goes on undisturbed, and
+	 * {@link #synchronizeDevice()} and {@link #awaitIdle} must not break the capture (on CUDA they wait
+	 * without synchronising the context while one is open). The context has checked that neither the
+	 * thread nor the stream captures already. The default refuses.
 	 * @throws dev.gpucompute.UnsupportedBackendOperationException when this backend cannot capture
 	 */
 	default NativeCapture beginCapture(NativeStream stream) {
@@ -117,7 +118,9 @@ public interface DeviceBackend extends AutoCloseable {
 
 	/**
 	 * Blocks until all work on every stream of this device is done ({@code cuCtxSynchronize}). Used
-	 * at shutdown and in rare cross-thread cases; never on the launch path.
+	 * at shutdown and in rare cross-thread cases; never on the launch path. Must not break a capture
+	 * open on another thread: it then waits for the streams that do not capture (what a capturing
+	 * stream records does not run).
 	 */
 	void synchronizeDevice();
 

@@ -6,9 +6,10 @@ package dev.gpucompute.spi;
  * event recorded in it, is recorded instead of run; {@link NativeStream#capture()} answers this
  * capture for each of them.
  *
- * <p>The context calls {@link #end()} or {@link #abort()} once, on the thread that began the capture
- * (CUDA's thread-local capture mode requires it). Either way every stream of the capture leaves it
- * and can be used as before.
+ * <p>The context calls {@link #end()} or {@link #abort()} once: on the thread that began the capture,
+ * or at the context's close on the closing thread (a capture its thread left open), so a backend must
+ * accept the end from any thread (CUDA: the relaxed capture mode; a virtual thread may also go on on
+ * another carrier). Either way every stream of the capture leaves it and can be used as before.
  */
 public interface NativeCapture {
 

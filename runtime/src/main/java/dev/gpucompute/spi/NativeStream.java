@@ -71,6 +71,16 @@ public interface NativeStream {
 	}
 
 	/**
+	 * Whether a pool may hand this stream to another holder when its lease is returned. False when the
+	 * backend lost control of it (on CUDA: the driver may still hold a capture open on it, so work
+	 * enqueued here would be recorded instead of run); the pool then destroys it and creates another
+	 * when one is needed. Cheap (a field read); the default is {@code true}.
+	 */
+	default boolean isReusable() {
+		return true;
+	}
+
+	/**
 	 * Destroys a stream created by {@link DeviceBackend#createStream}. Work already enqueued on it may
 	 * still run (the pool replaces an idle stream whose last holder returned it before its work
 	 * ended) and still finishes, as {@code cuStreamDestroy} lets it: until it has, the backend's

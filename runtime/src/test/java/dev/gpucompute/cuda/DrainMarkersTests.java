@@ -171,4 +171,55 @@ class DrainMarkersTests {
 		assertThat(this.ops.created.get()).as("no marker kept").isEqualTo(this.ops.destroyed.get());
 	}
 
+	@Test
+	void workEnqueuedBeforeACaptureBeganIsWaitedForThroughItsMarker() {
+		this.live.add("legacy");
+		this.live.add("pool-1");
+		this.ops.enqueue("pool-1");
+		// The capture begins on pool-1: its work so far is covered first, then the drain records nothing there.
+		assertThat(this.markers.cover("pool-1")).isEqualTo(CudaErrors.SUCCESS);
+		DrainMarkers.Recorder<String, FakeOps.Event> capturing = (stream, marker) -> stream.equals("pool-1")
+				? DrainMarkers.CAPTURING : this.ops.record(marker, stream);
+		assertThat(this.markers.awaitIdle(List.copyOf(this.live), capturing, 0))
+			.as("the work from before the capture still runs").isFalse();
+		this.ops.finish("pool-1");
+		assertThat(this.markers.awaitIdle(List.copyOf(this.live), capturing, 0)).isTrue();
+		assertThat(this.ops.created.get()).as("markers destroyed once done").isEqualTo(this.ops.destroyed.get());
+	}
+
+	@Test
+	void aStreamThatCapturesIsNotCoveredByAMarkerWhenItRetires() {
+		this.ops.enqueue("pool-1");
+		assertThat(this.markers.retire("pool-1", (stream, marker) -> DrainMarkers.CAPTURING))
+			.as("a marker there would be recorded into the capture").isFalse();
+		assertThat(this.ops.created.get()).as("no marker kept").isEqualTo(this.ops.destroyed.get());
+	}
+
+	@Test
+	void aMarkerThatCannotBeRecordedMeansIdleOnlyWhenTheContextIsLost() {
+		this.live.add("legacy");
+		this.live.add("pool-1");
+		this.ops.recordResult = CudaErrors.INVALID_HANDLE;
+		int[] failure = new int[1];
+		assertThat(this.markers.awaitIdle(List.copyOf(this.live), (stream, marker) -> this.ops.record(marker, stream), 0,
+				failure)).as("work not waited for").isFalse();
+		assertThat(failure[0]).isEqualTo(CudaErrors.INVALID_HANDLE);
+		this.ops.recordResult = 700; // CUDA_ERROR_ILLEGAL_ADDRESS, sticky: nothing runs any more
+		assertThat(this.markers.awaitIdle(List.copyOf(this.live), (stream, marker) -> this.ops.record(marker, stream), 0,
+				failure)).isTrue();
+		assertThat(failure[0]).isEqualTo(700);
+		assertThat(this.ops.created.get()).isEqualTo(this.ops.destroyed.get());
+	}
+
+	@Test
+	void aFailureAMarkerReportsIsTold() {
+		this.live.add("pool-1");
+		this.ops.enqueue("pool-1");
+		this.ops.failures.put("pool-1", 700);
+		int[] failure = new int[1];
+		assertThat(this.markers.awaitIdle(List.copyOf(this.live), (stream, marker) -> this.ops.record(marker, stream), 0,
+				failure)).as("nothing runs after a sticky failure").isTrue();
+		assertThat(failure[0]).isEqualTo(700);
+	}
+
 }

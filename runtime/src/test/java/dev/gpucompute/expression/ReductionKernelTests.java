@@ -14,10 +14,15 @@ import dev.gpucompute.Dim3;
 import dev.gpucompute.ElementType;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuLauncher;
+import dev.gpucompute.GpuStream;
 import dev.gpucompute.HostArray;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.StreamScope;
+import dev.gpucompute.graph.GpuGraph;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCapture;
+import dev.gpucompute.graph.GraphCaptureException;
 
 /**
  * Reductions on the CPU backend: the documented order, reimplemented here independently of the
@@ -190,6 +195,41 @@ class ReductionKernelTests {
 			.reduce("a + b").identity("0.0f").build())
 			.isInstanceOf(KernelExpressionException.class)
 			.hasMessageContaining("in, line 1, column 7: 'a' is a name the kernel defines itself");
+	}
+
+	@Test
+	void inACaptureALargeWholeSumIsRefusedForItsScratchAndItsTwoPhasesLaunchedByHandAreCaptured() {
+		float[] x = new float[5000];
+		for (int i = 0; i < x.length; i++) {
+			x[i] = (i % 7) * 0.1f - 0.3f;
+		}
+		float[] result = new float[1];
+		try (GpuContext gpu = cpu()) {
+			GpuLauncher launcher = gpu.launcher();
+			GpuGraphs graphs = GpuGraphs.of(gpu);
+			try (StreamLease lease = gpu.streams().acquire();
+					DeviceBuffer in = launcher.allocate(x.length, ElementType.FLOAT);
+					DeviceBuffer out = launcher.allocate(1, ElementType.FLOAT);
+					DeviceBuffer partials = launcher.allocate(2, ElementType.FLOAT)) {
+				in.upload(HostArray.of(x));
+				launcher.load(SUM.source()); // a load, too, is refused in a capture
+				GpuStream stream = lease.stream();
+				try (GraphCapture capture = graphs.beginCapture("sum", stream)) {
+					assertThatThrownBy(() -> SUM.launch(launcher, x.length, in, out)).isInstanceOfSatisfying(
+							GraphCaptureException.class, (ex) -> assertThat(ex.kind()).isEqualTo(GraphCaptureException.Kind.ALLOCATION));
+				}
+				try (GraphCapture capture = graphs.beginCapture("sum", stream)) {
+					launcher.launch(SUM.source(), LaunchConfig.of(Dim3.of(2), Dim3.of(256)), x.length, in, out, partials, 1);
+					launcher.launch(SUM.source(), LaunchConfig.of(Dim3.of(1), Dim3.of(256)), x.length, in, out, partials, 2);
+					try (GpuGraph graph = capture.end()) {
+						graph.launch(stream);
+						stream.synchronize();
+					}
+				}
+				out.download(HostArray.of(result)).join();
+			}
+		}
+		assertThat(Float.floatToIntBits(result[0])).isEqualTo(Float.floatToIntBits(reduceWhole(x, Float::sum, 0.0f)));
 	}
 
 	private static GpuContext cpu() {

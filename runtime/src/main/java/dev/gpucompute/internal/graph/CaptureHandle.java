@@ -86,18 +86,19 @@ final class CaptureHandle implements GraphCapture {
 			throw new GraphCaptureException(Kind.ENDED, "end", "The " + this.capture + " failed earlier and was discarded: "
 					+ failure.getMessage(), failure);
 		}
-		if (!this.capture.isActive()) {
-			throw new GraphCaptureException(Kind.ENDED, "end", "The " + this.capture + " is over: "
-					+ (this.room.lifecycle.isOpen() ? "it was discarded" : "its context closed"));
-		}
+		// A close ends the captures left open: after it, the end says the context closed.
 		this.room.lifecycle.ensureOpen();
+		if (!this.capture.isActive()) {
+			throw new GraphCaptureException(Kind.ENDED, "end", "The " + this.capture + " is over: it was discarded");
+		}
 		return this.capture.end();
 	}
 
 	private void checkThread() {
 		if (Thread.currentThread() != this.capture.thread()) {
 			throw new GpuException("The " + this.capture + " can only be ended by that thread, not by '"
-					+ Thread.currentThread().getName() + "' (CUDA captures in its thread-local mode)");
+					+ Thread.currentThread().getName() + "': a capture and the stream scope it opened belong to the thread "
+					+ "that began it");
 		}
 	}
 

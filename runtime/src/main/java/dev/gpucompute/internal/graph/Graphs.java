@@ -315,10 +315,21 @@ public final class Graphs implements GpuGraphs {
 	}
 
 	/**
-	 * At close, after the device drained: the caches and the live graphs are released (the
-	 * instantiations go before the streams and the device).
+	 * At close, after the device drained: the captures still in progress are ended and discarded, then
+	 * the caches and the live graphs are released (all before the streams and the device). The drain
+	 * did not wait for a capture's work, which is recorded, not run; the work its streams had before the
+	 * capture began was waited for.
 	 */
 	public void releaseAtClose() {
+		// Captures left open (their threads never ended them) end first, before the streams they use are
+		// destroyed: the backend ends them at the driver and discards what they recorded.
+		List<Capture> inProgress = this.captures.active();
+		for (Capture capture : inProgress) {
+			capture.abort();
+		}
+		if (!inProgress.isEmpty()) {
+			log.warn("{} graph captures were still in progress at context close; ended and discarded", inProgress.size());
+		}
 		List<GraphState> states;
 		List<GraphCacheImpl<?>> open;
 		synchronized (this) {

@@ -309,15 +309,19 @@ public final class Pool implements StreamPool {
 		if (capture != null) {
 			return releaseAfter(capture, lease, heldNanos);
 		}
+		boolean discard;
 		this.lock.lock();
 		try {
 			if (!lease.markClosed()) {
 				return false;
 			}
-			returnSlot(slot, heldNanos);
+			discard = returnSlot(slot, heldNanos);
 		}
 		finally {
 			this.lock.unlock();
+		}
+		if (discard) {
+			this.slots.destroy(slot);
 		}
 		this.listener.leaseReleased(heldNanos);
 		return true;
@@ -340,31 +344,51 @@ public final class Pool implements StreamPool {
 			this.lock.unlock();
 		}
 		capture.atEnd(() -> {
+			boolean discard;
 			this.lock.lock();
 			try {
-				returnSlot(slot, heldNanos);
+				discard = returnSlot(slot, heldNanos);
 			}
 			finally {
 				this.lock.unlock();
+			}
+			if (discard) {
+				this.slots.destroy(slot);
 			}
 		});
 		this.listener.leaseReleased(heldNanos);
 		return true;
 	}
 
-	/** Puts a closed lease's stream back for the next holder; with the lock held. */
-	private void returnSlot(PoolSlot slot, long heldNanos) {
+	/**
+	 * Puts a closed lease's stream back for the next holder; with the lock held. A stream its backend
+	 * can no longer vouch for ({@link dev.gpucompute.spi.NativeStream#isReusable()} false: on CUDA, one
+	 * the driver may still capture) is taken out of the pool instead, making room for a new one.
+	 * @return whether the caller must destroy the stream, once it has released the lock
+	 */
+	private boolean returnSlot(PoolSlot slot, long heldNanos) {
 		// Before anyone else can lease it: the next holder must never be told of this holder's failures.
 		slot.stream.discardFailures();
 		PoolSlot.CURRENT.setRelease(slot, null);
 		slot.leased = false;
 		slot.leases++;
 		slot.heldNanos += heldNanos;
-		// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
-		this.ledger.returned(slot);
+		boolean discard = false;
+		if (slot.stream.isReusable()) {
+			// Once closed, the context's destroyAll owns every stream; a late return only leaves it out of the idle queue.
+			this.ledger.returned(slot);
+		}
+		else {
+			discard = this.ledger.discarded(slot);
+			if (discard) {
+				log.warn("Pooled stream {} is destroyed instead of going back to the pool: its backend can no longer "
+						+ "vouch for it", slot.stream.name());
+			}
+		}
 		if (!this.ledger.isClosed() && this.queue.pending() > 0) {
 			this.queue.serve();
 		}
+		return discard;
 	}
 
 	/** Refuses new leases and wakes every waiter (they get a {@link ContextClosedException}). */

@@ -138,6 +138,25 @@ final class PoolLedger {
 	}
 
 	/**
+	 * Books the return of a leased stream that must not serve again (its backend lost control of it):
+	 * out of the books, and no longer counted against the maximum, so that another can be created in
+	 * its place. The caller destroys it. After the pool stopped it is booked as {@link #returned} (the
+	 * context's destroyAll owns it then).
+	 * @return whether the caller must destroy it now
+	 */
+	boolean discarded(PoolSlot slot) {
+		if (this.closed) {
+			returned(slot);
+			return false;
+		}
+		int p = slot.priority.ordinal();
+		this.active--;
+		this.leasedBy[p]--;
+		this.total--;
+		return true;
+	}
+
+	/**
 	 * Undoes a booking of {@code count} streams of priority {@code p} whose creation failed: the
 	 * streams {@code taken} go back idle, and the {@code notCreated} that were counted against the
 	 * maximum no longer are.

@@ -359,10 +359,36 @@ public abstract class GraphRulesContractSuite extends GpuContractFixture {
 		GraphCapture capture = graphs().beginCapture("cut", lease.stream());
 		this.launcher.launch(append, ONE, log, 1);
 		this.context.close();
+		assertThat(capture.isCapturing()).as("the close ended the capture, before it destroyed the streams").isFalse();
 		assertThatThrownBy(capture::end).isInstanceOf(ContextClosedException.class);
 		assertThatCode(capture::close).doesNotThrowAnyException();
 		assertThatCode(lease::close).doesNotThrowAnyException();
 		assertThatCode(log::close).doesNotThrowAnyException();
+	}
+
+	@Test
+	void closingTheContextEndsACaptureAnotherThreadLeftOpen() throws Exception {
+		Kernel append = kernel(ContractKernels.APPEND);
+		ExecutorService other = Executors.newSingleThreadExecutor();
+		try {
+			StreamLease lease = this.pool.acquire();
+			DeviceBuffer log = zeros(4);
+			lease.stream().waitFor(log.stream());
+			GraphCapture capture = other.submit(() -> {
+				GraphCapture begun = graphs().beginCapture("abandoned", lease.stream());
+				this.launcher.launch(append, ONE, log, 1);
+				return begun;
+			}).get();
+			this.context.close();
+			assertThat(capture.isCapturing()).as("ended by the close, on the closing thread").isFalse();
+			assertThat(other.submit(() -> {
+				capture.close();
+				return true;
+			}).get()).isTrue();
+		}
+		finally {
+			other.shutdownNow();
+		}
 	}
 
 	@Test

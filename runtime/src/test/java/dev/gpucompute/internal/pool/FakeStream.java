@@ -23,6 +23,9 @@ final class FakeStream implements NativeStream {
 	/** Thrown by {@link #destroy()} when set. */
 	RuntimeException destroyFailure;
 
+	/** What {@link #isReusable()} answers; a test clears it as a backend that lost control of the stream. */
+	volatile boolean reusable = true;
+
 	FakeStream(String name) {
 		this.name = name;
 	}
@@ -76,6 +79,11 @@ final class FakeStream implements NativeStream {
 
 	@Override
 	public void discardFailures() {
+	}
+
+	@Override
+	public boolean isReusable() {
+		return this.reusable;
 	}
 
 	@Override
