@@ -3,6 +3,8 @@ package dev.gpucompute.spi;
 import java.nio.file.Path;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Settings a backend needs when it opens.
  *
@@ -15,7 +17,7 @@ import java.util.List;
  * @param listener told of every kernel that fails while it runs
  */
 public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
-		List<String> compileOptions, Path kernelCacheDir, BackendListener listener) {
+		List<String> compileOptions, @Nullable Path kernelCacheDir, BackendListener listener) {
 
 	public BackendConfig {
 		compileOptions = List.copyOf(compileOptions);
