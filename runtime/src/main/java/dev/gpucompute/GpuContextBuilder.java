@@ -66,7 +66,7 @@ public final class GpuContextBuilder {
 	// ---- what to open ----------------------------------------------------------------------------
 
 	/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
-	public GpuContextBuilder backend(Backend backend) {
+	public GpuContextBuilder backend(@Nullable Backend backend) {
 		this.backend = backend;
 		return this;
 	}

@@ -82,7 +82,7 @@ public record StreamSettings(@Nullable Integer poolSize, int maxSize, Duration a
 	}
 
 	/** With {@code poolSize} streams up front ({@code null}: follow the maximum). */
-	public StreamSettings withPoolSize(Integer poolSize) {
+	public StreamSettings withPoolSize(@Nullable Integer poolSize) {
 		return new StreamSettings(poolSize, this.maxSize, this.acquireTimeout, this.defaultStream,
 				this.leakDetectionThreshold);
 	}
