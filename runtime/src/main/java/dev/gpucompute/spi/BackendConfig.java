@@ -26,7 +26,7 @@ public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetByt
 
 	/** Settings without a listener, for backends opened outside a context. */
 	public BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
-			List<String> compileOptions, Path kernelCacheDir) {
+			List<String> compileOptions, @Nullable Path kernelCacheDir) {
 		this(ordinal, cpuThreads, cpuMemoryBudgetBytes, memoryPoolReleaseThreshold, compileOptions, kernelCacheDir,
 				BackendListener.NONE);
 	}
