@@ -1,5 +1,7 @@
 package dev.gpucompute;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A stream, event, buffer or kernel was used after its {@link GpuContext} closed (or began to close),
  * or work was abandoned at close: pending when the drain timeout passed, its futures complete
@@ -10,7 +12,7 @@ public class ContextClosedException extends GpuException {
 
 	private static final long serialVersionUID = 1L;
 
-	public ContextClosedException(String message) {
+	public ContextClosedException(@Nullable String message) {
 		super(message);
 	}
 

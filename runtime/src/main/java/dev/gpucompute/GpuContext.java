@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.settings.KernelTiming;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One device, opened for the whole application: owns the backend, the {@link StreamPool}, the
@@ -72,7 +73,7 @@ public interface GpuContext extends AutoCloseable {
 	boolean isHealthy();
 
 	/** Why the context is unhealthy (closed, sticky device error), or {@code null} when healthy. */
-	String healthProblem();
+	@Nullable String healthProblem();
 
 	/**
 	 * Whether the context has stopped accepting work: from the moment {@link #close()}, having closed

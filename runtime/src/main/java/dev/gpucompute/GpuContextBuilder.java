@@ -21,6 +21,7 @@ import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.settings.MetricsSettings;
 import dev.gpucompute.settings.ShutdownSettings;
 import dev.gpucompute.settings.StreamSettings;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Configures and opens a {@link GpuContext}: {@code GpuContext.builder()...open()}. The settings of
@@ -34,7 +35,7 @@ import dev.gpucompute.settings.StreamSettings;
  */
 public final class GpuContextBuilder {
 
-	private Backend backend;
+	private @Nullable Backend backend;
 
 	private int device;
 
@@ -65,7 +66,7 @@ public final class GpuContextBuilder {
 	// ---- what to open ----------------------------------------------------------------------------
 
 	/** {@code null} (the default) chooses automatically: CUDA when usable, else CPU. */
-	public GpuContextBuilder backend(Backend backend) {
+	public GpuContextBuilder backend(@Nullable Backend backend) {
 		this.backend = backend;
 		return this;
 	}
@@ -384,7 +385,7 @@ public final class GpuContextBuilder {
 	}
 
 	/** How many devices {@code backend} has here (what {@link GpuDevices#deviceCount} answers). */
-	static int deviceCount(Backend backend, int cpuDevices) {
+	static int deviceCount(@Nullable Backend backend, int cpuDevices) {
 		try {
 			return (int) Implementation.DEVICE_COUNT.handle().invokeExact(backend, cpuDevices);
 		}
@@ -418,7 +419,7 @@ public final class GpuContextBuilder {
 	 * checks it) without one. A door that cannot be found answers every call with the same
 	 * {@link IllegalStateException} saying why (the jar is incomplete, or mixes versions).
 	 */
-	private record Implementation(java.lang.invoke.MethodHandle found, String problem, Throwable cause) {
+	private record Implementation(java.lang.invoke.@Nullable MethodHandle found, @Nullable String problem, @Nullable Throwable cause) {
 
 		static final String ENGINE = "dev.gpucompute.internal.context.Engine";
 
@@ -482,7 +483,7 @@ public final class GpuContextBuilder {
 	 * @param shutdown how the context closes
 	 * @param metrics what the context measures
 	 */
-	public record Settings(Backend backend, GpuListener listener, List<KernelSource> kernels,
+	public record Settings(@Nullable Backend backend, GpuListener listener, List<KernelSource> kernels,
 			Map<StreamPriority, Integer> priorityLimits, StreamSettings streams, CopySettings copies, CpuSettings cpu,
 			CudaSettings cuda, KernelSettings kernelSettings, ShutdownSettings shutdown, MetricsSettings metrics) {
 

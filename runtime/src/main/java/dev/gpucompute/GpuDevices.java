@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.IntFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Several devices in one application: one {@link GpuContext} per device, each with its own stream
@@ -70,7 +71,7 @@ public interface GpuDevices extends AutoCloseable {
 	 * How many devices {@code backend} has here ({@code null}: what {@code auto} chooses): CUDA devices,
 	 * or {@code cpuDevices} for the CPU backend. Zero when CUDA was asked for and is unavailable.
 	 */
-	static int deviceCount(Backend backend, int cpuDevices) {
+	static int deviceCount(@Nullable Backend backend, int cpuDevices) {
 		return GpuContextBuilder.deviceCount(backend, cpuDevices);
 	}
 

@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.listener.KernelLoad;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What applications inject: loads kernels, launches them, scopes the current stream, runs

@@ -1,5 +1,7 @@
 package dev.gpucompute;
 
+import org.jspecify.annotations.Nullable;
+
 /** A kernel could not be compiled or loaded. Carries the compiler's log when there is one. */
 public class KernelCompilationException extends GpuException {
 
@@ -9,7 +11,7 @@ public class KernelCompilationException extends GpuException {
 
 	private final String compilerLog;
 
-	public KernelCompilationException(String kernelName, String message, String compilerLog, Throwable cause) {
+	public KernelCompilationException(String kernelName, String message, @Nullable String compilerLog, @Nullable Throwable cause) {
 		super("Kernel '" + kernelName + "' could not be compiled: " + message
 				+ ((compilerLog != null && !compilerLog.isBlank()) ? "\n--- compiler log ---\n" + compilerLog.strip() : ""),
 				cause);

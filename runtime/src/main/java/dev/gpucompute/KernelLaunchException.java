@@ -1,5 +1,7 @@
 package dev.gpucompute;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A kernel failed while it ran, or the backend refused to start it. Raised at launch or at the
  * next synchronisation of the stream the kernel ran on; the message names both.
@@ -12,7 +14,7 @@ public class KernelLaunchException extends GpuException {
 
 	private final String streamName;
 
-	public KernelLaunchException(String kernelName, String streamName, String message, Throwable cause) {
+	public KernelLaunchException(String kernelName, String streamName, String message, @Nullable Throwable cause) {
 		super("Kernel '" + kernelName + "' on stream " + streamName + " failed: " + message, cause);
 		this.kernelName = kernelName;
 		this.streamName = streamName;

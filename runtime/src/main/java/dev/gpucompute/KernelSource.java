@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything needed to load one kernel on any backend: its name (the {@code extern "C"} entry
@@ -49,26 +50,26 @@ public final class KernelSource {
 
 	private final ParamType[] params;
 
-	private final CudaForm cudaForm;
+	private final @Nullable CudaForm cudaForm;
 
-	private final byte[] cudaCode;
+	private final byte @Nullable [] cudaCode;
 
 	private final List<String> compileOptions;
 
-	private final CpuKernel cpu;
+	private final @Nullable CpuKernel cpu;
 
 	/** Code compiled ahead of time from the CUDA C source (PTX, cubin or fatbin), or {@code null}. */
-	private final CudaForm prebuiltForm;
+	private final @Nullable CudaForm prebuiltForm;
 
-	private final byte[] prebuiltCode;
+	private final byte @Nullable [] prebuiltCode;
 
-	private KernelSource(String name, ParamType[] params, CudaForm cudaForm, byte[] cudaCode,
-			List<String> compileOptions, CpuKernel cpu) {
+	private KernelSource(String name, ParamType[] params, @Nullable CudaForm cudaForm, byte @Nullable [] cudaCode,
+			List<String> compileOptions, @Nullable CpuKernel cpu) {
 		this(name, params, cudaForm, cudaCode, compileOptions, cpu, null, null);
 	}
 
-	private KernelSource(String name, ParamType[] params, CudaForm cudaForm, byte[] cudaCode,
-			List<String> compileOptions, CpuKernel cpu, CudaForm prebuiltForm, byte[] prebuiltCode) {
+	private KernelSource(String name, ParamType[] params, @Nullable CudaForm cudaForm, byte @Nullable [] cudaCode,
+			List<String> compileOptions, @Nullable CpuKernel cpu, @Nullable CudaForm prebuiltForm, byte @Nullable [] prebuiltCode) {
 		this.name = name;
 		this.params = params;
 		this.cudaForm = cudaForm;
@@ -179,12 +180,12 @@ public final class KernelSource {
 	}
 
 	/** The form of the code compiled ahead of time, or {@code null} when there is none. */
-	public CudaForm prebuiltForm() {
+	public @Nullable CudaForm prebuiltForm() {
 		return this.prebuiltForm;
 	}
 
 	/** The code compiled ahead of time (a copy), or {@code null}. */
-	public byte[] prebuiltCode() {
+	public byte @Nullable [] prebuiltCode() {
 		return (this.prebuiltCode != null) ? this.prebuiltCode.clone() : null;
 	}
 
@@ -249,17 +250,17 @@ public final class KernelSource {
 	}
 
 	/** The CUDA form, or {@code null} when the kernel has only a CPU implementation. */
-	public CudaForm cudaForm() {
+	public @Nullable CudaForm cudaForm() {
 		return this.cudaForm;
 	}
 
 	/** The CUDA code's bytes (UTF-8 text for source and PTX), or {@code null}. A copy. */
-	public byte[] cudaCode() {
+	public byte @Nullable [] cudaCode() {
 		return (this.cudaCode != null) ? this.cudaCode.clone() : null;
 	}
 
 	/** The CUDA code as text (for {@link CudaForm#SOURCE} and {@link CudaForm#PTX}), or {@code null}. */
-	public String cudaText() {
+	public @Nullable String cudaText() {
 		return (this.cudaCode != null && (this.cudaForm == CudaForm.SOURCE || this.cudaForm == CudaForm.PTX))
 				? new String(this.cudaCode, StandardCharsets.UTF_8) : null;
 	}
@@ -269,7 +270,7 @@ public final class KernelSource {
 	}
 
 	/** The CPU implementation, or {@code null}. */
-	public CpuKernel cpu() {
+	public @Nullable CpuKernel cpu() {
 		return this.cpu;
 	}
 
@@ -287,7 +288,7 @@ public final class KernelSource {
 	 * {@code null} when {@link #sameCode(KernelSource)}: for the message that refuses a different
 	 * kernel under a name already loaded.
 	 */
-	public String differenceFrom(KernelSource other) {
+	public @Nullable String differenceFrom(KernelSource other) {
 		Objects.requireNonNull(other, "other");
 		if (!Arrays.equals(this.params, other.params)) {
 			return "its parameters are " + List.of(this.params) + ", not " + List.of(other.params);

@@ -3,6 +3,7 @@ package dev.gpucompute;
 import dev.gpucompute.listener.GpuListener;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A bounded pool of non-blocking streams with exclusive leases. {@code minSize} streams are
@@ -83,7 +84,7 @@ public interface StreamPool {
 	 * never stalled. Without leak detection (threshold zero) there is no threshold to judge by, and
 	 * this answers {@code null}.
 	 */
-	String stallReason();
+	@Nullable String stallReason();
 
 	/** Leases held longer than this are reported as possible leaks; zero when leak detection is off. */
 	Duration leakDetectionThreshold();

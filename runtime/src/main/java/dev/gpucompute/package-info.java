@@ -34,4 +34,7 @@
  * for kernel files; the rest ({@code internal}, {@code cpu}, {@code cuda}) is the implementation, which
  * this package never names.
  */
+@NullMarked
 package dev.gpucompute;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,6 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import dev.gpucompute.Backend;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The values of {@code gpu.backend}: which backend the {@link dev.gpucompute.GpuContext} bean runs
@@ -20,14 +21,14 @@ public enum BackendChoice {
 	/** The CPU backend, whatever hardware is present (tests, laptops, CI). */
 	CPU(Backend.CPU);
 
-	private final Backend backend;
+	private final @Nullable Backend backend;
 
-	BackendChoice(Backend backend) {
+	BackendChoice(@Nullable Backend backend) {
 		this.backend = backend;
 	}
 
 	/** The backend to request from the runtime, or {@code null} to let it choose ({@link #AUTO}). */
-	public Backend backend() {
+	public @Nullable Backend backend() {
 		return this.backend;
 	}
 

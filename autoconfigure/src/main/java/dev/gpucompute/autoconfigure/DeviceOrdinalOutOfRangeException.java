@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.origin.Origin;
 
 import dev.gpucompute.Backend;
@@ -21,7 +22,7 @@ public class DeviceOrdinalOutOfRangeException extends BackendUnavailableExceptio
 
 	private final int deviceCount;
 
-	private final transient Origin origin;
+	private final transient @Nullable Origin origin;
 
 	/**
 	 * An ordinal of {@code gpu.device} out of range.
@@ -41,8 +42,8 @@ public class DeviceOrdinalOutOfRangeException extends BackendUnavailableExceptio
 	 * @param deviceCount how many devices that backend has here (at least 1)
 	 * @param origin where the property was set, or {@code null} when unknown
 	 */
-	public DeviceOrdinalOutOfRangeException(Backend backend, String property, int ordinal, int deviceCount,
-			Origin origin) {
+	public DeviceOrdinalOutOfRangeException(Backend backend, @Nullable String property, int ordinal, int deviceCount,
+			@Nullable Origin origin) {
 		super(backend, "device ordinal " + ordinal + ((property != null) ? " (" + property + ")" : "")
 				+ " is out of range: there " + ((deviceCount == 1) ? "is 1 device" : "are " + deviceCount + " devices")
 				+ " (ordinals 0 to " + (deviceCount - 1) + ")", null);
@@ -68,7 +69,7 @@ public class DeviceOrdinalOutOfRangeException extends BackendUnavailableExceptio
 	}
 
 	/** Where the property was set, or {@code null} when unknown. */
-	public Origin origin() {
+	public @Nullable Origin origin() {
 		return this.origin;
 	}
 

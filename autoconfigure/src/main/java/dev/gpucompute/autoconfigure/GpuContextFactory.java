@@ -6,11 +6,13 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.env.Environment;
 
@@ -81,9 +83,9 @@ final class GpuContextFactory {
 			own.put(ordinal, forDevice);
 		}
 		// Each builder logs the one line saying which backend was chosen and why.
-		GpuDevices devices = GpuDevices.open(
-				(ordinal) -> builder(requested, ordinal, listenerFor(own.get(ordinal), handedOut)),
-				ordinals);
+		// Every ordinal opened has its entry in own.
+		GpuDevices devices = GpuDevices.open((ordinal) -> builder(requested, ordinal,
+				listenerFor(Objects.requireNonNull(own.get(ordinal)), handedOut)), ordinals);
 		GpuContext primary = devices.primary();
 		if (requested == null && primary.backend() == Backend.CPU) {
 			// The starter leaves JCuda's natives to the application: say so when that is why CUDA is not used.
@@ -114,7 +116,7 @@ final class GpuContextFactory {
 		return CompositeGpuListener.of(result);
 	}
 
-	private GpuContextBuilder builder(Backend requested, int ordinal, GpuListener listener) {
+	private GpuContextBuilder builder(@Nullable Backend requested, int ordinal, GpuListener listener) {
 		GpuContextBuilder builder = GpuContext.builder()
 			.backend(requested)
 			.device(ordinal)
@@ -133,7 +135,7 @@ final class GpuContextFactory {
 	}
 
 	/** The ordinals to open, the primary first. */
-	private List<Integer> ordinals(Backend requested, int cpuDevices) {
+	private List<Integer> ordinals(@Nullable Backend requested, int cpuDevices) {
 		List<String> configured = this.properties.getDevices();
 		if (configured == null) {
 			return List.of(chooseOrdinal(requested, device(), cpuDevices));
@@ -169,7 +171,7 @@ final class GpuContextFactory {
 			for (int ordinal : selection.ordinals()) {
 				if (ordinal >= count) {
 					throw new DeviceOrdinalOutOfRangeException(backend, "gpu.devices", ordinal, count,
-							devicesOrigin(ordinal));
+							devicesOrigin(configured, ordinal));
 				}
 			}
 			if (this.properties.getDevice() != null) {
@@ -193,8 +195,7 @@ final class GpuContextFactory {
 	}
 
 	/** Where the element of {@code gpu.devices} that lists {@code ordinal} was set. */
-	private Origin devicesOrigin(int ordinal) {
-		List<String> configured = this.properties.getDevices();
+	private @Nullable Origin devicesOrigin(List<String> configured, int ordinal) {
 		for (int i = 0; i < configured.size(); i++) {
 			if (DeviceSelection.parse(List.of(configured.get(i))).ordinals().contains(ordinal)) {
 				Origin element = PropertyOrigins.origin(this.environment, "gpu.devices[" + i + "]");
@@ -212,7 +213,7 @@ final class GpuContextFactory {
 	 * CPU of a GPU server would hide it); a machine without CUDA at all falls back to a CPU device:
 	 * the one of that ordinal when {@code gpu.cpu.devices} has it, else device 0.
 	 */
-	private int chooseOrdinal(Backend requested, int ordinal, int cpuDevices) {
+	private int chooseOrdinal(@Nullable Backend requested, int ordinal, int cpuDevices) {
 		BackendSelection selection = Backends.select(requested, ordinal, cpuDevices);
 		if (requested == null) {
 			if (selection.backend() == Backend.CUDA) {
@@ -237,7 +238,7 @@ final class GpuContextFactory {
 		throw new BackendUnavailableException(requested, selection.availability().reason(), null);
 	}
 
-	private static void checkOrdinal(BackendProvider provider, Backend backend, int ordinal) {
+	private static void checkOrdinal(@Nullable BackendProvider provider, Backend backend, int ordinal) {
 		if (provider == null || ordinal == 0 || !provider.probe(0).available()) {
 			return;
 		}

@@ -2,6 +2,7 @@ package dev.gpucompute.autoconfigure;
 
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.listener.GpuListener;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Supplies each device's own {@link GpuListener}, for listeners that serve one context, like the
@@ -23,6 +24,6 @@ public interface GpuListenerFactory {
 	 * @param ordinal the device ordinal
 	 * @return its listener, or {@code null} (or {@link GpuListener#NONE}) for none
 	 */
-	GpuListener create(int ordinal);
+	@Nullable GpuListener create(int ordinal);
 
 }

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
@@ -46,14 +47,14 @@ public class GpuProperties {
 	 * devices (default 1); with 'auto', a machine without CUDA falls back to CPU device 0 when the
 	 * ordinal is beyond them. Defaults to 0, or, with gpu.devices, to the first device listed.
 	 */
-	private Integer device;
+	private @Nullable Integer device;
 
 	/**
 	 * Devices to open, one GPU context each: 'all' (every device of the backend) or a list of
 	 * ordinals such as 0,1,3. The first listed is the primary device, unless gpu.device is set (it
 	 * must then be one of them). Defaults to the one device gpu.device names.
 	 */
-	private List<String> devices;
+	private @Nullable List<String> devices;
 
 	/**
 	 * What start-up does with a key under 'gpu.' that no gpu-compute property binds (a misspelled
@@ -103,19 +104,19 @@ public class GpuProperties {
 		this.backend = backend;
 	}
 
-	public Integer getDevice() {
+	public @Nullable Integer getDevice() {
 		return this.device;
 	}
 
-	public void setDevice(Integer device) {
+	public void setDevice(@Nullable Integer device) {
 		this.device = device;
 	}
 
-	public List<String> getDevices() {
+	public @Nullable List<String> getDevices() {
 		return this.devices;
 	}
 
-	public void setDevices(List<String> devices) {
+	public void setDevices(@Nullable List<String> devices) {
 		this.devices = devices;
 	}
 
@@ -171,7 +172,7 @@ public class GpuProperties {
 		 * Defaults to 8, or to gpu.streams.max-size when that is smaller, so that setting only the
 		 * maximum never contradicts it.
 		 */
-		private Integer poolSize;
+		private @Nullable Integer poolSize;
 
 		/**
 		 * Most streams the pool creates; when all are leased, callers wait up to the acquire
@@ -209,11 +210,11 @@ public class GpuProperties {
 		 */
 		private Map<StreamPriority, Integer> priorityLimits = new EnumMap<>(StreamPriority.class);
 
-		public Integer getPoolSize() {
+		public @Nullable Integer getPoolSize() {
 			return this.poolSize;
 		}
 
-		public void setPoolSize(Integer poolSize) {
+		public void setPoolSize(@Nullable Integer poolSize) {
 			this.poolSize = poolSize;
 		}
 
@@ -360,7 +361,7 @@ public class GpuProperties {
 		 * Directory of the compiled-kernel cache, keyed by source, options, device architecture
 		 * and driver version. Defaults to 'gpu-compute-kernels' in the system temp directory.
 		 */
-		private Path cacheDir;
+		private @Nullable Path cacheDir;
 
 		public List<String> getLocations() {
 			return this.locations;
@@ -378,11 +379,11 @@ public class GpuProperties {
 			this.compileOptions = compileOptions;
 		}
 
-		public Path getCacheDir() {
+		public @Nullable Path getCacheDir() {
 			return this.cacheDir;
 		}
 
-		public void setCacheDir(Path cacheDir) {
+		public void setCacheDir(@Nullable Path cacheDir) {
 			this.cacheDir = cacheDir;
 		}
 
@@ -489,7 +490,7 @@ public class GpuProperties {
 		 * Worker threads of the CPU backend, which run kernel blocks in parallel. Defaults to the
 		 * number of available processors.
 		 */
-		private Integer threads;
+		private @Nullable Integer threads;
 
 		/**
 		 * How many devices the CPU backend stands in for (1 to 64), ordinals 0 to n-1, each with
@@ -498,11 +499,11 @@ public class GpuProperties {
 		 */
 		private int devices = 1;
 
-		public Integer getThreads() {
+		public @Nullable Integer getThreads() {
 			return this.threads;
 		}
 
-		public void setThreads(Integer threads) {
+		public void setThreads(@Nullable Integer threads) {
 			this.threads = threads;
 		}
 

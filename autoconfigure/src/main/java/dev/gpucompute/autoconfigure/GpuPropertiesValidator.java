@@ -1,6 +1,7 @@
 package dev.gpucompute.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -77,8 +78,9 @@ public final class GpuPropertiesValidator implements Validator {
 		if (device != null) {
 			check(errors, "device", () -> GpuContext.builder().device(device));
 		}
-		if (properties.getDevices() != null) {
-			validateDevices(properties, errors);
+		List<String> devices = properties.getDevices();
+		if (devices != null) {
+			validateDevices(properties, devices, errors);
 		}
 		GpuProperties.Streams streams = properties.getStreams();
 		validateStreams(streams, errors);
@@ -121,9 +123,9 @@ public final class GpuPropertiesValidator implements Validator {
 		check(errors, "cpu.devices", () -> CpuSettings.DEFAULTS.withDevices(cpuDevices));
 	}
 
-	private static void validateDevices(GpuProperties properties, Errors errors) {
+	private static void validateDevices(GpuProperties properties, List<String> devices, Errors errors) {
 		try {
-			DeviceSelection selection = DeviceSelection.parse(properties.getDevices());
+			DeviceSelection selection = DeviceSelection.parse(devices);
 			Integer device = properties.getDevice();
 			if (device != null && device >= 0 && !selection.all() && !selection.ordinals().contains(device)) {
 				errors.rejectValue("device", CODE_DEVICE_NOT_LISTED, new Object[] { selection.toString() },
@@ -131,7 +133,7 @@ public final class GpuPropertiesValidator implements Validator {
 			}
 		}
 		catch (IllegalArgumentException ex) {
-			errors.rejectValue("devices", CODE_INVALID_DEVICES, ex.getMessage());
+			errors.rejectValue("devices", CODE_INVALID_DEVICES, String.valueOf(ex.getMessage()));
 		}
 	}
 

@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
@@ -25,7 +26,7 @@ public final class PropertyOrigins {
 	 * @param environment the application's environment
 	 * @param name a property name in canonical form ({@code gpu.kernels.locations[0]})
 	 */
-	public static ConfigurationProperty find(Environment environment, String name) {
+	public static @Nullable ConfigurationProperty find(Environment environment, String name) {
 		if (!(environment instanceof ConfigurableEnvironment configurable)
 				|| !ConfigurationPropertyName.isValid(name)) {
 			return null;
@@ -44,7 +45,7 @@ public final class PropertyOrigins {
 	 * Where {@code name} was set, or {@code null} when it was not set or its source records no
 	 * origin.
 	 */
-	public static Origin origin(Environment environment, String name) {
+	public static @Nullable Origin origin(Environment environment, String name) {
 		ConfigurationProperty property = find(environment, name);
 		return (property != null) ? property.getOrigin() : null;
 	}

@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -63,7 +64,7 @@ final class UnknownGpuProperties implements BeanFactoryPostProcessor, Environmen
 
 	private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("gpu");
 
-	private Environment environment;
+	private @Nullable Environment environment;
 
 	@Override
 	public void setEnvironment(Environment environment) {
@@ -106,7 +107,7 @@ final class UnknownGpuProperties implements BeanFactoryPostProcessor, Environmen
 	 * metadata declares, sorted by name.
 	 */
 	static List<UnknownProperty> find(ConfigurableEnvironment environment, Map<Class<?>, String> types,
-			ClassLoader classLoader) {
+			@Nullable ClassLoader classLoader) {
 		Map<Class<?>, String> roots = new LinkedHashMap<>();
 		roots.put(GpuProperties.class, ROOT.toString());
 		roots.putAll(types);
@@ -210,20 +211,21 @@ final class UnknownGpuProperties implements BeanFactoryPostProcessor, Environmen
 		private final Set<ConfigurationPropertyName> bound = new HashSet<>();
 
 		@Override
-		public <T> Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
+		public <T> @Nullable Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target,
+				BindContext context) {
 			this.attempted.add(name);
 			return super.onStart(name, target, context);
 		}
 
 		@Override
-		public Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
+		public @Nullable Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
 				Object result) {
 			this.bound.add(name);
 			return super.onSuccess(name, target, context, result);
 		}
 
 		@Override
-		public Object onFailure(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
+		public @Nullable Object onFailure(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
 				Exception error) {
 			this.bound.add(name);
 			return null;
@@ -264,7 +266,7 @@ final class UnknownGpuProperties implements BeanFactoryPostProcessor, Environmen
 		/** Map-typed properties: any key below them is theirs. */
 		private final List<ConfigurationPropertyName> maps = new ArrayList<>();
 
-		static Metadata load(ClassLoader classLoader) {
+		static Metadata load(@Nullable ClassLoader classLoader) {
 			ClassLoader key = (classLoader != null) ? classLoader : ClassUtils.getDefaultClassLoader();
 			return CACHE.computeIfAbsent(key, Metadata::read);
 		}

@@ -2,6 +2,7 @@ package dev.gpucompute.autoconfigure;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.origin.Origin;
 
 /**
@@ -38,7 +39,7 @@ public class UnknownGpuPropertiesException extends IllegalStateException {
 	 * @param origin where it was set, or {@code null} when its source records none
 	 * @param suggestion the nearest known key, or {@code null} when none is near
 	 */
-	public record UnknownProperty(String name, Object value, Origin origin, String suggestion) {
+	public record UnknownProperty(String name, Object value, @Nullable Origin origin, @Nullable String suggestion) {
 
 		@Override
 		public String toString() {

@@ -5,4 +5,7 @@
  * {@code kernels} (kernels loaded at start-up), {@code diagnostics} (failure analyzers),
  * {@code metrics} and {@code actuate} (observability), {@code test} (test support).
  */
+@NullMarked
 package dev.gpucompute.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,7 @@ package dev.gpucompute.benchmarks;
 
 import java.nio.LongBuffer;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.UnaryOperator;
 
 import dev.gpucompute.Backend;
@@ -188,7 +189,8 @@ final class Bench {
 		requireAvailable(backend);
 		BackendConfig config = new BackendConfig(0, THREADS, Runtime.getRuntime().maxMemory(), Long.MAX_VALUE, List.of(),
 				null);
-		return Backends.select(backend, 0).provider().open(config);
+		// requireAvailable found the provider.
+		return Objects.requireNonNull(Backends.select(backend, 0).provider()).open(config);
 	}
 
 }

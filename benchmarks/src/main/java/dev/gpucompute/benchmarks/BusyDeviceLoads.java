@@ -2,6 +2,7 @@ package dev.gpucompute.benchmarks;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Objects;
 
 import com.sun.jna.Function;
 import com.sun.jna.Memory;
@@ -14,6 +15,7 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether loading code waits for the work in flight on the device, for
@@ -153,22 +155,27 @@ final class BusyDeviceLoads {
 	/** The driver's library API through JNA, or why it is not there. */
 	private static final class Library {
 
-		final Function loadData;
+		final @Nullable Function loadData;
 
-		final Function getKernel;
+		final @Nullable Function getKernel;
 
-		final Function getFunction;
+		final @Nullable Function getFunction;
 
-		final Function unload;
+		final @Nullable Function unload;
 
-		final String unavailable;
+		final @Nullable String unavailable;
 
-		private Library(NativeLibrary cuda, String unavailable) {
+		private Library(@Nullable NativeLibrary cuda, @Nullable String unavailable) {
 			this.loadData = (cuda != null) ? cuda.getFunction("cuLibraryLoadData") : null;
 			this.getKernel = (cuda != null) ? cuda.getFunction("cuLibraryGetKernel") : null;
 			this.getFunction = (cuda != null) ? cuda.getFunction("cuKernelGetFunction") : null;
 			this.unload = (cuda != null) ? cuda.getFunction("cuLibraryUnload") : null;
 			this.unavailable = unavailable;
+		}
+
+		/** A function of the library API: used only when it was found ({@link #unavailable} is null). */
+		static Function present(@Nullable Function function) {
+			return Objects.requireNonNull(function, "the driver's library API is unavailable");
 		}
 
 		static Library find() {
@@ -190,7 +197,7 @@ final class BusyDeviceLoads {
 
 				@Override
 				public void unload(Object handle) {
-					check(Library.this.unload.invokeInt(new Object[] { handle }), "cuLibraryUnload");
+					check(present(Library.this.unload).invokeInt(new Object[] { handle }), "cuLibraryUnload");
 				}
 			};
 		}
@@ -201,16 +208,17 @@ final class BusyDeviceLoads {
 				public Object load(byte[] image) {
 					Pointer library = loadLibrary(image);
 					PointerByReference cuKernel = new PointerByReference();
-					check(Library.this.getKernel.invokeInt(new Object[] { cuKernel, library, kernel }), "cuLibraryGetKernel");
+					check(present(Library.this.getKernel).invokeInt(new Object[] { cuKernel, library, kernel }),
+							"cuLibraryGetKernel");
 					PointerByReference function = new PointerByReference();
-					check(Library.this.getFunction.invokeInt(new Object[] { function, cuKernel.getValue() }),
+					check(present(Library.this.getFunction).invokeInt(new Object[] { function, cuKernel.getValue() }),
 							"cuKernelGetFunction");
 					return library;
 				}
 
 				@Override
 				public void unload(Object handle) {
-					check(Library.this.unload.invokeInt(new Object[] { handle }), "cuLibraryUnload");
+					check(present(Library.this.unload).invokeInt(new Object[] { handle }), "cuLibraryUnload");
 				}
 			};
 		}
@@ -220,7 +228,8 @@ final class BusyDeviceLoads {
 			code.write(0, image, 0, image.length);
 			code.setByte(image.length, (byte) 0);
 			PointerByReference library = new PointerByReference();
-			check(this.loadData.invokeInt(new Object[] { library, code, null, null, 0, null, null, 0 }), "cuLibraryLoadData");
+			check(present(this.loadData).invokeInt(new Object[] { library, code, null, null, 0, null, null, 0 }),
+					"cuLibraryLoadData");
 			code.close();
 			return library.getValue();
 		}

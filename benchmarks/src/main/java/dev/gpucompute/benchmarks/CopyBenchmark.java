@@ -129,13 +129,17 @@ public class CopyBenchmark {
 	@State(Scope.Thread)
 	public static class Direct extends Ours {
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		ByteBuffer source;
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		ByteBuffer target;
 
 		// Their regions, made once: a benchmark times the copy, not the making of a HostArray.
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostArray from;
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostArray into;
 
 		@Override
@@ -156,13 +160,17 @@ public class CopyBenchmark {
 	@State(Scope.Thread)
 	public static class Arrays extends Ours {
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		float[] source;
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		float[] target;
 
 		// Their regions, made once: a benchmark times the copy, not the making of a HostArray.
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostArray from;
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostArray into;
 
 		@Override
@@ -184,8 +192,10 @@ public class CopyBenchmark {
 	@State(Scope.Thread)
 	public static class Hosts extends Ours {
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostBuffer source;
 
+		@SuppressWarnings("NullAway.Init") // set by prepare(), which the state's @Setup calls
 		HostBuffer target;
 
 		@Override

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -15,6 +16,7 @@ import dev.gpucompute.spi.BackendConfig;
 import dev.gpucompute.spi.Backends;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.KernelCompilation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How long a CUDA C kernel takes to load by each route the runtime has, for the {@code .cu}
@@ -111,9 +113,9 @@ public final class KernelLoadTimes {
 	}
 
 	/** Device 0 of the CUDA backend, opened through the SPI: no pool or registry, no other kernel loaded. */
-	private static DeviceBackend open(Path cacheDir) {
+	private static DeviceBackend open(@Nullable Path cacheDir) {
 		BackendConfig config = new BackendConfig(0, 1, 0, Long.MAX_VALUE, List.of(), cacheDir);
-		return Backends.provider(Backend.CUDA).open(config);
+		return Objects.requireNonNull(Backends.provider(Backend.CUDA), "JCuda is not on the class path").open(config);
 	}
 
 	/** How the backend obtained its kernels' code so far: what tells the routes apart. */

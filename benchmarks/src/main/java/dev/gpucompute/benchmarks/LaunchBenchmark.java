@@ -1,5 +1,6 @@
 package dev.gpucompute.benchmarks;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -9,6 +10,7 @@ import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.CompilerControl;
@@ -78,7 +80,7 @@ public class LaunchBenchmark {
 
 		Kernel kernel;
 
-		private CountingListener counting;
+		private @Nullable CountingListener counting;
 
 		private StreamLease lease;
 
@@ -117,7 +119,7 @@ public class LaunchBenchmark {
 	@State(Scope.Thread)
 	public static class Direct {
 
-		final CpuKernel implementation = Bench.EMPTY.cpu();
+		final CpuKernel implementation = Objects.requireNonNull(Bench.EMPTY.cpu());
 
 		final Blocks.Block block = new Blocks.Block(ONE_BLOCK);
 
@@ -204,7 +206,7 @@ public class LaunchBenchmark {
 				state.implementation.run(state.block, state.args);
 			}, state.executor);
 		}
-		last.get();
+		Objects.requireNonNull(last).get(); // BATCH > 0
 	}
 
 	@Benchmark

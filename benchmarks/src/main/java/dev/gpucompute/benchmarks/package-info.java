@@ -5,4 +5,7 @@
  * run on a CUDA device. See {@code BENCHMARKS.md} at the repository root for the figures and
  * {@code benchmarks/run.sh} for the command.
  */
+@NullMarked
 package dev.gpucompute.benchmarks;
+
+import org.jspecify.annotations.NullMarked;

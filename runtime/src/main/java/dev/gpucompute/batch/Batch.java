@@ -3,6 +3,7 @@ package dev.gpucompute.batch;
 import java.util.List;
 
 import dev.gpucompute.GpuStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One batch of a {@link GpuBatcher}, as its {@link BatchHandler} sees it: the items, their shared
@@ -20,7 +21,7 @@ public interface Batch<I> {
 	String batcher();
 
 	/** The batch key every item of this batch has ({@code null} when the key function gave null). */
-	Object key();
+	@Nullable Object key();
 
 	/** The items, in the order they were submitted; unmodifiable. */
 	List<I> items();

@@ -15,6 +15,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.InvalidSettingException;
 import dev.gpucompute.settings.Limits;
 import dev.gpucompute.settings.StreamSettings;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A dynamic batcher: many small concurrent submissions become few full handler calls, each on a
@@ -345,7 +346,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 		 * implementation and names no implementation type). A door that cannot be found answers every
 		 * call with the same {@link IllegalStateException} saying why.
 		 */
-		private record Implementation(java.lang.invoke.MethodHandle found, String problem, Throwable cause) {
+		private record Implementation(java.lang.invoke.@Nullable MethodHandle found, @Nullable String problem, @Nullable Throwable cause) {
 
 			static final String ENGINE = "dev.gpucompute.internal.context.Engine";
 
@@ -399,7 +400,7 @@ public interface GpuBatcher<I, O> extends AutoCloseable {
 	 * @param drainTimeout longest wait at close, or {@code null} for the context's
 	 */
 	record Settings(int maxBatchSize, Duration maxQueueDelay, int maxQueued, StreamPriority priority, Duration timeout,
-			int maxConcurrentBatches, Duration acquireTimeout, Duration drainTimeout) {
+			int maxConcurrentBatches, @Nullable Duration acquireTimeout, @Nullable Duration drainTimeout) {
 
 		/** Most items per batch. */
 		public static final int MAX_BATCH_SIZE = 1 << 16;

@@ -7,4 +7,7 @@
  * {@link dev.gpucompute.batch.GpuBatcher.Settings}. Builds on the API of {@code dev.gpucompute}
  * (contexts, leases, stream scopes), which does not depend on this package.
  */
+@NullMarked
 package dev.gpucompute.batch;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import java.util.Arrays;
 
 import dev.gpucompute.CpuKernel;
 import dev.gpucompute.Dim3;
+import org.jspecify.annotations.Nullable;
 
 /** The block a worker is running; one per worker task, moved from block to block. */
 final class CpuBlock implements CpuKernel.Block {
@@ -19,7 +20,7 @@ final class CpuBlock implements CpuKernel.Block {
 	private final byte[] shared;
 
 	/** Made on first use: most kernels never ask, and a block object is made per launch and worker. */
-	private ByteBuffer sharedBuffer;
+	private @Nullable ByteBuffer sharedBuffer;
 
 	private int x;
 

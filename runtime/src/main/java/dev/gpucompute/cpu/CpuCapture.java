@@ -5,12 +5,14 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.graph.GraphCaptureException;
 import dev.gpucompute.spi.NativeCapture;
 import dev.gpucompute.spi.NativeGraph;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A capture on the CPU backend: the operations enqueued on its streams are recorded as graph nodes
@@ -128,11 +130,11 @@ final class CpuCapture implements NativeCapture {
 							+ "work was not joined back. Make the capture's stream wait for it before end() ("
 							+ this.origin.name() + ".waitFor(" + unjoined + ")). The capture has been discarded");
 		}
-		return graph;
+		return Objects.requireNonNull(graph, "made when every stream joined back");
 	}
 
 	/** A stream whose last nodes the origin does not wait for, or {@code null}; with the lock held. */
-	private String unjoined() {
+	private @Nullable String unjoined() {
 		boolean[] waitedFor = new boolean[this.nodes.size()];
 		for (int[] dependency : this.dependencies) {
 			for (int node : dependency) {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.PriorityBlockingQueue;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +97,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	private final Set<CpuStream> busyDefaultStreams = Collections.newSetFromMap(new IdentityHashMap<>());
 
 	/** Set under {@link #busyDefaultStreams} when close or abandon began: a default stream joining later gets it. */
-	private GpuException closing;
+	private @Nullable GpuException closing;
 
 	/** Allocations not yet freed, so that close frees what buffers left open still hold. */
 	private final Set<CpuMemory> allocations = ConcurrentHashMap.newKeySet();
@@ -179,7 +181,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	 * with the stream's lock held.
 	 * @return {@code null}, or the reason to abandon the work when close or abandon began
 	 */
-	GpuException busy(CpuStream stream) {
+	@Nullable GpuException busy(CpuStream stream) {
 		synchronized (this.busyDefaultStreams) {
 			if (this.closing != null) {
 				return this.closing;
@@ -258,7 +260,8 @@ final class CpuDeviceBackend implements DeviceBackend {
 	public void launch(NativeKernel kernel, LaunchConfig config, LaunchArgs args, NativeStream stream) {
 		checkLaunchable(kernel);
 		KernelSource source = ((CpuKernelHandle) kernel).source();
-		CpuKernel implementation = source.cpu();
+		// checkLaunchable refused a kernel without one.
+		CpuKernel implementation = Objects.requireNonNull(source.cpu());
 		CpuStream cpuStream = (CpuStream) stream;
 		CpuArgs captured = new CpuArgs(args);
 		cpuStream.enqueue(new CpuKernelRun(source.name(), implementation, config, captured));
@@ -424,7 +427,7 @@ final class CpuDeviceBackend implements DeviceBackend {
 	}
 
 	@Override
-	public String healthProblem() {
+	public @Nullable String healthProblem() {
 		return this.workers.isShutdown() ? "CPU backend closed" : null;
 	}
 

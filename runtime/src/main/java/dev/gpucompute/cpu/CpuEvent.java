@@ -3,6 +3,7 @@ package dev.gpucompute.cpu;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A completion marker: recording captures a point of a stream's queue. An event never recorded is
@@ -13,10 +14,10 @@ final class CpuEvent implements NativeEvent {
 	private final boolean timing;
 
 	/** The point captured by the latest record, or {@code null}. */
-	private volatile CpuStream.Mark mark;
+	private volatile CpuStream.@Nullable Mark mark;
 
 	/** When the work captured by the latest record completed; only for timing events. */
-	private volatile Stamp stamp;
+	private volatile @Nullable Stamp stamp;
 
 	CpuEvent(boolean timing) {
 		this.timing = timing;
@@ -41,7 +42,7 @@ final class CpuEvent implements NativeEvent {
 		}
 	}
 
-	CpuStream.Mark mark() {
+	CpuStream.@Nullable Mark mark() {
 		return this.mark;
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.gpucompute.spi.NativeGraph;
 import dev.gpucompute.spi.NativeGraphExec;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link CpuCapture} recorded: the operations in capture order (a topological order: an
@@ -112,7 +113,7 @@ final class CpuGraph implements NativeGraph {
 	 * Why {@code other} is not the same shape as this graph (another number of operations, another
 	 * kernel, other dependencies), or {@code null} when it is.
 	 */
-	String differenceFrom(CpuGraph other) {
+	@Nullable String differenceFrom(CpuGraph other) {
 		if (other.nodes.length != this.nodes.length) {
 			return "the new capture has " + other.nodes.length + " operations, the graph " + this.nodes.length;
 		}

@@ -4,6 +4,7 @@ import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeGraph;
 import dev.gpucompute.spi.NativeGraphExec;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An instantiated graph of the CPU backend: a replay is one operation on its stream
@@ -18,7 +19,7 @@ final class CpuGraphExec implements NativeGraphExec {
 	private CpuGraph graph;
 
 	/** The stream and operation of the latest replay; guarded by this. */
-	private CpuStream lastStream;
+	private @Nullable CpuStream lastStream;
 
 	private long lastSeq;
 

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.KernelLaunchException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One replay of a {@link CpuGraph} as a single operation of its stream: it starts when the work
@@ -29,12 +30,13 @@ final class CpuGraphRun extends CpuStream.Op {
 	private final CpuDeviceBackend backend;
 
 	/** Per operation: dependencies not finished yet. Made when the run starts. */
+	@SuppressWarnings("NullAway.Init") // set by start() before any operation runs; a graph without any leaves it unset
 	private AtomicIntegerArray waiting;
 
 	private final AtomicInteger finished = new AtomicInteger();
 
 	// guarded by this
-	private Throwable failure;
+	private @Nullable Throwable failure;
 
 	CpuGraphRun(CpuGraph graph, CpuStream stream) {
 		this.graph = graph;
@@ -105,7 +107,7 @@ final class CpuGraphRun extends CpuStream.Op {
 	 * workers but the first, which it returns for this worker to run ({@code -1}: none); ends the
 	 * replay after the last operation.
 	 */
-	private int finished(int index, Throwable failed) {
+	private int finished(int index, @Nullable Throwable failed) {
 		if (failed != null) {
 			fail(failed);
 		}

@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import dev.gpucompute.CpuKernel;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.LaunchConfig;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One kernel launch: every block of its grid, with the arguments copied at enqueue time. It is the
@@ -61,7 +62,7 @@ final class CpuKernelRun extends CpuStream.Op {
 	}
 
 	/** Runs every block on the calling thread; returns the failure (naming {@code stream}), or null. */
-	Throwable runHere(String stream) {
+	@Nullable Throwable runHere(String stream) {
 		return runBlocks(newBlock(), 0, blocks(), stream);
 	}
 
@@ -113,7 +114,7 @@ final class CpuKernelRun extends CpuStream.Op {
 	}
 
 	/** Runs blocks {@code start} (inclusive) to {@code end}; returns the failure, or null. */
-	private Throwable runBlocks(CpuBlock block, long start, long end, String stream) {
+	private @Nullable Throwable runBlocks(CpuBlock block, long start, long end, String stream) {
 		try {
 			block.moveTo(start);
 			this.implementation.run(block, this.args);

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,14 +89,14 @@ final class CpuStream implements NativeStream {
 	private int calling;
 
 	/** Set when the backend abandoned this stream's work at close. */
-	private GpuException abandoned;
+	private @Nullable GpuException abandoned;
 
 	/**
 	 * The capture this stream takes part in: its operations are recorded there instead of queued.
 	 * Written under the lock by the capturing thread; read without it by {@link #capture()}, exact for
 	 * that thread.
 	 */
-	private CpuCapture capture;
+	private @Nullable CpuCapture capture;
 
 	/**
 	 * Whether the backend keeps this per-thread default stream among those with work in flight: from
@@ -137,7 +138,7 @@ final class CpuStream implements NativeStream {
 		abstract boolean start(CpuStream stream);
 
 		/** This operation as a node of a graph being captured, or {@code null} when it cannot be one. */
-		CpuGraph.Node node() {
+		CpuGraph.@Nullable Node node() {
 			return null;
 		}
 
@@ -178,7 +179,7 @@ final class CpuStream implements NativeStream {
 	// ---- capture -----------------------------------------------------------------------------------
 
 	@Override
-	public dev.gpucompute.spi.NativeCapture capture() {
+	public dev.gpucompute.spi.@Nullable NativeCapture capture() {
 		return this.capture;
 	}
 
@@ -223,12 +224,12 @@ final class CpuStream implements NativeStream {
 	 * Ends an operation started earlier, with its failure or {@code null}, and starts the next. Called
 	 * once per operation, on whatever thread did its work.
 	 */
-	void finish(Op op, Throwable failure) {
+	void finish(Op op, @Nullable Throwable failure) {
 		run(advance(op, failure));
 	}
 
 	/** Starts operations in order until one is handed over; a loop, so inline ones never nest. */
-	private void run(Op op) {
+	private void run(@Nullable Op op) {
 		while (op != null) {
 			boolean done;
 			Throwable failure = null;
@@ -247,7 +248,7 @@ final class CpuStream implements NativeStream {
 	}
 
 	/** Books a finished operation, calls the waits it reached and returns the next operation to start. */
-	private Op advance(Op op, Throwable thrown) {
+	private @Nullable Op advance(Op op, @Nullable Throwable thrown) {
 		GpuException failure = (thrown != null) ? wrap(thrown) : null;
 		if (failure instanceof KernelLaunchException kernel) {
 			// Counted before the operation counts as finished, so that whoever waited for it sees the count.
@@ -274,7 +275,7 @@ final class CpuStream implements NativeStream {
 				releaseIfIdle();
 			}
 		}
-		if (orphan) {
+		if (orphan && failure != null) { // only a failure is orphaned
 			log.warn("Work on stream {} failed after its lease was returned, and nothing waited for it: {}", this.name,
 					failure.getMessage());
 		}
@@ -397,7 +398,7 @@ final class CpuStream implements NativeStream {
 	 * @return the failure claimed, or {@code null}; a timeout returns {@link #TIMED_OUT}
 	 * @throws GpuException the abandonment error when the stream was abandoned at close
 	 */
-	GpuException await(long target, boolean claim, long from, boolean fromGiven, long deadline) {
+	@Nullable GpuException await(long target, boolean claim, long from, boolean fromGiven, long deadline) {
 		boolean interrupted = false;
 		try {
 			synchronized (this.lock) {
@@ -481,7 +482,7 @@ final class CpuStream implements NativeStream {
 	 * A recorded point of this stream: the operations up to {@code seq}, and the failure boundary then;
 	 * or, recorded while the stream was captured, a point of the capture ({@code captured}).
 	 */
-	record Mark(CpuStream stream, long seq, long from, CpuCapture.Point captured) {
+	record Mark(CpuStream stream, long seq, long from, CpuCapture.@Nullable Point captured) {
 
 		boolean reached() {
 			if (this.captured != null) {

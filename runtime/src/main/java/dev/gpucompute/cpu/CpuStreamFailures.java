@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.LongPredicate;
 
 import dev.gpucompute.GpuException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The failure ledger of one {@link CpuStream}: the failures of its operations, each kept with the
@@ -32,7 +33,7 @@ final class CpuStreamFailures {
 	private long discardedThrough;
 
 	/** Failures not reported yet, in operation order; usually empty. */
-	private List<Failure> failures;
+	private @Nullable List<Failure> failures;
 
 	/** The discard boundary: the last operation whose failures went with a holder that left. */
 	long boundary() {
@@ -60,7 +61,7 @@ final class CpuStreamFailures {
 	 * Takes the failures of operations in ({@code from}, {@code target}] as one report: the first,
 	 * with the rest suppressed (at most {@link #MAX_SUPPRESSED}). {@code null} when there are none.
 	 */
-	GpuException claim(long from, long target) {
+	@Nullable GpuException claim(long from, long target) {
 		if (this.failures == null || this.failures.isEmpty()) {
 			return null;
 		}
@@ -88,7 +89,7 @@ final class CpuStreamFailures {
 	 * @param claimable whether a registered wait covers an operation
 	 * @return the failures dropped, in operation order, for the caller to log; {@code null} when none
 	 */
-	List<GpuException> discardThrough(long through, LongPredicate claimable) {
+	@Nullable List<GpuException> discardThrough(long through, LongPredicate claimable) {
 		this.discardedThrough = through;
 		List<GpuException> dropped = null;
 		if (this.failures != null) {

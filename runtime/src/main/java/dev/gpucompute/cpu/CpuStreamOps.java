@@ -1,5 +1,7 @@
 package dev.gpucompute.cpu;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The operations a {@link CpuStream} runs besides kernel launches (those are the backend's own
  * {@link CpuStream.Op}): host tasks on the backend's workers, inline actions, and waits for a point
@@ -48,7 +50,7 @@ final class CpuStreamOps {
 
 		/** A copy or a fill runs again at every replay: its body reads its source when it runs. */
 		@Override
-		CpuGraph.Node node() {
+		CpuGraph.@Nullable Node node() {
 			return this.replayable ? new CpuGraph.TaskNode(this.body) : null;
 		}
 

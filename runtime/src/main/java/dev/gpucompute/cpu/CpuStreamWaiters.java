@@ -3,9 +3,11 @@ package dev.gpucompute.cpu;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 import dev.gpucompute.GpuException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The waits registered on one {@link CpuStream} and not reached yet: {@code whenDone} callbacks and
@@ -31,7 +33,7 @@ final class CpuStreamWaiters {
 		final Consumer<GpuException> callback;
 
 		/** What {@link #takeReached} claimed for it, or {@code null}. */
-		GpuException failure;
+		@Nullable GpuException failure;
 
 		Waiter(long target, long from, boolean claims, Consumer<GpuException> callback) {
 			this.target = target;
@@ -43,7 +45,7 @@ final class CpuStreamWaiters {
 	}
 
 	/** Usually empty, so made on the first registration. */
-	private List<Waiter> waiters;
+	private @Nullable List<Waiter> waiters;
 
 	/** The smallest target among {@link #waiters}. */
 	private long nextTarget = Long.MAX_VALUE;
@@ -82,7 +84,8 @@ final class CpuStreamWaiters {
 	List<Waiter> takeReached(long seq, CpuStreamFailures failures) {
 		List<Waiter> reached = new ArrayList<>(2);
 		long next = Long.MAX_VALUE;
-		for (Iterator<Waiter> iterator = this.waiters.iterator(); iterator.hasNext();) {
+		// Reached waits were added, so the list exists.
+		for (Iterator<Waiter> iterator = Objects.requireNonNull(this.waiters).iterator(); iterator.hasNext();) {
 			Waiter waiter = iterator.next();
 			if (waiter.target <= seq) {
 				iterator.remove();

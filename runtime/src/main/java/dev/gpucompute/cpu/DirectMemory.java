@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,12 +29,12 @@ final class DirectMemory {
 
 	private static final Logger log = LoggerFactory.getLogger(DirectMemory.class);
 
-	private static final Object UNSAFE;
+	private static final @Nullable Object UNSAFE;
 
-	private static final Method INVOKE_CLEANER;
+	private static final @Nullable Method INVOKE_CLEANER;
 
 	/** The C allocator, or {@code null} where only direct buffers are available. */
-	private static final NativeAllocator NATIVE;
+	private static final @Nullable NativeAllocator NATIVE;
 
 	/** Bytes held by buffers this class allocated and has not freed, over all CPU contexts. */
 	private static final AtomicLong HELD = new AtomicLong();

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The C library's {@code calloc} and {@code free}, bound through JNA's direct mapping, and on Linux
@@ -41,7 +42,7 @@ final class NativeAllocator {
 	}
 
 	/** The allocator, or {@code null} with the reason kept for {@link #unavailableReason()}. */
-	static NativeAllocator load() {
+	static @Nullable NativeAllocator load() {
 		try {
 			if (Native.POINTER_SIZE != 8) {
 				unavailable = "a " + (Native.POINTER_SIZE * 8) + "-bit JVM";
@@ -82,7 +83,7 @@ final class NativeAllocator {
 	}
 
 	/** A zeroed buffer of {@code bytes}, or {@code null} when the memory could not be had. */
-	ByteBuffer allocate(int bytes) {
+	@Nullable ByteBuffer allocate(int bytes) {
 		long address;
 		if (mapped(bytes)) {
 			address = Mman.mmap(0, bytes, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0);

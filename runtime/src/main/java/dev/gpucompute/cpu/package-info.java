@@ -4,4 +4,7 @@
  * that other streams wait on without occupying a worker, a kernel's Java implementation runs once
  * per block with blocks spread over the workers, and device buffers are off-heap memory.
  */
+@NullMarked
 package dev.gpucompute.cpu;
+
+import org.jspecify.annotations.NullMarked;

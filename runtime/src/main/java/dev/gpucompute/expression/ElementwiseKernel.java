@@ -7,6 +7,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.internal.expression.ElementwiseGenerator;
 import dev.gpucompute.internal.expression.ExpressionError;
 import dev.gpucompute.internal.expression.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An elementwise kernel written once, as a small body run for every element index {@code i} of
@@ -61,11 +62,11 @@ public final class ElementwiseKernel {
 
 	private final String out;
 
-	private final String body;
+	private final @Nullable String body;
 
 	private final boolean fastMath;
 
-	private ElementwiseKernel(String name, String in, String out, String body, boolean fastMath) {
+	private ElementwiseKernel(String name, String in, String out, @Nullable String body, boolean fastMath) {
 		this.name = name;
 		this.in = in;
 		this.out = out;

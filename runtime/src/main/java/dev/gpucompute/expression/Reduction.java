@@ -10,6 +10,7 @@ import dev.gpucompute.InvalidKernelArgumentException;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.internal.expression.ReductionGenerator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A reduction kernel built by {@link ReductionKernel}: its {@link #source()} (one kernel, loaded like
@@ -24,9 +25,9 @@ public final class Reduction {
 
 	private final boolean segmented;
 
-	private final ElementType partials;
+	private final @Nullable ElementType partials;
 
-	Reduction(KernelSource source, boolean segmented, ElementType partials) {
+	Reduction(KernelSource source, boolean segmented, @Nullable ElementType partials) {
 		this.source = source;
 		this.segmented = segmented;
 		this.partials = partials;
@@ -86,7 +87,9 @@ public final class Reduction {
 			return;
 		}
 		int chunks = (int) ((n + (long) ReductionGenerator.CHUNK - 1) / ReductionGenerator.CHUNK);
-		try (DeviceBuffer partial = launcher.allocate(chunks, this.partials)) {
+		// Only a segmented reduction (handled above) has no partials type.
+		ElementType partials = Objects.requireNonNull(this.partials, "partials");
+		try (DeviceBuffer partial = launcher.allocate(chunks, partials)) {
 			launcher.launch(this.source, LaunchConfig.of(Dim3.of(chunks), Dim3.of(THREADS)), with(args, partial, 1));
 			launcher.launch(this.source, LaunchConfig.of(Dim3.of(1), Dim3.of(THREADS)), with(args, partial, 2));
 		} // freed on the stream, after the launches

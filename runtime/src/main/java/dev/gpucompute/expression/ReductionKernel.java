@@ -7,6 +7,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.internal.expression.ExpressionError;
 import dev.gpucompute.internal.expression.Generated;
 import dev.gpucompute.internal.expression.ReductionGenerator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A reduction written once: {@code map} gives a value for every element index {@code i},
@@ -53,20 +54,20 @@ public final class ReductionKernel {
 
 	private final String out;
 
-	private final String map;
+	private final @Nullable String map;
 
-	private final String reduce;
+	private final @Nullable String reduce;
 
-	private final String identity;
+	private final @Nullable String identity;
 
-	private final String postMap;
+	private final @Nullable String postMap;
 
 	private final boolean segmented;
 
 	private final boolean fastMath;
 
-	private ReductionKernel(String name, String in, String out, String map, String reduce, String identity,
-			String postMap, boolean segmented, boolean fastMath) {
+	private ReductionKernel(String name, String in, String out, @Nullable String map, @Nullable String reduce, @Nullable String identity,
+			@Nullable String postMap, boolean segmented, boolean fastMath) {
 		this.name = name;
 		this.in = in;
 		this.out = out;

@@ -13,4 +13,7 @@
  *
  * <p>Depends on the API ({@code dev.gpucompute}) and the expression compiler (an internal package).
  */
+@NullMarked
 package dev.gpucompute.expression;
+
+import org.jspecify.annotations.NullMarked;

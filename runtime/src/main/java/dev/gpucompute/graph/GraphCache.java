@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import dev.gpucompute.GpuStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Instantiated graphs by key, for services that run one pipeline per shape (a batch size, a

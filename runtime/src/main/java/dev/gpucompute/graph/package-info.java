@@ -5,4 +5,7 @@
  * operations, replayed with the same ordering, failure and ownership rules. Part of the public API;
  * depends only on {@code dev.gpucompute}.
  */
+@NullMarked
 package dev.gpucompute.graph;
+
+import org.jspecify.annotations.NullMarked;

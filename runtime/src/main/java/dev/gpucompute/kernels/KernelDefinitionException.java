@@ -3,6 +3,7 @@ package dev.gpucompute.kernels;
 import java.util.Objects;
 
 import dev.gpucompute.GpuException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A kernel that {@link KernelFiles} finds is not fully defined: its parameter types cannot be
@@ -64,7 +65,7 @@ public class KernelDefinitionException extends GpuException {
 
 	private final String problem;
 
-	private final String suggestion;
+	private final @Nullable String suggestion;
 
 	/**
 	 * @param kind which problem it is
@@ -73,7 +74,8 @@ public class KernelDefinitionException extends GpuException {
 	 * @param problem what is wrong, as a sentence fragment
 	 * @param cause the underlying failure, if any
 	 */
-	public KernelDefinitionException(Kind kind, String kernelName, String origin, String problem, Throwable cause) {
+	public KernelDefinitionException(Kind kind, String kernelName, String origin, String problem,
+			@Nullable Throwable cause) {
 		this(kind, kernelName, origin, problem, null, cause);
 	}
 
@@ -86,8 +88,8 @@ public class KernelDefinitionException extends GpuException {
 	 * {@link Kind#MISSING_ENTRY_POINT}), or {@code null}
 	 * @param cause the underlying failure, if any
 	 */
-	public KernelDefinitionException(Kind kind, String kernelName, String origin, String problem, String suggestion,
-			Throwable cause) {
+	public KernelDefinitionException(Kind kind, String kernelName, String origin, String problem,
+			@Nullable String suggestion, @Nullable Throwable cause) {
 		super("Kernel '" + kernelName + "' (" + origin + "): " + problem, cause);
 		this.kind = Objects.requireNonNull(kind, "kind");
 		this.kernelName = kernelName;
@@ -119,7 +121,7 @@ public class KernelDefinitionException extends GpuException {
 	 * A file name that would fix the problem: a valid C identifier for a file whose name is not
 	 * one, or the entry point a CUDA C file does define; {@code null} when there is none.
 	 */
-	public String suggestion() {
+	public @Nullable String suggestion() {
 		return this.suggestion;
 	}
 

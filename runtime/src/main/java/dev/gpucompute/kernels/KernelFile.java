@@ -3,6 +3,8 @@ package dev.gpucompute.kernels;
 import java.io.IOException;
 import java.nio.file.Path;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One file that may hold a kernel, as {@link KernelFiles} reads it: its name, its bytes, and the
  * files beside it (a kernel's {@code .params} file, the prebuilt code beside a {@code .cu}). A
@@ -38,7 +40,7 @@ public interface KernelFile {
 	 * is none (or this place cannot tell).
 	 * @throws IOException when looking for it fails
 	 */
-	KernelFile sibling(String fileName) throws IOException;
+	@Nullable KernelFile sibling(String fileName) throws IOException;
 
 	/**
 	 * Whether {@code other} is this same file, found twice (by two locations or patterns that

@@ -23,6 +23,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.KernelSource.CudaForm;
 import dev.gpucompute.ParamType;
 import dev.gpucompute.spi.Suggestions;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Kernel files and the kernels they define: the convention by which a directory of {@code .cu},
@@ -85,7 +86,8 @@ public final class KernelFiles {
 	}
 
 	/** One kernel's file, with the prebuilt code found beside it (a {@code .cu}'s only). */
-	private record Entry(String name, KernelFile file, CudaForm form, KernelFile prebuilt, CudaForm prebuiltForm) {
+	private record Entry(String name, KernelFile file, CudaForm form, @Nullable KernelFile prebuilt,
+			@Nullable CudaForm prebuiltForm) {
 
 		Entry(String name, KernelFile file, CudaForm form) {
 			this(name, file, form, null, null);
@@ -229,7 +231,9 @@ public final class KernelFiles {
 			String id = ids.remove(entry.name());
 			definitions.put(entry.name(), define(entry, kind, id, (id != null) ? sources.get(id) : null));
 		}
-		ids.forEach((name, id) -> definitions.put(name, new KernelDefinition(sources.get(id), kind + " '" + id + "'")));
+		// Every id left is a key of sources, whose values were checked above.
+		ids.forEach((name, id) -> definitions.put(name,
+				new KernelDefinition(Objects.requireNonNull(sources.get(id)), kind + " '" + id + "'")));
 		return List.copyOf(definitions.values());
 	}
 
@@ -260,7 +264,7 @@ public final class KernelFiles {
 		}
 		catch (IllegalArgumentException ex) {
 			throw new KernelDefinitionException(KernelDefinitionException.Kind.NOT_A_KERNEL_FILE, name, file.description(),
-					ex.getMessage(), null);
+					String.valueOf(ex.getMessage()), null);
 		}
 		return new Entry(name, file, form);
 	}
@@ -270,7 +274,7 @@ public final class KernelFiles {
 	 * {@code .cu} (possibly paired already) and the other prebuilt code in the same directory;
 	 * otherwise {@code null}.
 	 */
-	private static Entry pairWithPrebuilt(Entry a, Entry b) {
+	private static @Nullable Entry pairWithPrebuilt(Entry a, Entry b) {
 		Entry source = (a.form() == CudaForm.SOURCE) ? a : b;
 		Entry prebuilt = (source == a) ? b : a;
 		if (source.form() != CudaForm.SOURCE || prebuilt.form() == CudaForm.SOURCE || prebuilt.prebuilt() != null) {
@@ -287,7 +291,7 @@ public final class KernelFiles {
 		return new Entry(source.name(), source.file(), source.form(), prebuilt.file(), prebuilt.form());
 	}
 
-	private static KernelFile sibling(KernelFile file, String fileName) {
+	private static @Nullable KernelFile sibling(KernelFile file, String fileName) {
 		try {
 			return file.sibling(fileName);
 		}
@@ -312,17 +316,20 @@ public final class KernelFiles {
 		return kind.equals(KERNEL_SOURCE) ? KERNEL_SOURCE : KERNEL_SOURCE + " " + kind;
 	}
 
-	private static KernelDefinition define(Entry entry, String kind, String id, KernelSource given) {
+	private static KernelDefinition define(Entry entry, String kind, @Nullable String id, @Nullable KernelSource given) {
 		KernelDefinition definition = defineWithoutPrebuilt(entry, kind, id, given);
-		if (entry.prebuilt() == null) {
+		KernelFile prebuilt = entry.prebuilt();
+		CudaForm prebuiltForm = entry.prebuiltForm();
+		if (prebuilt == null || prebuiltForm == null) { // set together, by pairWithPrebuilt
 			return definition;
 		}
-		byte[] image = read(entry.prebuilt(), "kernel file ");
-		return new KernelDefinition(definition.source().prebuilt(entry.prebuiltForm(), image),
-				definition.origin() + " with prebuilt " + fileName(entry.prebuilt()));
+		byte[] image = read(prebuilt, "kernel file ");
+		return new KernelDefinition(definition.source().prebuilt(prebuiltForm, image),
+				definition.origin() + " with prebuilt " + fileName(prebuilt));
 	}
 
-	private static KernelDefinition defineWithoutPrebuilt(Entry entry, String kind, String id, KernelSource given) {
+	private static KernelDefinition defineWithoutPrebuilt(Entry entry, String kind, @Nullable String id,
+			@Nullable KernelSource given) {
 		KernelFile file = entry.file();
 		KernelSource named;
 		try {
@@ -379,7 +386,7 @@ public final class KernelFiles {
 		return new KernelDefinition(named.params(params.toArray(new ParamType[0])).withCuda(entry.form(), code), origin);
 	}
 
-	private static List<ParamType> sidecarParams(Entry entry) {
+	private static @Nullable List<ParamType> sidecarParams(Entry entry) {
 		KernelFile params = sibling(entry.file(), entry.name() + ".params");
 		if (params == null) {
 			return null;
@@ -390,7 +397,7 @@ public final class KernelFiles {
 		}
 		catch (IllegalArgumentException ex) {
 			throw new KernelDefinitionException(KernelDefinitionException.Kind.INVALID_PARAMS_FILE, entry.name(),
-					params.description(), ex.getMessage(), null);
+					params.description(), String.valueOf(ex.getMessage()), null);
 		}
 	}
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,20 +102,9 @@ public final class LoadedKernels {
 				notLoaded.add(definition);
 				continue;
 			}
-			Kernel first = null;
-			for (GpuLauncher launcher : launchers) {
-				Kernel kernel;
-				try {
-					kernel = launcher.load(definition.source());
-				}
-				catch (RuntimeException ex) {
-					String origin = (launchers.size() == 1) ? definition.origin()
-							: definition.origin() + ", on device " + launcher.context().device().ordinal();
-					throw new KernelLoadException(definition.name(), origin, ex);
-				}
-				if (first == null) {
-					first = kernel;
-				}
+			Kernel first = load(launchers.get(0), definition, launchers.size());
+			for (GpuLauncher launcher : launchers.subList(1, launchers.size())) {
+				load(launcher, definition, launchers.size());
 			}
 			loaded.put(first.name(), new LoadedKernel(first, definition.origin()));
 		}
@@ -122,6 +112,17 @@ public final class LoadedKernels {
 				launchers.size());
 		result.warn(backend);
 		return result;
+	}
+
+	private static Kernel load(GpuLauncher launcher, KernelDefinition definition, int devices) {
+		try {
+			return launcher.load(definition.source());
+		}
+		catch (RuntimeException ex) {
+			String origin = (devices == 1) ? definition.origin()
+					: definition.origin() + ", on device " + launcher.context().device().ordinal();
+			throw new KernelLoadException(definition.name(), origin, ex);
+		}
 	}
 
 	private void warn(Backend backend) {
@@ -166,7 +167,7 @@ public final class LoadedKernels {
 	}
 
 	/** Where the kernel {@code name} came from, or {@code null} when it is not among these. */
-	public String origin(String name) {
+	public @Nullable String origin(String name) {
 		LoadedKernel kernel = this.kernels.get(name);
 		return (kernel != null) ? kernel.origin() : null;
 	}

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /** A {@link KernelFile} on a file system; two are the same file when their absolute, normal paths are equal. */
 record PathKernelFile(Path path) implements KernelFile {
 
@@ -31,7 +33,7 @@ record PathKernelFile(Path path) implements KernelFile {
 	}
 
 	@Override
-	public KernelFile sibling(String fileName) {
+	public @Nullable KernelFile sibling(String fileName) {
 		Path sibling = this.path.resolveSibling(fileName);
 		return Files.isRegularFile(sibling) ? new PathKernelFile(sibling) : null;
 	}

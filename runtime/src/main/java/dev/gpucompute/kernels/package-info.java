@@ -10,4 +10,7 @@
  * <p>Depends on the API ({@code dev.gpucompute}) and {@code dev.gpucompute.spi} only; nothing in
  * the API depends on it.
  */
+@NullMarked
 package dev.gpucompute.kernels;
+
+import org.jspecify.annotations.NullMarked;

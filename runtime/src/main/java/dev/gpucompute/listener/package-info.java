@@ -5,4 +5,7 @@
  * {@link dev.gpucompute.listener.KernelLoad}. The Spring Boot starter implements the listener with
  * Micrometer; applications rarely do. This package depends on nothing else of gpu-compute.
  */
+@NullMarked
 package dev.gpucompute.listener;
+
+import org.jspecify.annotations.NullMarked;

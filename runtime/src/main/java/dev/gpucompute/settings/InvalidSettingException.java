@@ -1,5 +1,7 @@
 package dev.gpucompute.settings;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A setting (or a duration or count given to an API method) outside its limits, saying which one,
  * what is wrong and the limit it broke: what the settings records, the context builder and the
@@ -41,7 +43,7 @@ public class InvalidSettingException extends IllegalArgumentException {
 
 	private final Problem problem;
 
-	private final transient Object limit;
+	private final transient @Nullable Object limit;
 
 	/**
 	 * @param setting the name of the setting as it is set in code (a builder method: {@code maxSize})
@@ -49,7 +51,7 @@ public class InvalidSettingException extends IllegalArgumentException {
 	 * @param limit the limit it broke (see {@link Problem}), or {@code null}
 	 * @param message the whole message, naming the setting, the limit and the value
 	 */
-	public InvalidSettingException(String setting, Problem problem, Object limit, String message) {
+	public InvalidSettingException(String setting, Problem problem, @Nullable Object limit, String message) {
 		super(message);
 		this.setting = setting;
 		this.problem = problem;
@@ -67,7 +69,7 @@ public class InvalidSettingException extends IllegalArgumentException {
 	}
 
 	/** The limit the value broke (see {@link Problem}), or {@code null}. */
-	public Object limit() {
+	public @Nullable Object limit() {
 		return this.limit;
 	}
 

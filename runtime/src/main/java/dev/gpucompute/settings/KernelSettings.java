@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a context compiles and loads kernels ({@code gpu.kernels.*} in the Spring Boot starter, which
@@ -19,7 +20,7 @@ import java.util.Objects;
  * at WARN and reported with {@code KernelLoad.waited()}. Zero reports every load made while work is in
  * flight
  */
-public record KernelSettings(List<String> compileOptions, Path cacheDir, Duration loadWaitThreshold) {
+public record KernelSettings(List<String> compileOptions, @Nullable Path cacheDir, Duration loadWaitThreshold) {
 
 	/**
 	 * A load longer than this while work runs counts as having waited, unless set: 5 ms (a prebuilt

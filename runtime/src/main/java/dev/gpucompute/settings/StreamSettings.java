@@ -2,6 +2,7 @@ package dev.gpucompute.settings;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The stream pool and the default stream of a context ({@code gpu.streams.*} in the Spring Boot
@@ -18,7 +19,7 @@ import java.util.Objects;
  * @param defaultStream which stream work goes to when no stream is current
  * @param leakDetectionThreshold a lease held longer than this logs its acquisition stack; zero for off
  */
-public record StreamSettings(Integer poolSize, int maxSize, Duration acquireTimeout, DefaultStreamMode defaultStream,
+public record StreamSettings(@Nullable Integer poolSize, int maxSize, Duration acquireTimeout, DefaultStreamMode defaultStream,
 		Duration leakDetectionThreshold) {
 
 	/** Most streams a pool may hold: far beyond any device's useful concurrency, far below what would exhaust memory. */
@@ -81,7 +82,7 @@ public record StreamSettings(Integer poolSize, int maxSize, Duration acquireTime
 	}
 
 	/** With {@code poolSize} streams up front ({@code null}: follow the maximum). */
-	public StreamSettings withPoolSize(Integer poolSize) {
+	public StreamSettings withPoolSize(@Nullable Integer poolSize) {
 		return new StreamSettings(poolSize, this.maxSize, this.acquireTimeout, this.defaultStream,
 				this.leakDetectionThreshold);
 	}

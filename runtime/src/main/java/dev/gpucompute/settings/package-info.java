@@ -14,4 +14,7 @@
  * <p>Most applications never name these types: {@code GpuContext.builder()} and the starter's
  * properties are enough. This package depends on nothing else of gpu-compute.
  */
+@NullMarked
 package dev.gpucompute.settings;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,6 +3,8 @@ package dev.gpucompute.spi;
 import java.nio.file.Path;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Settings a backend needs when it opens.
  *
@@ -15,7 +17,7 @@ import java.util.List;
  * @param listener told of every kernel that fails while it runs
  */
 public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
-		List<String> compileOptions, Path kernelCacheDir, BackendListener listener) {
+		List<String> compileOptions, @Nullable Path kernelCacheDir, BackendListener listener) {
 
 	public BackendConfig {
 		compileOptions = List.copyOf(compileOptions);
@@ -24,7 +26,7 @@ public record BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetByt
 
 	/** Settings without a listener, for backends opened outside a context. */
 	public BackendConfig(int ordinal, int cpuThreads, long cpuMemoryBudgetBytes, long memoryPoolReleaseThreshold,
-			List<String> compileOptions, Path kernelCacheDir) {
+			List<String> compileOptions, @Nullable Path kernelCacheDir) {
 		this(ordinal, cpuThreads, cpuMemoryBudgetBytes, memoryPoolReleaseThreshold, compileOptions, kernelCacheDir,
 				BackendListener.NONE);
 	}

@@ -1,6 +1,7 @@
 package dev.gpucompute.spi;
 
 import dev.gpucompute.Backend;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens device backends of one kind. Found by {@link Backends}; implementations must have a public
@@ -47,7 +48,7 @@ public interface BackendProvider {
 	 * tell. Answers from the class path alone: loads no native library, needs no device, never
 	 * throws, so start-up logs and failure reports can ask before or instead of {@link #probe}.
 	 */
-	default String missingDependency() {
+	default @Nullable String missingDependency() {
 		return null;
 	}
 

@@ -1,6 +1,7 @@
 package dev.gpucompute.spi;
 
 import dev.gpucompute.Backend;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which backend a context opens on, and why: the outcome of {@link Backends#select}.
@@ -12,11 +13,12 @@ import dev.gpucompute.Backend;
  * @param warning whether the choice deserves a warning: {@code auto} fell back to the CPU although
  * CUDA is installed here (a driver or device is present but unusable)
  */
-public record BackendSelection(Backend backend, BackendProvider provider, Availability availability, String reason,
-		boolean warning) {
+public record BackendSelection(Backend backend, @Nullable BackendProvider provider, Availability availability,
+		String reason, boolean warning) {
 
 	/** A selection without a warning. */
-	public BackendSelection(Backend backend, BackendProvider provider, Availability availability, String reason) {
+	public BackendSelection(Backend backend, @Nullable BackendProvider provider, Availability availability,
+			String reason) {
 		this(backend, provider, availability, reason, false);
 	}
 

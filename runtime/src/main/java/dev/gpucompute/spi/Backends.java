@@ -2,10 +2,12 @@ package dev.gpucompute.spi;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 import dev.gpucompute.Backend;
+import org.jspecify.annotations.Nullable;
 
 /** Finds the {@link BackendProvider}s on the class path. */
 public final class Backends {
@@ -17,7 +19,7 @@ public final class Backends {
 	 * The provider for {@code backend}, or {@code null} when none is on the class path (for CUDA:
 	 * JCuda is missing).
 	 */
-	public static BackendProvider provider(Backend backend) {
+	public static @Nullable BackendProvider provider(Backend backend) {
 		for (BackendProvider provider : providers()) {
 			if (provider.backend() == backend) {
 				return provider;
@@ -46,7 +48,7 @@ public final class Backends {
 	}
 
 	/** {@link #select(Backend, int, int)} with the CPU backend standing in for one device. */
-	public static BackendSelection select(Backend requested, int ordinal) {
+	public static BackendSelection select(@Nullable Backend requested, int ordinal) {
 		return select(requested, ordinal, 1);
 	}
 
@@ -55,7 +57,7 @@ public final class Backends {
 	 * usable, else the CPU) and device ordinal, and why; touches no device beyond a probe. The CPU
 	 * backend stands in for {@code cpuDevices} devices, ordinals {@code 0..cpuDevices-1}.
 	 */
-	public static BackendSelection select(Backend requested, int ordinal, int cpuDevices) {
+	public static BackendSelection select(@Nullable Backend requested, int ordinal, int cpuDevices) {
 		if (requested == Backend.CPU) {
 			BackendProvider cpu = Backends.provider(Backend.CPU);
 			return new BackendSelection(Backend.CPU, cpu, cpuAvailability(cpu, ordinal, cpuDevices), "CPU backend requested");
@@ -78,12 +80,13 @@ public final class Backends {
 				"auto: falling back to CPU because CUDA is unavailable: " + availability.reason());
 	}
 
-	private static Availability cpuAvailability(BackendProvider cpu, int ordinal, int cpuDevices) {
+	private static Availability cpuAvailability(@Nullable BackendProvider cpu, int ordinal, int cpuDevices) {
 		if (ordinal < 0 || ordinal >= cpuDevices) {
 			return Availability.no("the CPU backend stands in for " + cpuDevices + ((cpuDevices == 1) ? " device" : " devices")
 					+ " (gpu.cpu.devices), ordinals 0 to " + (cpuDevices - 1) + "; got ordinal " + ordinal);
 		}
-		return cpu.probe(0);
+		// The runtime registers its CPU backend itself (META-INF/services): only a broken jar lacks it.
+		return Objects.requireNonNull(cpu, "the CPU backend's provider is not registered").probe(0);
 	}
 
 }

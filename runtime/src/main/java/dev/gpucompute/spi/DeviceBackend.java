@@ -8,6 +8,7 @@ import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.settings.DefaultStreamMode;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One open device. Owned by exactly one {@code GpuContext}, which closes it last.
@@ -168,7 +169,7 @@ public interface DeviceBackend extends AutoCloseable {
 	 * default). For diagnostics and benchmarks; may look for the compiler on first use, so not for a
 	 * launch path. Called from any thread.
 	 */
-	default KernelCompilation kernelCompilation() {
+	default @Nullable KernelCompilation kernelCompilation() {
 		return null;
 	}
 
@@ -176,7 +177,7 @@ public interface DeviceBackend extends AutoCloseable {
 	 * A sticky failure that left the device unusable (illegal address on CUDA), or {@code null} while
 	 * the device is healthy.
 	 */
-	String healthProblem();
+	@Nullable String healthProblem();
 
 	/**
 	 * Releases the device. Called once, after every stream and event has been destroyed; memory still

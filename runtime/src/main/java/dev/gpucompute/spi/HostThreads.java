@@ -4,6 +4,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Host threads as the runtime names them in messages, stream names and reports, and whether one is
  * virtual. A virtual thread has an empty name unless its creator gave it one (a Spring request
@@ -14,7 +16,7 @@ import java.lang.invoke.MethodType;
 public final class HostThreads {
 
 	/** {@code Thread.isVirtual()} (Java 21+), looked up reflectively: the runtime is compiled for Java 17. */
-	private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+	private static final @Nullable MethodHandle IS_VIRTUAL = isVirtualHandle();
 
 	private HostThreads() {
 	}
@@ -59,7 +61,7 @@ public final class HostThreads {
 		return thread.getId();
 	}
 
-	private static MethodHandle isVirtualHandle() {
+	private static @Nullable MethodHandle isVirtualHandle() {
 		try {
 			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
 		}

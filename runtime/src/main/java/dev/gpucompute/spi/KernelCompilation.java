@@ -2,6 +2,8 @@ package dev.gpucompute.spi;
 
 import java.nio.file.Path;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * How a backend turns CUDA C into device code here, and how it has obtained the code of the
  * kernels it loaded so far: what {@link DeviceBackend#kernelCompilation()} answers, for diagnostics
@@ -17,5 +19,6 @@ import java.nio.file.Path;
  * ({@link dev.gpucompute.KernelSource#prebuilt}) instead of compiled
  * @param cacheDir the compiled-kernel cache directory, or {@code null} when there is no disk cache
  */
-public record KernelCompilation(String compiler, long compiled, long cacheHits, long prebuiltLoads, Path cacheDir) {
+public record KernelCompilation(String compiler, long compiled, long cacheHits, long prebuiltLoads,
+		@Nullable Path cacheDir) {
 }

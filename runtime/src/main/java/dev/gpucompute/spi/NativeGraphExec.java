@@ -1,5 +1,7 @@
 package dev.gpucompute.spi;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An instantiated graph, launched as a whole on any stream of its device.
  *
@@ -43,7 +45,7 @@ public interface NativeGraphExec {
 	 * @param applied whether the graph was updated in place
 	 * @param reason why not, in words; {@code null} when applied
 	 */
-	record Update(boolean applied, String reason) {
+	record Update(boolean applied, @Nullable String reason) {
 
 		/** Updated in place. */
 		public static final Update APPLIED = new Update(true, null);

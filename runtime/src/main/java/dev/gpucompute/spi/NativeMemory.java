@@ -1,5 +1,7 @@
 package dev.gpucompute.spi;
 
+import org.jspecify.annotations.Nullable;
+
 /** A device allocation. */
 public interface NativeMemory {
 
@@ -10,7 +12,7 @@ public interface NativeMemory {
 	 * ({@code DeviceBuffer.nativeHandle}), or {@code null} when the backend has none of that type.
 	 * The allocation still belongs to the runtime.
 	 */
-	default <T> T nativeHandle(Class<T> type) {
+	default <T> @Nullable T nativeHandle(Class<T> type) {
 		return null;
 	}
 

@@ -1,5 +1,7 @@
 package dev.gpucompute.spi;
 
+import org.jspecify.annotations.Nullable;
+
 /** A backend's stream handle. */
 public interface NativeStream {
 
@@ -31,7 +33,7 @@ public interface NativeStream {
 	 * anything longer to an executor). When the backend abandons the work at close the callback may
 	 * never run; the context completes its own waiters then.
 	 */
-	void whenDone(java.util.function.Consumer<dev.gpucompute.GpuException> callback);
+	void whenDone(java.util.function.Consumer<dev.gpucompute.@Nullable GpuException> callback);
 
 	/**
 	 * Ends the current holder's claim on failures: failures of the work enqueued so far, now or when
@@ -57,7 +59,7 @@ public interface NativeStream {
 	 * ({@code GpuStream.nativeHandle}), or {@code null} when the backend has none of that type. The
 	 * stream still belongs to the runtime.
 	 */
-	default <T> T nativeHandle(Class<T> type) {
+	default <T> @Nullable T nativeHandle(Class<T> type) {
 		return null;
 	}
 
@@ -66,7 +68,7 @@ public interface NativeStream {
 	 * an event recorded in it), or {@code null}: work enqueued here is then recorded instead of run.
 	 * Cheap (a field read); answers for the calling thread's view, exact on the capturing thread.
 	 */
-	default NativeCapture capture() {
+	default @Nullable NativeCapture capture() {
 		return null;
 	}
 

@@ -5,6 +5,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * "Did you mean" for error reports: the known name nearest to a misspelled one, and the edit
  * distance behind it. One rule for the runtime and its front ends: the kernel discovery
@@ -21,7 +23,7 @@ public final class Suggestions {
 	 * to be a typo (a fifth of the name, at least two edits), else the only known name that ends
 	 * with the same key (a key set in the wrong group), else {@code null}.
 	 */
-	public static String nearest(String name, Collection<String> known) {
+	public static @Nullable String nearest(String name, Collection<String> known) {
 		String best = null;
 		int bestDistance = Integer.MAX_VALUE;
 		for (String candidate : known) {

@@ -10,4 +10,7 @@
  * against the kernel's declared parameters). Methods may be called from any thread concurrently
  * unless stated otherwise. Failures are reported as {@code GpuException} subtypes.
  */
+@NullMarked
 package dev.gpucompute.spi;
+
+import org.jspecify.annotations.NullMarked;

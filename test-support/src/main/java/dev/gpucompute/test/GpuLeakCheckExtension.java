@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -55,7 +56,7 @@ public class GpuLeakCheckExtension implements BeforeEachCallback, AfterEachCallb
 	}
 
 	/** The nearest {@link GpuLeakCheck}: the method's, else its class's or an enclosing class's; {@code null} for none. */
-	private static GpuLeakCheck settings(ExtensionContext context) {
+	private static @Nullable GpuLeakCheck settings(ExtensionContext context) {
 		Optional<GpuLeakCheck> settings = AnnotationSupport.findAnnotation(context.getTestMethod(), GpuLeakCheck.class);
 		Optional<ExtensionContext> current = Optional.of(context);
 		while (settings.isEmpty() && current.isPresent()) {

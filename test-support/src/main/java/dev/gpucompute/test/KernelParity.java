@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.opentest4j.AssertionFailedError;
 
@@ -83,18 +84,18 @@ public final class KernelParity {
 	private final KernelSource source;
 
 	/** A reduction checked through its own launch, or null. */
-	private final Reduction reduction;
+	private final @Nullable Reduction reduction;
 
-	private LaunchConfig config;
+	private @Nullable LaunchConfig config;
 
 	private Object[] args = new Object[0];
 
 	/** The tolerance stated with {@link #tolerance(Tolerance)}, or null for the kernel's own. */
-	private Tolerance tolerance;
+	private @Nullable Tolerance tolerance;
 
 	private long seed = 24;
 
-	private KernelParity(KernelSource source, Reduction reduction) {
+	private KernelParity(KernelSource source, @Nullable Reduction reduction) {
 		this.source = source;
 		this.reduction = reduction;
 	}
@@ -204,7 +205,7 @@ public final class KernelParity {
 			throw new IllegalStateException("No launch configuration: call launch(LaunchConfig) first");
 		}
 		Tolerance applied = expectedTolerance();
-		List<ByteBuffer> inputs = inputs();
+		List<@Nullable ByteBuffer> inputs = inputs();
 		List<ByteBuffer> a = run(first, inputs);
 		List<ByteBuffer> b = run(second, inputs);
 		List<ParityReport.Comparison> comparisons = new ArrayList<>();
@@ -228,9 +229,9 @@ public final class KernelParity {
 	}
 
 	/** The initial contents of every buffer argument, drawn once so that both sides get the same bytes. */
-	private List<ByteBuffer> inputs() {
+	private List<@Nullable ByteBuffer> inputs() {
 		SplittableRandom random = new SplittableRandom(this.seed);
-		List<ByteBuffer> inputs = new ArrayList<>();
+		List<@Nullable ByteBuffer> inputs = new ArrayList<>();
 		for (int i = 0; i < this.args.length; i++) {
 			Object arg = this.args[i];
 			if (arg == null) {
@@ -242,7 +243,7 @@ public final class KernelParity {
 	}
 
 	/** Launches on a pooled stream of {@code context} and returns the compared buffers' contents, in order. */
-	private List<ByteBuffer> run(GpuContext context, List<ByteBuffer> inputs) {
+	private List<ByteBuffer> run(GpuContext context, List<@Nullable ByteBuffer> inputs) {
 		GpuLauncher launcher = context.launcher();
 		Kernel kernel = launcher.load(this.source);
 		List<DeviceBuffer> buffers = new ArrayList<>();
@@ -263,7 +264,8 @@ public final class KernelParity {
 				this.reduction.launch(launcher, launchArgs);
 			}
 			else {
-				launcher.launch(kernel, this.config, launchArgs);
+				// check() refuses a kernel launched without a configuration
+				launcher.launch(kernel, Objects.requireNonNull(this.config), launchArgs);
 			}
 			for (int i = 0; i < this.args.length; i++) {
 				if (this.args[i] instanceof ParityBuffer buffer && buffer.isCompared()) {

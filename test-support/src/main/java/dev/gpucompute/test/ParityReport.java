@@ -3,6 +3,7 @@ package dev.gpucompute.test;
 import java.util.List;
 
 import dev.gpucompute.ElementType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link KernelParity} check found: per compared buffer, how many elements disagree beyond the
@@ -45,7 +46,7 @@ public record ParityReport(String kernel, String first, String second, Tolerance
 	 * number counts as infinite)
 	 */
 	public record Comparison(int argument, ElementType type, int count, int mismatches, int firstMismatch,
-			String firstValues, long maxUlps, double maxAbsoluteDifference) {
+			@Nullable String firstValues, long maxUlps, double maxAbsoluteDifference) {
 
 		@Override
 		public String toString() {

@@ -7,6 +7,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
@@ -46,7 +47,7 @@ public @interface RequiresCuda {
 		 * Why CUDA device 0 cannot be used, or {@code null} when it can.
 		 * @throws AssertionFailedError when it cannot and {@code GPU_REQUIRED=1}
 		 */
-		static String unavailableReason() {
+		static @Nullable String unavailableReason() {
 			Availability cuda = Backends.select(Backend.CUDA, 0).availability();
 			if (cuda.available()) {
 				return null;

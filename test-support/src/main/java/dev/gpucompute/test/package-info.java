@@ -3,4 +3,7 @@
  * {@code dev.gpucompute:gpu-compute-spring-boot-test} (a test-scoped dependency, so that
  * {@code spring-test} never reaches the application's own jar).
  */
+@NullMarked
 package dev.gpucompute.test;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -98,7 +99,7 @@ public class GpuEndpoint {
 	 * context is closed
 	 */
 	@ReadOperation
-	public Object part(@Selector String part) {
+	public @Nullable Object part(@Selector String part) {
 		String name = part.toLowerCase(Locale.ROOT);
 		if (name.equals(DEVICES)) {
 			return devices();
@@ -123,7 +124,7 @@ public class GpuEndpoint {
 	 * @return the device's report, or {@code null} (HTTP 404) for a device that is not open here
 	 */
 	@ReadOperation
-	public GpuDescriptor device(@Selector String devices, @Selector String ordinal) {
+	public @Nullable GpuDescriptor device(@Selector String devices, @Selector String ordinal) {
 		GpuContext context = context(devices, ordinal);
 		return (context != null) ? report(context) : null;
 	}
@@ -138,12 +139,12 @@ public class GpuEndpoint {
 	 * {@code memory} once the device's context is closed
 	 */
 	@ReadOperation
-	public Object devicePart(@Selector String devices, @Selector String ordinal, @Selector String part) {
+	public @Nullable Object devicePart(@Selector String devices, @Selector String ordinal, @Selector String part) {
 		GpuContext context = context(devices, ordinal);
 		return (context != null) ? part(context, part.toLowerCase(Locale.ROOT)) : null;
 	}
 
-	private GpuContext context(String devices, String ordinal) {
+	private @Nullable GpuContext context(String devices, String ordinal) {
 		if (!DEVICES.equals(devices.toLowerCase(Locale.ROOT))) {
 			return null;
 		}
@@ -168,7 +169,7 @@ public class GpuEndpoint {
 				context.events().stats(), kernels(context), memory(context), batchers(context), graphs(context));
 	}
 
-	private static Object part(GpuContext context, String part) {
+	private static @Nullable Object part(GpuContext context, String part) {
 		return switch (part) {
 			case "backend" -> backend(context);
 			case "device" -> context.device();
@@ -219,7 +220,7 @@ public class GpuEndpoint {
 		return batchers;
 	}
 
-	private static GraphsDescriptor graphs(GpuContext context) {
+	private static @Nullable GraphsDescriptor graphs(GpuContext context) {
 		if (!(context instanceof GpuGraphs.Host)) {
 			return null;
 		}
@@ -231,7 +232,7 @@ public class GpuEndpoint {
 		return new GraphsDescriptor(graphs.stats(), graphs.graphs(), caches);
 	}
 
-	private static GpuContext.MemoryInfo memory(GpuContext context) {
+	private static GpuContext.@Nullable MemoryInfo memory(GpuContext context) {
 		try {
 			return context.memory();
 		}
@@ -263,8 +264,9 @@ public class GpuEndpoint {
 	 * @param graphs the graphs: counts, the live ones, the caches
 	 */
 	public record GpuDescriptor(BackendDescriptor backend, DeviceInfo device, StreamPool.PoolStats streams,
-			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels, GpuContext.MemoryInfo memory,
-			Map<String, BatcherDescriptor> batchers, GraphsDescriptor graphs) {
+			List<LeaseDescriptor> leases, EventStats events, Map<String, KernelDescriptor> kernels,
+			GpuContext.@Nullable MemoryInfo memory, Map<String, BatcherDescriptor> batchers,
+			@Nullable GraphsDescriptor graphs) {
 	}
 
 	/**
@@ -326,7 +328,7 @@ public class GpuEndpoint {
 	 * @param kernelTiming how launches are timed ({@code gpu.metrics.kernel-timing})
 	 * @param defaultStream the default-stream mode
 	 */
-	public record BackendDescriptor(Backend backend, String reason, boolean healthy, String problem,
+	public record BackendDescriptor(Backend backend, String reason, boolean healthy, @Nullable String problem,
 			KernelTiming kernelTiming, DefaultStreamMode defaultStream) {
 	}
 

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.web.AdditionalPathsMapper;
@@ -92,7 +93,7 @@ final class GpuHealthGroups implements HealthEndpointGroupsPostProcessor, Ordere
 		}
 
 		@Override
-		public HealthEndpointGroup get(String name) {
+		public @Nullable HealthEndpointGroup get(String name) {
 			HealthEndpointGroup group = this.delegate.get(name);
 			if (group == null) {
 				return null;
@@ -107,7 +108,7 @@ final class GpuHealthGroups implements HealthEndpointGroupsPostProcessor, Ordere
 		}
 
 		@Override
-		public List<String> getAdditionalPaths(EndpointId endpointId, WebServerNamespace webServerNamespace) {
+		public @Nullable List<String> getAdditionalPaths(EndpointId endpointId, WebServerNamespace webServerNamespace) {
 			return (this.delegate instanceof AdditionalPathsMapper mapper)
 					? mapper.getAdditionalPaths(endpointId, webServerNamespace) : null;
 		}
@@ -143,7 +144,7 @@ final class GpuHealthGroups implements HealthEndpointGroupsPostProcessor, Ordere
 		}
 
 		@Override
-		public AdditionalHealthEndpointPath getAdditionalPath() {
+		public @Nullable AdditionalHealthEndpointPath getAdditionalPath() {
 			return this.group.getAdditionalPath();
 		}
 

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
 
@@ -58,7 +59,7 @@ public class GpuInfoContributor implements InfoContributor {
 				device.totalMemoryBytes());
 	}
 
-	private static String runtimeVersion() {
+	private static @Nullable String runtimeVersion() {
 		// From the runtime jar's manifest; absent when running from classes (IDE, this build's tests).
 		return GpuContext.class.getPackage().getImplementationVersion();
 	}
@@ -87,7 +88,7 @@ public class GpuInfoContributor implements InfoContributor {
 	 * @param totalMemoryBytes device memory, or the CPU backend's budget
 	 */
 	public record GpuInfo(Backend backend, String device, int ordinal, String uuid, String pciBusId,
-			String computeCapability, String driverVersion, String runtimeVersion, int multiprocessors,
+			String computeCapability, String driverVersion, @Nullable String runtimeVersion, int multiprocessors,
 			long totalMemoryBytes) {
 	}
 

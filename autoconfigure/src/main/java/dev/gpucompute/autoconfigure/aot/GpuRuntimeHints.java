@@ -3,6 +3,7 @@ package dev.gpucompute.autoconfigure.aot;
 import java.nio.ByteBuffer;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.MemberCategory;
@@ -66,7 +67,7 @@ public class GpuRuntimeHints implements RuntimeHintsRegistrar {
 			"dev.gpucompute.autoconfigure.actuate.GpuEndpoint$LeaseDescriptor");
 
 	@Override
-	public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
 		hints.resources()
 			.registerPattern("gpu/kernels/**")
 			.registerPattern("META-INF/services/dev.gpucompute.spi.BackendProvider")

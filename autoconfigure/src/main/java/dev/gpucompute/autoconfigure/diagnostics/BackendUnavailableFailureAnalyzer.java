@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.diagnostics;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 import dev.gpucompute.Backend;
@@ -15,7 +16,7 @@ import dev.gpucompute.spi.Backends;
 class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavailableException> {
 
 	@Override
-	protected FailureAnalysis analyze(Throwable rootFailure, BackendUnavailableException cause) {
+	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, BackendUnavailableException cause) {
 		if (cause instanceof DeviceOrdinalOutOfRangeException) {
 			return null;
 		}
@@ -43,13 +44,13 @@ class BackendUnavailableFailureAnalyzer extends GpuFailureAnalyzer<BackendUnavai
 	}
 
 	/** What the backend's provider says the application lacks (JCuda's natives), or {@code null}. */
-	private static String missingDependency(Backend backend) {
+	private static @Nullable String missingDependency(Backend backend) {
 		BackendProvider provider = Backends.provider(backend);
 		return (provider != null) ? provider.missingDependency() : null;
 	}
 
 	private static String reason(BackendUnavailableException cause) {
-		String message = cause.getMessage();
+		String message = String.valueOf(cause.getMessage());
 		String prefix = cause.backend() + " backend is unavailable: ";
 		return message.startsWith(prefix) ? message.substring(prefix.length()) : message;
 	}

@@ -1,5 +1,6 @@
 package dev.gpucompute.autoconfigure.diagnostics;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.analyzer.AbstractInjectionFailureAnalyzer;
@@ -27,7 +28,8 @@ class GpuDisabledFailureAnalyzer extends AbstractInjectionFailureAnalyzer<NoSuch
 	}
 
 	@Override
-	protected FailureAnalysis analyze(Throwable rootFailure, NoSuchBeanDefinitionException cause, String description) {
+	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, NoSuchBeanDefinitionException cause,
+			@Nullable String description) {
 		Class<?> type = cause.getBeanType();
 		if (type == null || !type.getName().startsWith(PACKAGE) || gpuEnabled()) {
 			return null;

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.context.properties.bind.validation.ValidationErrors;
@@ -29,7 +30,7 @@ import dev.gpucompute.settings.CpuSettings;
 class InvalidGpuPropertiesFailureAnalyzer extends GpuFailureAnalyzer<BindValidationException> {
 
 	@Override
-	protected FailureAnalysis analyze(Throwable rootFailure, BindValidationException cause) {
+	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, BindValidationException cause) {
 		ValidationErrors errors = cause.getValidationErrors();
 		String prefix = errors.getName().toString();
 		if (!prefix.equals("gpu") && !prefix.startsWith("gpu.")) {

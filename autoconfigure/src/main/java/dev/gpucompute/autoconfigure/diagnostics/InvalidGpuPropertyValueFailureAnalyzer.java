@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -19,7 +20,7 @@ import dev.gpucompute.autoconfigure.BackendChoice;
 class InvalidGpuPropertyValueFailureAnalyzer extends GpuFailureAnalyzer<BindException> {
 
 	@Override
-	protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
+	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
 		String name = cause.getName().toString();
 		Class<?> type = cause.getTarget().getType().resolve();
 		if (!name.startsWith("gpu.") || type == null || !type.isEnum()) {

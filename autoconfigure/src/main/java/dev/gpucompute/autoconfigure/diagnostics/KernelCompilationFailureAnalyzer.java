@@ -17,7 +17,7 @@ class KernelCompilationFailureAnalyzer extends GpuFailureAnalyzer<KernelCompilat
 	protected FailureAnalysis analyze(Throwable rootFailure, KernelCompilationException cause) {
 		KernelLoadException load = findCause(rootFailure, KernelLoadException.class);
 		StringBuilder description = new StringBuilder();
-		String message = cause.getMessage();
+		String message = String.valueOf(cause.getMessage());
 		int log = message.indexOf(LOG_MARKER);
 		description.append((log >= 0) ? message.substring(0, log) : message);
 		if (load != null) {

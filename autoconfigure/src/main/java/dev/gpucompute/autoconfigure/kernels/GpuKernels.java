@@ -7,6 +7,7 @@ import java.util.Objects;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.io.support.ResourcePatternResolver;
 
@@ -63,7 +64,7 @@ public final class GpuKernels {
 	 * @param origin where it was configured (a file and line, an environment variable), or
 	 * {@code null} when unknown
 	 */
-	public record KernelLocation(String location, boolean configured, Origin origin) {
+	public record KernelLocation(String location, boolean configured, @Nullable Origin origin) {
 
 		public KernelLocation {
 			Objects.requireNonNull(location, "location");
@@ -150,7 +151,7 @@ public final class GpuKernels {
 	}
 
 	/** Where the kernel {@code name} came from, or {@code null} when it was not loaded at start-up. */
-	public String origin(String name) {
+	public @Nullable String origin(String name) {
 		return this.loaded.origin(name);
 	}
 

@@ -4,6 +4,7 @@ import java.util.List;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.autoconfigure.kernels.GpuKernels.KernelLocation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A location in {@code gpu.kernels.locations} that the application configured does not exist (a
@@ -18,7 +19,7 @@ public class KernelLocationNotFoundException extends GpuException {
 
 	private final List<String> kernelDirectories;
 
-	private final String likelyMeant;
+	private final @Nullable String likelyMeant;
 
 	/**
 	 * @param location the location that does not exist, with where it was configured
@@ -28,7 +29,7 @@ public class KernelLocationNotFoundException extends GpuException {
 	 * {@code null}
 	 */
 	public KernelLocationNotFoundException(KernelLocation location, List<String> kernelDirectories,
-			String likelyMeant) {
+			@Nullable String likelyMeant) {
 		super("gpu.kernels.locations entry " + location + " does not exist"
 				+ ((likelyMeant != null) ? " (did you mean '" + likelyMeant + "'?)" : ""));
 		this.location = location;
@@ -47,7 +48,7 @@ public class KernelLocationNotFoundException extends GpuException {
 	}
 
 	/** The nearby location this one looks like a misspelling of, or {@code null}. */
-	public String likelyMeant() {
+	public @Nullable String likelyMeant() {
 		return this.likelyMeant;
 	}
 

@@ -11,6 +11,7 @@ import java.util.Set;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.ResourcePatternResolver;
 
@@ -148,7 +149,7 @@ final class KernelResources {
 	 * The one nearby directory that looks like what a misspelled location meant: a sibling whose
 	 * name is at most two edits away, or {@code null}.
 	 */
-	static String likelyMeant(String location, List<String> nearby) {
+	static @Nullable String likelyMeant(String location, List<String> nearby) {
 		if (nearby.isEmpty()) {
 			return null;
 		}
@@ -168,7 +169,7 @@ final class KernelResources {
 		return (slash >= 0) ? rest.substring(0, slash) : rest;
 	}
 
-	private static String url(Resource resource) {
+	private static @Nullable String url(Resource resource) {
 		try {
 			return resource.getURL().toString();
 		}
@@ -208,7 +209,7 @@ final class KernelResources {
 	 * The directory a location names, ending with a slash, or {@code null} when it names one file or
 	 * is a pattern.
 	 */
-	private static String directory(String location) {
+	private static @Nullable String directory(String location) {
 		String base = searchBase(location);
 		String path = base.substring(base.indexOf(':') + 1);
 		String lower = path.toLowerCase(Locale.ROOT);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.Resource;
 
 import dev.gpucompute.kernels.KernelFile;
@@ -36,7 +37,7 @@ record ResourceKernelFile(Resource resource) implements KernelFile {
 	}
 
 	@Override
-	public KernelFile sibling(String fileName) {
+	public @Nullable KernelFile sibling(String fileName) {
 		Resource sibling;
 		try {
 			sibling = this.resource.createRelative(fileName);

@@ -5,4 +5,7 @@
  * is Spring's part: it resolves the locations as Spring resources. See
  * {@link dev.gpucompute.autoconfigure.kernels.GpuKernels}.
  */
+@NullMarked
 package dev.gpucompute.autoconfigure.kernels;
+
+import org.jspecify.annotations.NullMarked;

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuDevices;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Binds the meters of every device of a {@link GpuDevices} except one that is bound elsewhere (the
@@ -18,9 +19,9 @@ public final class GpuDevicesMetrics implements MeterBinder {
 
 	private final GpuDevices devices;
 
-	private final GpuContext boundElsewhere;
+	private final @Nullable GpuContext boundElsewhere;
 
-	private final IntFunction<MicrometerGpuListener> listeners;
+	private final IntFunction<@Nullable MicrometerGpuListener> listeners;
 
 	/**
 	 * @param devices the devices to observe
@@ -29,7 +30,8 @@ public final class GpuDevicesMetrics implements MeterBinder {
 	 * @param listeners the listener each device was opened with, by ordinal ({@code null} for none:
 	 * then that device's timers stay at zero)
 	 */
-	public GpuDevicesMetrics(GpuDevices devices, GpuContext boundElsewhere, IntFunction<MicrometerGpuListener> listeners) {
+	public GpuDevicesMetrics(GpuDevices devices, @Nullable GpuContext boundElsewhere,
+			IntFunction<@Nullable MicrometerGpuListener> listeners) {
 		this.devices = devices;
 		this.boundElsewhere = boundElsewhere;
 		this.listeners = listeners;

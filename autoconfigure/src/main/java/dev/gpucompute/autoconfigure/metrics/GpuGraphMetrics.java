@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.graph.GpuGraphs;
 import dev.gpucompute.graph.GraphStats;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Binds the graph meters of one {@link GpuContext} (docs/observability.md, "Graphs"): counts and
@@ -47,7 +48,7 @@ public final class GpuGraphMetrics implements MeterBinder {
 
 	private final GpuGraphs graphs;
 
-	private final MicrometerGpuListener listener;
+	private final @Nullable MicrometerGpuListener listener;
 
 	private final Iterable<Tag> tags;
 
@@ -56,7 +57,7 @@ public final class GpuGraphMetrics implements MeterBinder {
 	 * @param context the context to observe
 	 * @param listener the listener the context was opened with (the source of the timers), or {@code null}
 	 */
-	public GpuGraphMetrics(GpuContext context, MicrometerGpuListener listener) {
+	public GpuGraphMetrics(GpuContext context, @Nullable MicrometerGpuListener listener) {
 		this.graphs = GpuGraphs.of(context);
 		this.listener = listener;
 		this.tags = GpuMetrics.deviceTags(context.device());

@@ -17,6 +17,7 @@ import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.StreamPool;
+import org.jspecify.annotations.Nullable;
 
 import static dev.gpucompute.autoconfigure.metrics.GpuMeterNames.EVENTS_LIVE;
 import static dev.gpucompute.autoconfigure.metrics.GpuMeterNames.MEMORY_CACHED;
@@ -109,7 +110,7 @@ public final class GpuMetrics implements MeterBinder {
 
 	private final GpuContext context;
 
-	private final MicrometerGpuListener listener;
+	private final @Nullable MicrometerGpuListener listener;
 
 	private final Iterable<Tag> tags;
 
@@ -118,7 +119,7 @@ public final class GpuMetrics implements MeterBinder {
 	 * @param context the context to observe
 	 * @param listener the listener the context was opened with, or {@code null} when it has none
 	 */
-	public GpuMetrics(GpuContext context, MicrometerGpuListener listener) {
+	public GpuMetrics(GpuContext context, @Nullable MicrometerGpuListener listener) {
 		this(context, listener, Tags.empty());
 	}
 
@@ -128,7 +129,7 @@ public final class GpuMetrics implements MeterBinder {
 	 * @param listener the listener the context was opened with, or {@code null} when it has none
 	 * @param extraTags tags added to every meter
 	 */
-	public GpuMetrics(GpuContext context, MicrometerGpuListener listener, Iterable<Tag> extraTags) {
+	public GpuMetrics(GpuContext context, @Nullable MicrometerGpuListener listener, Iterable<Tag> extraTags) {
 		this.context = context;
 		this.listener = listener;
 		this.tags = Tags.concat(extraTags, deviceTags(context.device()));

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -96,7 +97,7 @@ public final class GpuMetricsAutoConfiguration {
 					|| distribution.getPercentilesHistogram().get("all") != null;
 		}
 
-		private static <T> T lookup(Map<String, T> values, String name) {
+		private static <T> @Nullable T lookup(Map<String, T> values, String name) {
 			String candidate = name;
 			while (!candidate.isEmpty()) {
 				T value = values.get(candidate);

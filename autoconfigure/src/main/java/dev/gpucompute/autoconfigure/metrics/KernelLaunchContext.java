@@ -3,6 +3,7 @@ package dev.gpucompute.autoconfigure.metrics;
 import io.micrometer.observation.Observation;
 
 import dev.gpucompute.GpuStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link Observation.Context} of one kernel launch: which kernel, on which stream, and whether
@@ -13,11 +14,11 @@ public final class KernelLaunchContext extends Observation.Context {
 
 	private final String kernelName;
 
-	private volatile GpuStream stream;
+	private volatile @Nullable GpuStream stream;
 
 	private volatile boolean enqueued;
 
-	KernelLaunchContext(String kernelName, GpuStream stream) {
+	KernelLaunchContext(String kernelName, @Nullable GpuStream stream) {
 		this.kernelName = kernelName;
 		this.stream = stream;
 	}
@@ -28,7 +29,7 @@ public final class KernelLaunchContext extends Observation.Context {
 	}
 
 	/** The stream the launch went to, or {@code null} when the launch failed before one was chosen. */
-	public GpuStream getStream() {
+	public @Nullable GpuStream getStream() {
 		return this.stream;
 	}
 

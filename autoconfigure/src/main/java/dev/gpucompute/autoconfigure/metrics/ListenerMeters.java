@@ -18,6 +18,7 @@ import dev.gpucompute.GpuContext;
 import dev.gpucompute.Kernel;
 import dev.gpucompute.listener.KernelLoad;
 import dev.gpucompute.KernelNotFoundException;
+import org.jspecify.annotations.Nullable;
 
 import static dev.gpucompute.autoconfigure.metrics.GpuMeterNames.BATCH_QUEUED;
 import static dev.gpucompute.autoconfigure.metrics.GpuMeterNames.BATCH_REJECTED;
@@ -124,7 +125,7 @@ final class ListenerMeters {
 	}
 
 	/** Registers a loaded kernel's meters; names that are not loaded kernels get none. */
-	private Timer register(String name) {
+	private @Nullable Timer register(String name) {
 		Kernel kernel;
 		try {
 			kernel = this.context.launcher().kernel(name);
@@ -158,7 +159,7 @@ final class ListenerMeters {
 		}
 	}
 
-	private BatcherMeters batcherMeters(String name) {
+	private @Nullable BatcherMeters batcherMeters(String name) {
 		BatcherMeters meters = this.batchers.get(name);
 		if (meters == null) {
 			batcherOpened(name);
@@ -167,7 +168,7 @@ final class ListenerMeters {
 		return meters;
 	}
 
-	private GpuBatcher<?, ?> openBatcher(String name) {
+	private @Nullable GpuBatcher<?, ?> openBatcher(String name) {
 		for (GpuBatcher<?, ?> batcher : GpuBatcher.openBatchers(this.context)) {
 			if (batcher.name().equals(name)) {
 				return batcher;
@@ -231,7 +232,7 @@ final class ListenerMeters {
 
 		final Timer wait;
 
-		private GpuBatcher<?, ?> batcher;
+		private @Nullable GpuBatcher<?, ?> batcher;
 
 		private long rejectedBefore;
 

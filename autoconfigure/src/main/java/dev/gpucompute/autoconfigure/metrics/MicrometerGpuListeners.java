@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.gpucompute.GpuDevices;
 import dev.gpucompute.autoconfigure.GpuListenerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@link MicrometerGpuListener} per device: the auto-configuration asks this factory for the
@@ -41,7 +42,7 @@ public final class MicrometerGpuListeners implements GpuListenerFactory {
 	 * The listener handed out for device {@code ordinal}, or {@code null} when none was (a
 	 * {@link GpuDevices} the application opened itself).
 	 */
-	public MicrometerGpuListener listener(int ordinal) {
+	public @Nullable MicrometerGpuListener listener(int ordinal) {
 		return this.listeners.get(ordinal);
 	}
 

@@ -20,6 +20,7 @@ import dev.gpucompute.Kernel;
 import dev.gpucompute.KernelSource;
 import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamScope;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link GpuLauncher} that wraps every launch in an {@link Observation}, so that tracing shows kernel
@@ -37,7 +38,7 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 
 	private final ObservationRegistry registry;
 
-	private final KernelLaunchObservationConvention convention;
+	private final @Nullable KernelLaunchObservationConvention convention;
 
 	/**
 	 * Wraps {@code delegate}.
@@ -46,7 +47,7 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 	 * @param convention a custom convention, or {@code null} for the default
 	 */
 	public ObservedGpuLauncher(GpuLauncher delegate, ObservationRegistry registry,
-			KernelLaunchObservationConvention convention) {
+			@Nullable KernelLaunchObservationConvention convention) {
 		this.delegate = delegate;
 		this.registry = registry;
 		this.convention = convention;
@@ -72,7 +73,7 @@ public final class ObservedGpuLauncher implements GpuLauncher {
 		observe(kernel.name(), stream, () -> this.delegate.launch(stream, kernel, config, args));
 	}
 
-	private void observe(String kernelName, GpuStream stream, Runnable launch) {
+	private void observe(String kernelName, @Nullable GpuStream stream, Runnable launch) {
 		KernelLaunchContext context = new KernelLaunchContext(kernelName, stream);
 		Observation observation = Observation
 			.createNotStarted(this.convention, DEFAULT_CONVENTION, () -> context, this.registry)

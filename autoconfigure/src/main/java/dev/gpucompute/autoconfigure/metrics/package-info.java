@@ -5,4 +5,7 @@
  * dev.gpucompute.autoconfigure.metrics.MicrometerGpuListener}) and an observation around kernel
  * launches ({@link dev.gpucompute.autoconfigure.metrics.ObservedGpuLauncher}).
  */
+@NullMarked
 package dev.gpucompute.autoconfigure.metrics;
+
+import org.jspecify.annotations.NullMarked;

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -113,7 +114,7 @@ public final class GpuProblemDetails {
 	 * @param failure what a request handler threw
 	 * @return the problem, with its status, headers and the unwrapped failure
 	 */
-	public GpuProblem problemFor(Throwable failure) {
+	public @Nullable GpuProblem problemFor(Throwable failure) {
 		Throwable unwrapped = unwrap(failure);
 		for (Mapping<?> mapping : MAPPINGS) {
 			if (mapping.type().isInstance(unwrapped)) {

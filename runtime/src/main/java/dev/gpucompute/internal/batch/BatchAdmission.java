@@ -10,6 +10,7 @@ import dev.gpucompute.batch.BatchQueueFullException;
 import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.internal.core.ContextState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How an item gets into a {@link GpuBatcher}: made with its batch key and deadline, then queued, or
@@ -108,7 +109,7 @@ final class BatchAdmission<I, O> {
 	 * @throws BatchQueueFullException when it must queue and {@code maxQueued} items wait already
 	 * @throws ContextClosedException when the batcher is shut down
 	 */
-	List<Item<I, O>> runInlineOrQueue(Item<I, O> own) {
+	@Nullable List<Item<I, O>> runInlineOrQueue(Item<I, O> own) {
 		this.state.lock.lock();
 		try {
 			if (this.state.isOpen() && this.state.queue.size() == 0 && this.state.busy == 0

@@ -12,6 +12,7 @@ import dev.gpucompute.StreamPriority;
 import dev.gpucompute.batch.GpuBatcher;
 import dev.gpucompute.internal.batch.BatchQueue.Item;
 import dev.gpucompute.listener.GpuListener;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The dispatch of a {@link GpuBatcher}'s batches: its dispatch threads, one per batch slot
@@ -214,7 +215,8 @@ final class BatchDispatch<I, O> {
 	 * Runs a taken batch (on a dispatch thread, or inline on a caller's thread), then releases its
 	 * results, completes its futures and ends its reservation.
 	 */
-	private void execute(List<Item<I, O>> batch, StreamLease lease, RuntimeException noStream, long start) {
+	private void execute(List<Item<I, O>> batch, @Nullable StreamLease lease, @Nullable RuntimeException noStream,
+			long start) {
 		GpuListener listener = this.listener;
 		listener.batchDispatched(this.name, batch.size());
 		for (Item<I, O> item : batch) {

@@ -5,13 +5,14 @@ import java.util.Objects;
 
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.batch.Batch;
+import org.jspecify.annotations.Nullable;
 
 /** The implementation of {@link Batch}. */
 final class BatchHandle<I> implements Batch<I> {
 
 	private final String batcher;
 
-	private final Object key;
+	private final @Nullable Object key;
 
 	private final List<I> items;
 
@@ -19,7 +20,7 @@ final class BatchHandle<I> implements Batch<I> {
 
 	private final Throwable[] failures;
 
-	BatchHandle(String batcher, Object key, List<I> items, GpuStream stream) {
+	BatchHandle(String batcher, @Nullable Object key, List<I> items, GpuStream stream) {
 		this.batcher = batcher;
 		this.key = key;
 		this.items = items;
@@ -33,7 +34,7 @@ final class BatchHandle<I> implements Batch<I> {
 	}
 
 	@Override
-	public Object key() {
+	public @Nullable Object key() {
 		return this.key;
 	}
 

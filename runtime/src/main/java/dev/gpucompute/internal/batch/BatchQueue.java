@@ -4,8 +4,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The waiting items of a {@link dev.gpucompute.batch.GpuBatcher}, by batch key, in arrival order within a key: what may
@@ -70,7 +73,7 @@ final class BatchQueue<I, O> {
 			if (queue.size >= maxBatchSize) {
 				return 0;
 			}
-			oldest = Math.min(oldest, queue.head.enqueuedAt);
+			oldest = Math.min(oldest, queue.first().enqueuedAt);
 		}
 		return Math.max(0, maxDelayNanos - (now - oldest));
 	}
@@ -94,11 +97,11 @@ final class BatchQueue<I, O> {
 		while (batch.isEmpty() && this.size > 0) {
 			Map.Entry<Object, KeyQueue<I, O>> oldest = null;
 			for (Map.Entry<Object, KeyQueue<I, O>> entry : this.queues.entrySet()) {
-				if (oldest == null || entry.getValue().head.enqueuedAt < oldest.getValue().head.enqueuedAt) {
+				if (oldest == null || entry.getValue().first().enqueuedAt < oldest.getValue().first().enqueuedAt) {
 					oldest = entry;
 				}
 			}
-			KeyQueue<I, O> queue = oldest.getValue();
+			KeyQueue<I, O> queue = Objects.requireNonNull(oldest, "items queued without a key queue").getValue();
 			while (batch.size() < maxBatchSize && queue.head != null) {
 				Item<I, O> item = queue.head;
 				unlink(queue, item);
@@ -130,7 +133,7 @@ final class BatchQueue<I, O> {
 			if (earliest.deadline > now) {
 				return earliest.deadline;
 			}
-			KeyQueue<I, O> queue = this.queues.get(earliest.key);
+			KeyQueue<I, O> queue = queueOf(earliest);
 			unlink(queue, earliest);
 			if (queue.head == null) {
 				this.queues.remove(earliest.key);
@@ -145,7 +148,7 @@ final class BatchQueue<I, O> {
 		if (!item.queued) {
 			return false;
 		}
-		KeyQueue<I, O> queue = this.queues.get(item.key);
+		KeyQueue<I, O> queue = queueOf(item);
 		unlink(queue, item);
 		if (queue.head == null) {
 			this.queues.remove(item.key);
@@ -173,6 +176,11 @@ final class BatchQueue<I, O> {
 		return all;
 	}
 
+	/** The list of a queued item's key: it is in the map while it holds an item. */
+	private KeyQueue<I, O> queueOf(Item<I, O> item) {
+		return Objects.requireNonNull(this.queues.get(item.key), "a queued item's key has no queue");
+	}
+
 	/** Takes {@code item} out of its key's list and out of the heap; the caller drops an emptied key. */
 	private void unlink(KeyQueue<I, O> queue, Item<I, O> item) {
 		queue.unlink(item);
@@ -191,11 +199,16 @@ final class BatchQueue<I, O> {
 	 */
 	private static final class KeyQueue<I, O> {
 
-		Item<I, O> head;
+		@Nullable Item<I, O> head;
 
-		Item<I, O> tail;
+		@Nullable Item<I, O> tail;
 
 		int size;
+
+		/** The oldest item; a key's list is in the map only while it holds one. */
+		Item<I, O> first() {
+			return Objects.requireNonNull(this.head, "an empty key queue is in the map");
+		}
 
 		void addLast(Item<I, O> item) {
 			item.prev = this.tail;
@@ -252,9 +265,9 @@ final class BatchQueue<I, O> {
 		boolean queued = true;
 
 		/** Its neighbours in its key's list while queued; guarded by the batcher's lock. */
-		Item<I, O> prev;
+		@Nullable Item<I, O> prev;
 
-		Item<I, O> next;
+		@Nullable Item<I, O> next;
 
 		/** Its place in the deadline heap, or -1 when it is not there; guarded by the batcher's lock. */
 		int heapIndex = -1;
@@ -272,7 +285,7 @@ final class BatchQueue<I, O> {
 		}
 
 		/** The batch key as the key function gave it. */
-		Object key() {
+		@Nullable Object key() {
 			return (this.key == NULL_KEY) ? null : this.key;
 		}
 

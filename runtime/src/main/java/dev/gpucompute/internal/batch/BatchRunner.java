@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,13 +81,13 @@ final class BatchRunner<I, O> {
 		for (int i = 0; i < items.size(); i++) {
 			Throwable own = batch.failure(i);
 			failures[i] = (own != null) ? own : failure;
-			if (failures[i] == null) {
+			if (failures[i] == null && returned != null) { // without a failure the handler returned its results
 				results[i] = returned.get(i);
 			}
 		}
 	}
 
-	private static Throwable combine(Throwable first, Throwable second) {
+	private static Throwable combine(@Nullable Throwable first, Throwable second) {
 		if (first == null) {
 			return second;
 		}

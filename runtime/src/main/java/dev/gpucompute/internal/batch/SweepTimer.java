@@ -5,6 +5,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one timer of a {@link dev.gpucompute.batch.GpuBatcher} that runs its sweep (timing out queued items whose deadline
  * passed) by the earliest deadline, on the context's housekeeping thread. Not thread-safe: the
@@ -21,7 +23,7 @@ final class SweepTimer {
 
 	private long nextSweep = NONE;
 
-	private ScheduledFuture<?> scheduled;
+	private @Nullable ScheduledFuture<?> scheduled;
 
 	SweepTimer(ScheduledExecutorService housekeeping, Runnable sweep) {
 		this.housekeeping = housekeeping;

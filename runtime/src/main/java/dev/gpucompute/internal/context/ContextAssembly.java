@@ -5,6 +5,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,7 @@ public final class ContextAssembly {
 	 * none on the CPU backend, whose work runs on the host's cores)
 	 * @param copyFaults called before each step of each copy ({@link CopyFaults#NONE}: nothing)
 	 */
-	public record Options(BackendProvider provider, long waitSpinNanos, CopyFaults copyFaults) {
+	public record Options(@Nullable BackendProvider provider, long waitSpinNanos, CopyFaults copyFaults) {
 
 		/** The backend chosen by the settings, its default spin, no copy faults. */
 		public static final Options DEFAULTS = new Options(null, -1, CopyFaults.NONE);

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -236,7 +237,7 @@ public final class ContextImpl implements GpuContext, GpuGraphs.Host {
 	}
 
 	@Override
-	public String healthProblem() {
+	public @Nullable String healthProblem() {
 		if (!this.lifecycle.isOpen()) {
 			return "GPU context is " + this.lifecycle.phase();
 		}
@@ -390,7 +391,7 @@ public final class ContextImpl implements GpuContext, GpuGraphs.Host {
 	 * pooled streams not idle, the calling thread's default stream (or the shared legacy one) not
 	 * idle, futures of stream work not complete. A query: nothing waits.
 	 */
-	String workInFlight() {
+	@Nullable String workInFlight() {
 		List<String> parts = new java.util.ArrayList<>();
 		try {
 			if (this.pool.anyBusy()) {

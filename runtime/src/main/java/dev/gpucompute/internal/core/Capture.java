@@ -5,6 +5,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +48,7 @@ public final class Capture {
 	private boolean over;
 
 	/** The refusal or failure that ended the capture early; read by its thread. */
-	private volatile RuntimeException failure;
+	private volatile @Nullable RuntimeException failure;
 
 	Capture(Captures owner, String name, Thread thread, NativeCapture capture) {
 		this.owner = owner;
@@ -86,7 +87,7 @@ public final class Capture {
 	}
 
 	/** Why the capture ended early, or {@code null}. */
-	public RuntimeException failure() {
+	public @Nullable RuntimeException failure() {
 		return this.failure;
 	}
 

@@ -8,6 +8,7 @@ import dev.gpucompute.graph.GraphCaptureException;
 import dev.gpucompute.graph.GraphCaptureException.Kind;
 import dev.gpucompute.spi.NativeCapture;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The graph captures in progress on one context, and the checks every room makes against them: what
@@ -64,7 +65,7 @@ public final class Captures {
 	}
 
 	/** The capture the calling thread runs, or {@code null}. */
-	public Capture ofThread() {
+	public @Nullable Capture ofThread() {
 		Capture capture = this.current.get();
 		if (capture != null && !capture.isActive()) {
 			this.current.remove();
@@ -74,7 +75,7 @@ public final class Captures {
 	}
 
 	/** The capture {@code stream} takes part in, or {@code null}. */
-	public Capture of(NativeStream stream) {
+	public @Nullable Capture of(NativeStream stream) {
 		NativeCapture capture = stream.capture();
 		return (capture != null) ? this.byNative.get(capture) : null;
 	}
@@ -94,7 +95,7 @@ public final class Captures {
 	 * @throws GraphCaptureException (kind {@code FOREIGN_STREAM}) when the thread captures and the
 	 * stream is not part of its capture, or the stream is part of another thread's capture
 	 */
-	public Capture forWork(NativeStream stream, String operation) {
+	public @Nullable Capture forWork(NativeStream stream, String operation) {
 		Capture mine = ofThread();
 		NativeCapture theirs = stream.capture();
 		if (mine == null && theirs == null) {
@@ -119,7 +120,7 @@ public final class Captures {
 	 * @throws GraphCaptureException (kind {@code HOST_WAIT}) when the thread captures, or the stream
 	 * takes part in a capture
 	 */
-	public void checkHostWait(NativeStream stream, String operation) {
+	public void checkHostWait(@Nullable NativeStream stream, String operation) {
 		Capture mine = ofThread();
 		if (mine != null) {
 			throw refuse(mine, Kind.HOST_WAIT, operation, operation + " is a host-side wait, which is not allowed while "
@@ -128,7 +129,7 @@ public final class Captures {
 					+ "graph was launched on)");
 		}
 		NativeCapture theirs = (stream != null) ? stream.capture() : null;
-		if (theirs != null) {
+		if (theirs != null && stream != null) {
 			Capture capture = this.byNative.get(theirs);
 			throw new GraphCaptureException(Kind.HOST_WAIT, operation, operation + " of stream " + stream.name()
 					+ " is a host-side wait on work that is being captured, not run"

@@ -7,6 +7,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The future of a copy or of {@link dev.gpucompute.GpuStream#completion()} that a thread waiting for it may finish
  * itself. When the stream's work is done, {@link ContextCompletions} hands the future's completion
@@ -41,10 +43,10 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 
 	private final long spinNanos;
 
-	private final Waits waits;
+	private final @Nullable Waits waits;
 
 	@SuppressWarnings("unused") // through OFFERED
-	private volatile Runnable offered;
+	private volatile @Nullable Runnable offered;
 
 	/** The backend's side of a wait (see {@link dev.gpucompute.spi.DeviceBackend#completionWaitStarted()}). */
 	public interface Waits {
@@ -74,7 +76,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 	 * The wait ends when the thread stops waiting or takes the offered completion task to run it: the
 	 * stream's work is done, and the task, with the dependent stages it runs, may take any time.
 	 */
-	public CompletionFuture(long spinNanos, Waits waits) {
+	public CompletionFuture(long spinNanos, @Nullable Waits waits) {
 		this.spinNanos = spinNanos;
 		this.waits = waits;
 	}
@@ -103,7 +105,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 		}
 		finally {
 			if (owed) {
-				this.waits.ended();
+				waitEnded();
 			}
 		}
 	}
@@ -117,7 +119,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 		}
 		finally {
 			if (owed) {
-				this.waits.ended();
+				waitEnded();
 			}
 		}
 	}
@@ -134,7 +136,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 		}
 		finally {
 			if (owed) {
-				this.waits.ended();
+				waitEnded();
 			}
 		}
 	}
@@ -155,7 +157,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 		}
 		catch (RuntimeException | Error ex) {
 			if (told) {
-				this.waits.ended();
+				waitEnded();
 			}
 			throw ex;
 		}
@@ -163,10 +165,18 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 			return told;
 		}
 		if (told) {
-			this.waits.ended();
+			waitEnded();
 		}
 		run(task);
 		return false;
+	}
+
+	/** Ends a wait that {@link #tell()} announced: it did so only with someone to tell. */
+	private void waitEnded() {
+		Waits waits = this.waits;
+		if (waits != null) {
+			waits.ended();
+		}
 	}
 
 	/**
@@ -189,7 +199,7 @@ public final class CompletionFuture<T> extends CompletableFuture<T> {
 	 * dependent stages, does not run with a pending interrupt they might react to.
 	 * @return the offered task, for the caller to {@linkplain #run(Runnable) run}, or null
 	 */
-	private Runnable help(long spin) {
+	private @Nullable Runnable help(long spin) {
 		long start = 0;
 		boolean started = false;
 		for (;;) {

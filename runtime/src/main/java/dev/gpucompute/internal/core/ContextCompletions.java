@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The completions of a {@link dev.gpucompute.GpuContext}: actions that run once a stream's work so far is done
@@ -42,13 +43,13 @@ public final class ContextCompletions {
 	private final AtomicInteger runByWaiters = new AtomicInteger();
 
 	/** Set at close once pending work is given up on; completions registered later end at once. */
-	private volatile String abandonedAtClose;
+	private volatile @Nullable String abandonedAtClose;
 
 	/** How long a thread waiting for a completion's future spins for it (see {@link CompletionFuture}). */
 	private final long waitSpinNanos;
 
 	/** Told when a thread waits for a completion, or null. */
-	private final CompletionFuture.Waits waits;
+	private final CompletionFuture.@Nullable Waits waits;
 
 	/**
 	 * Starts no thread yet: completion threads start when there is work for them.
@@ -58,7 +59,8 @@ public final class ContextCompletions {
 	 * spins for its completion before it blocks
 	 * @param waits told when a thread starts and ends such a wait (the backend's), or null
 	 */
-	public ContextCompletions(int contextId, String threadPrefix, long waitSpinNanos, CompletionFuture.Waits waits) {
+	public ContextCompletions(int contextId, String threadPrefix, long waitSpinNanos,
+			CompletionFuture.@Nullable Waits waits) {
 		this.contextId = contextId;
 		this.completions = Executors.newCachedThreadPool(ContextThreads.daemon(threadPrefix));
 		this.waitSpinNanos = waitSpinNanos;
@@ -90,7 +92,7 @@ public final class ContextCompletions {
 	 * action is also offered to a thread waiting for that future, which runs it if it gets there before
 	 * a completion thread (see {@link CompletionFuture}). It still runs once.
 	 */
-	public void whenDone(NativeStream stream, CompletionFuture<?> future, Consumer<GpuException> action) {
+	public void whenDone(NativeStream stream, @Nullable CompletionFuture<?> future, Consumer<GpuException> action) {
 		PendingCompletion pending = new PendingCompletion(action, future);
 		this.pendingCompletions.add(pending);
 		if (this.abandonedAtClose != null) {
@@ -225,12 +227,12 @@ public final class ContextCompletions {
 		final Consumer<GpuException> action;
 
 		/** The future {@link #action} completes, offered the action when its work is done; or null. */
-		final CompletionFuture<?> future;
+		final @Nullable CompletionFuture<?> future;
 
 		@SuppressWarnings("unused") // through CLAIMED
 		private volatile boolean claimed;
 
-		PendingCompletion(Consumer<GpuException> action, CompletionFuture<?> future) {
+		PendingCompletion(Consumer<GpuException> action, @Nullable CompletionFuture<?> future) {
 			this.action = action;
 			this.future = future;
 		}

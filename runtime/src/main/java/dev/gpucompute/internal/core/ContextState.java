@@ -4,6 +4,7 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.ContextMismatchException;
 import dev.gpucompute.DeviceInfo;
 import dev.gpucompute.GpuContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who a context is and whether it is still open: what every handle of a context (stream, event,
@@ -39,7 +40,7 @@ public final class ContextState {
 	private final GpuContext owner;
 
 	/** The group of devices this context was opened with (a cross-device wait or copy is allowed within it), or null. */
-	private volatile Object group;
+	private volatile @Nullable Object group;
 
 	/**
 	 * @param id the context's number in this JVM

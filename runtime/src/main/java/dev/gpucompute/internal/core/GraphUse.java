@@ -1,6 +1,7 @@
 package dev.gpucompute.internal.core;
 
 import dev.gpucompute.GpuStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Something a captured graph uses (a device buffer, a host buffer range a copy reads or writes),
@@ -16,7 +17,7 @@ public interface GraphUse {
 	 * (a host buffer a copy reads or writes), else {@code null}
 	 * @throws dev.gpucompute.GpuException when it was closed
 	 */
-	Object beforeReplay(GpuStream stream);
+	@Nullable Object beforeReplay(GpuStream stream);
 
 	/** The replay that {@link #beforeReplay} returned {@code token} for has ended (or was never enqueued). */
 	default void afterReplay(Object token) {

@@ -2,6 +2,8 @@ package dev.gpucompute.internal.core;
 
 import java.lang.ref.Cleaner;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The safety net behind try-with-resources: a lease, event or buffer that becomes unreachable
  * without being closed is logged with the site that acquired it (when sites are being recorded)
@@ -21,11 +23,11 @@ public final class Leaks {
 	}
 
 	/** Where something was acquired, captured only when leak detection is on (it costs a stack walk). */
-	public static Throwable site(boolean record, String what) {
+	public static @Nullable Throwable site(boolean record, String what) {
 		return record ? new Throwable(what + " acquired here") : null;
 	}
 
-	public static void report(String what, Throwable site) {
+	public static void report(String what, @Nullable Throwable site) {
 		if (site != null) {
 			LOG.warn("{} was never closed; it is released now. Acquired at:", what, site);
 		}

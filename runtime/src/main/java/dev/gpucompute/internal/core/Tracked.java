@@ -2,6 +2,7 @@ package dev.gpucompute.internal.core;
 
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.LeakTracker;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link LeakTracker} needs of a lease, buffer or event: the cleaner-side state of each, which
@@ -21,6 +22,6 @@ public interface Tracked {
 	String describe();
 
 	/** Where it was acquired ({@link Leaks#site}), or {@code null} when that was not recorded. */
-	Throwable acquisitionSite();
+	@Nullable Throwable acquisitionSite();
 
 }

@@ -4,4 +4,7 @@
  * ({@code ContextCompletions}, {@code CompletionFuture}), leak tracking ({@code Leaks},
  * {@code LeakRegistry}) and the context's threads. Depends on no other room.
  */
+@NullMarked
 package dev.gpucompute.internal.core;
+
+import org.jspecify.annotations.NullMarked;

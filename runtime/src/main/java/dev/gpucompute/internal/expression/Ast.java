@@ -2,6 +2,8 @@ package dev.gpucompute.internal.expression;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The syntax tree of an expression or a body. The checker fills in each expression's type and what
  * each name refers to, and wraps operands in conversions where the language converts implicitly, so
@@ -12,15 +14,28 @@ final class Ast {
 	private Ast() {
 	}
 
-	/** An expression; {@link #type} is set by the checker. */
+	/** An expression; {@link #type} is set by the checker (a literal's and a cast's when made). */
 	abstract static class Expr {
 
 		final int offset;
 
-		Type type;
+		/** Null until the checker sets it: read it through {@link #type()} once checked. */
+		@Nullable Type type;
 
 		Expr(int offset) {
 			this.offset = offset;
+		}
+
+		/**
+		 * The type the checker gave this expression.
+		 * @throws IllegalStateException when the checker has not set it (a writer given an unchecked tree)
+		 */
+		final Type type() {
+			Type checked = this.type;
+			if (checked == null) {
+				throw new IllegalStateException("Expression at offset " + this.offset + " is not checked");
+			}
+			return checked;
 		}
 
 	}
@@ -59,11 +74,24 @@ final class Ast {
 
 		final String name;
 
-		NameKind kind;
+		/** Null until the checker sets it: read it through {@link #kind()} once checked. */
+		@Nullable NameKind kind;
 
 		Name(int offset, String name) {
 			super(offset);
 			this.name = name;
+		}
+
+		/**
+		 * What the name refers to, as the checker found.
+		 * @throws IllegalStateException when the checker has not set it
+		 */
+		NameKind kind() {
+			NameKind checked = this.kind;
+			if (checked == null) {
+				throw new IllegalStateException("Name '" + this.name + "' is not checked");
+			}
+			return checked;
 		}
 
 	}
@@ -75,8 +103,8 @@ final class Ast {
 
 		final Expr index;
 
-		/** The array's length: a scalar's name. */
-		String length;
+		/** The array's length: a scalar's name; null for the element count {@code n}. */
+		@Nullable String length;
 
 		Index(int offset, String array, Expr index) {
 			super(offset);
@@ -159,13 +187,25 @@ final class Ast {
 
 		final List<Expr> args;
 
-		/** The function as the checker resolved it. */
-		Functions.Function resolved;
+		/** The function as the checker resolved it; null until then: read it through {@link #resolved()}. */
+		Functions.@Nullable Function resolved;
 
 		Call(int offset, String function, List<Expr> args) {
 			super(offset);
 			this.function = function;
 			this.args = args;
+		}
+
+		/**
+		 * The function as the checker resolved it.
+		 * @throws IllegalStateException when the checker has not set it
+		 */
+		Functions.Function resolved() {
+			Functions.Function checked = this.resolved;
+			if (checked == null) {
+				throw new IllegalStateException("Call of '" + this.function + "' is not checked");
+			}
+			return checked;
 		}
 
 	}
@@ -211,14 +251,14 @@ final class Ast {
 		final String target;
 
 		/** The index written, for {@code y[i] = ...}; null for {@code y = ...}. */
-		final Expr index;
+		final @Nullable Expr index;
 
 		Expr value;
 
 		/** Whether the target is an output array's element (else a local). */
 		boolean element;
 
-		Assign(int offset, String target, Expr index, Expr value) {
+		Assign(int offset, String target, @Nullable Expr index, Expr value) {
 			super(offset);
 			this.target = target;
 			this.index = index;
@@ -233,9 +273,10 @@ final class Ast {
 
 		final Stmt then;
 
-		final Stmt otherwise;
+		/** The else branch; null without one. */
+		final @Nullable Stmt otherwise;
 
-		If(int offset, Expr condition, Stmt then, Stmt otherwise) {
+		If(int offset, Expr condition, Stmt then, @Nullable Stmt otherwise) {
 			super(offset);
 			this.condition = condition;
 			this.then = then;

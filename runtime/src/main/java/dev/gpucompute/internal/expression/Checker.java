@@ -6,9 +6,11 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import dev.gpucompute.internal.expression.Ast.Expr;
 import dev.gpucompute.internal.expression.Ast.Stmt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Gives every expression its type and every name its meaning, refusing what either backend would
@@ -24,7 +26,13 @@ final class Checker {
 
 	}
 
-	record Symbol(String name, SymbolKind kind, Type type, Param param) {
+	record Symbol(String name, SymbolKind kind, Type type, @Nullable Param param) {
+
+		/** The parameter of an {@link SymbolKind#ARRAY} symbol: every array is one. */
+		Param array() {
+			return Objects.requireNonNull(this.param, "an array without its parameter");
+		}
+
 	}
 
 	private final Map<String, Symbol> symbols = new LinkedHashMap<>();
@@ -44,7 +52,7 @@ final class Checker {
 		this.locals.push(new HashMap<>());
 	}
 
-	void scalar(String name, Type type, Param param) {
+	void scalar(String name, Type type, @Nullable Param param) {
 		this.symbols.put(name, new Symbol(name, SymbolKind.SCALAR, type, param));
 	}
 
@@ -127,7 +135,7 @@ final class Checker {
 			throw new ExpressionError(assign.offset, "'" + assign.target + "' is " + describe(symbol) + " and cannot be "
 					+ "assigned; declare a local instead, such as '" + symbol.type().word() + " t = " + assign.target + "'");
 		}
-		if (!symbol.param().output() || !this.statements) {
+		if (!symbol.array().output() || !this.statements) {
 			throw new ExpressionError(assign.offset, "'" + assign.target + "' is an input and cannot be assigned: only "
 					+ "arrays declared with out(...) are written");
 		}
@@ -162,23 +170,24 @@ final class Checker {
 
 	Expr condition(Expr expr, String what) {
 		Expr checked = expr(expr);
-		if (checked.type != Type.BOOL) {
+		if (checked.type() != Type.BOOL) {
 			throw new ExpressionError(start(expr), what + " must be a bool (a comparison such as 'x > 0'), got "
-					+ checked.type.word());
+					+ checked.type().word());
 		}
 		return checked;
 	}
 
 	/** Converts {@code expr} (checked) to {@code target} where the language does so without a cast. */
 	Expr assignable(Expr expr, Type target, String what) {
-		if (expr.type == target) {
+		if (expr.type() == target) {
 			return expr;
 		}
-		if (expr.type.widensTo(target)) {
+		if (expr.type().widensTo(target)) {
 			return new Ast.Cast(expr.offset, target, expr, true);
 		}
-		throw new ExpressionError(start(expr), what + " must be " + article(target) + ", got " + article(expr.type)
-				+ ((expr.type.isNumeric() && target.isNumeric()) ? "; convert it with a cast, such as '(" + target.word()
+		throw new ExpressionError(start(expr), what + " must be " + article(target) + ", got " + article(expr.type())
+				+ ((expr.type().isNumeric() && target.isNumeric())
+						? "; convert it with a cast, such as '(" + target.word()
 						+ ") ...'" : ""));
 	}
 
@@ -203,10 +212,11 @@ final class Checker {
 		}
 		if (expr instanceof Ast.Cast cast) {
 			cast.operand = expr(cast.operand);
-			if (!cast.operand.type.isNumeric() || !cast.target.isNumeric()) {
-				throw new ExpressionError(cast.offset, "cannot convert " + article(cast.operand.type) + " to "
+			if (!cast.operand.type().isNumeric() || !cast.target.isNumeric()) {
+				throw new ExpressionError(cast.offset, "cannot convert " + article(cast.operand.type()) + " to "
 						+ article(cast.target) + ": casts convert between int, long, float and double"
-						+ (cast.operand.type == Type.BOOL ? " (for a number from a condition write 'c ? 1 : 0')" : ""));
+						+ (cast.operand.type() == Type.BOOL ? " (for a number from a condition write 'c ? 1 : 0')"
+								: ""));
 			}
 			return cast;
 		}
@@ -235,8 +245,9 @@ final class Checker {
 					throw new ExpressionError(name.offset, "'" + name.name + "' is an array, which this expression cannot "
 							+ "read");
 				}
-				if (symbol.param().length() != null) {
-					throw new ExpressionError(name.offset, "'" + name.name + "' has its own length '" + symbol.param().length()
+				if (symbol.array().length() != null) {
+					throw new ExpressionError(name.offset, "'" + name.name + "' has its own length '"
+							+ symbol.array().length()
 							+ "', so it is read by index, such as '" + name.name + "[i]'");
 				}
 				name.kind = Ast.NameKind.ELEMENT;
@@ -255,8 +266,8 @@ final class Checker {
 		if (!this.symbols.containsKey("i")) {
 			throw new ExpressionError(index.offset, "'" + index.array + "' is an array, which this expression cannot read");
 		}
-		if (symbol.param().output()) {
-			if (isIndex(index.index) && symbol.param().length() == null) {
+		if (symbol.array().output()) {
+			if (isIndex(index.index) && symbol.array().length() == null) {
 				// y[i] reads the element this thread owns, like y.
 				Ast.Name element = new Ast.Name(index.offset, index.array);
 				element.kind = Ast.NameKind.ELEMENT;
@@ -268,20 +279,20 @@ final class Checker {
 					+ "the element you would read");
 		}
 		Expr position = expr(index.index);
-		if (position.type != Type.INT) {
-			throw new ExpressionError(index.index.offset, "an index must be an int, got " + article(position.type)
-					+ (position.type.isNumeric() ? "; convert it, such as '" + index.array + "[(int) ...]'" : ""));
+		if (position.type() != Type.INT) {
+			throw new ExpressionError(index.index.offset, "an index must be an int, got " + article(position.type())
+					+ (position.type().isNumeric() ? "; convert it, such as '" + index.array + "[(int) ...]'" : ""));
 		}
-		index.index.type = position.type;
+		index.index.type = position.type();
 		Ast.Index checked = (position == index.index) ? index : new Ast.Index(index.offset, index.array, position);
-		checked.length = (symbol.param().length() != null) ? symbol.param().length() : null;
+		checked.length = (symbol.array().length() != null) ? symbol.array().length() : null;
 		checked.type = symbol.type();
 		return checked;
 	}
 
 	private Expr unary(Ast.Unary unary) {
 		unary.operand = expr(unary.operand);
-		Type type = unary.operand.type;
+		Type type = unary.operand.type();
 		switch (unary.op) {
 			case "!" -> {
 				if (type != Type.BOOL) {
@@ -310,8 +321,8 @@ final class Checker {
 	private Expr binary(Ast.Binary binary) {
 		binary.left = expr(binary.left);
 		binary.right = expr(binary.right);
-		Type l = binary.left.type;
-		Type r = binary.right.type;
+		Type l = binary.left.type();
+		Type r = binary.right.type();
 		String op = binary.op;
 		switch (op) {
 			case "&&", "||" -> {
@@ -370,22 +381,22 @@ final class Checker {
 	}
 
 	private static Type promoteOperands(Ast.Binary binary) {
-		Type promoted = Type.promote(binary.left.type, binary.right.type);
+		Type promoted = Type.promote(binary.left.type(), binary.right.type());
 		binary.left = convert(binary.left, promoted);
 		binary.right = convert(binary.right, promoted);
 		return promoted;
 	}
 
 	private static Expr convert(Expr expr, Type target) {
-		return (expr.type == target) ? expr : new Ast.Cast(expr.offset, target, expr, true);
+		return (expr.type() == target) ? expr : new Ast.Cast(expr.offset, target, expr, true);
 	}
 
 	private Expr conditional(Ast.Conditional conditional) {
 		conditional.condition = condition(conditional.condition, "the condition of '?:'");
 		conditional.then = expr(conditional.then);
 		conditional.otherwise = expr(conditional.otherwise);
-		Type a = conditional.then.type;
-		Type b = conditional.otherwise.type;
+		Type a = conditional.then.type();
+		Type b = conditional.otherwise.type();
 		if (a == Type.BOOL && b == Type.BOOL) {
 			conditional.type = Type.BOOL;
 		}
@@ -419,7 +430,7 @@ final class Checker {
 		boolean floating = function.shape() != Functions.Shape.NUMERIC && function.shape() != Functions.Shape.NUMERIC2;
 		Type type = null;
 		for (int k = 0; k < args.size(); k++) {
-			Type argType = args.get(k).type;
+			Type argType = args.get(k).type();
 			if (floating ? !argType.isFloating() : !argType.isNumeric()) {
 				throw new ExpressionError(args.get(k).offset, "'" + call.function + "' takes "
 						+ (floating ? "float or double" : "int, long, float or double") + " arguments, and argument "
@@ -428,21 +439,23 @@ final class Checker {
 			}
 			type = (type == null) ? argType : Type.promote(type, argType);
 		}
+		// Every function takes an argument, and the arity was checked above.
+		Type common = Objects.requireNonNull(type, "no argument");
 		for (int k = 0; k < args.size(); k++) {
-			args.set(k, convert(args.get(k), type));
+			args.set(k, convert(args.get(k), common));
 		}
 		Ast.Call checked = new Ast.Call(call.offset, call.function, List.copyOf(args));
 		checked.resolved = function;
-		checked.type = (function.shape() == Functions.Shape.PREDICATE) ? Type.BOOL : type;
+		checked.type = (function.shape() == Functions.Shape.PREDICATE) ? Type.BOOL : common;
 		if (!function.exact()) {
-			this.inexact.merge(function.name(), function.ulps(type), Math::max);
+			this.inexact.merge(function.name(), function.ulps(common), Math::max);
 		}
 		return checked;
 	}
 
 	// ---------------------------------------------------------------- names
 
-	private Type localType(String name) {
+	private @Nullable Type localType(String name) {
 		for (Map<String, Type> scope : this.locals) {
 			Type type = scope.get(name);
 			if (type != null) {
@@ -468,7 +481,8 @@ final class Checker {
 			case SCALAR -> (symbol.param() != null) ? "the parameter '" + symbol.param().declaration() + "'"
 					: "the " + symbol.type().word() + " '" + symbol.name() + "' the kernel defines";
 			case INDEX -> "the element index";
-			case ARRAY -> "the " + (symbol.param().output() ? "output" : "input") + " array '" + symbol.param().declaration()
+			case ARRAY -> "the " + (symbol.array().output() ? "output" : "input") + " array '"
+					+ symbol.array().declaration()
 					+ "'";
 		};
 	}

@@ -95,7 +95,7 @@ final class CudaWriter {
 			return Literals.c(literal);
 		}
 		if (expr instanceof Ast.Name name) {
-			return (name.kind == Ast.NameKind.ELEMENT) ? name.name + "[i]" : name.name;
+			return (name.kind() == Ast.NameKind.ELEMENT) ? name.name + "[i]" : name.name;
 		}
 		if (expr instanceof Ast.Index index) {
 			return "gc_ld(" + index.array + ", " + expr(index.index) + ", " + ((index.length != null) ? index.length : "n")
@@ -104,7 +104,7 @@ final class CudaWriter {
 		if (expr instanceof Ast.Unary unary) {
 			String operand = expr(unary.operand);
 			return switch (unary.op) {
-				case "-" -> switch (unary.type) {
+				case "-" -> switch (unary.type()) {
 					case INT -> "((int) (0u - (unsigned) " + operand + "))";
 					case LONG -> "((long long) (0ull - (unsigned long long) " + operand + "))";
 					default -> "(-" + operand + ")";
@@ -120,7 +120,7 @@ final class CudaWriter {
 					+ ")";
 		}
 		if (expr instanceof Ast.Cast cast) {
-			return cast(cast.operand.type, cast.target, expr(cast.operand));
+			return cast(cast.operand.type(), cast.target, expr(cast.operand));
 		}
 		if (expr instanceof Ast.Call call) {
 			return call(call);
@@ -131,7 +131,7 @@ final class CudaWriter {
 	private static String binary(Ast.Binary binary) {
 		String l = expr(binary.left);
 		String r = expr(binary.right);
-		Type type = binary.left.type;
+		Type type = binary.left.type();
 		switch (binary.op) {
 			case "+", "-", "*" -> {
 				if (type == Type.INT) {
@@ -183,14 +183,14 @@ final class CudaWriter {
 	}
 
 	private static String call(Ast.Call call) {
-		Type type = call.args.get(0).type;
+		Type type = call.args.get(0).type();
 		String f = (type == Type.FLOAT) ? "f" : "";
 		String[] args = new String[call.args.size()];
 		for (int k = 0; k < args.length; k++) {
 			args[k] = expr(call.args.get(k));
 		}
 		String joined = String.join(", ", args);
-		String name = call.resolved.name();
+		String name = call.resolved().name();
 		return switch (name) {
 			case "abs" -> type.isInteger() ? "gc_abs(" + joined + ")" : "fabs" + f + "(" + joined + ")";
 			case "min", "max" -> type.isInteger() ? name + "(" + joined + ")" : "f" + name + f + "(" + joined + ")";

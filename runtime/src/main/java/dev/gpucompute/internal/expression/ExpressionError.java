@@ -1,5 +1,7 @@
 package dev.gpucompute.internal.expression;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A mistake in an expression or a declaration, found while it is read or checked: what is wrong and
  * where (a character offset into the text that was read). The public builders turn it into a
@@ -9,7 +11,7 @@ public final class ExpressionError extends RuntimeException {
 
 	private static final long serialVersionUID = 1L;
 
-	private final String part;
+	private final @Nullable String part;
 
 	private final int offset;
 
@@ -19,7 +21,7 @@ public final class ExpressionError extends RuntimeException {
 		this(null, offset, problem);
 	}
 
-	private ExpressionError(String part, int offset, String problem) {
+	private ExpressionError(@Nullable String part, int offset, String problem) {
 		super(((part != null) ? part + ": " : "") + problem + " (at offset " + offset + ")");
 		this.part = part;
 		this.offset = offset;
@@ -32,7 +34,7 @@ public final class ExpressionError extends RuntimeException {
 	}
 
 	/** Which text of the definition the offset is in: "in", "out", "body", "map", "reduce", "identity", "post-map". */
-	public String part() {
+	public @Nullable String part() {
 		return this.part;
 	}
 

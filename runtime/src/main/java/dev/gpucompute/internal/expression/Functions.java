@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The functions of the expression language. Each is defined for every input on both backends:
  * the exact ones give the same bits (IEEE 754 defines them, or their definition here does), the
@@ -123,7 +125,7 @@ public final class Functions {
 				+ " ulps for float, " + doubleUlps + " for double, between the backends)"));
 	}
 
-	static Function find(String name) {
+	static @Nullable Function find(String name) {
 		return ALL.get(name);
 	}
 

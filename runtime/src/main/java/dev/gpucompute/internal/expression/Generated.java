@@ -5,6 +5,7 @@ import java.util.Set;
 
 import dev.gpucompute.ElementType;
 import dev.gpucompute.ParamType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the generator made from a kernel's expressions: the launch parameters, the CUDA C source and
@@ -22,5 +23,5 @@ import dev.gpucompute.ParamType;
  * @param partials for a whole-input reduction, the element type of its partial results; else null
  */
 public record Generated(String name, List<String> paramNames, List<ParamType> params, String cuda, String javaClass,
-		String java, int ulps, Set<String> inexactFunctions, ElementType partials) {
+		String java, int ulps, Set<String> inexactFunctions, @Nullable ElementType partials) {
 }

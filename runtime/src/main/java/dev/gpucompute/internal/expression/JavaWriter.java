@@ -120,7 +120,7 @@ final class JavaWriter {
 			return Literals.java(literal);
 		}
 		if (expr instanceof Ast.Name name) {
-			return (name.kind == Ast.NameKind.ELEMENT) ? name.name + ".get(i)" : name.name;
+			return (name.kind() == Ast.NameKind.ELEMENT) ? name.name + ".get(i)" : name.name;
 		}
 		if (expr instanceof Ast.Index index) {
 			return "gc_ld(" + index.array + ", " + expr(index.index) + ", " + ((index.length != null) ? index.length : "n")
@@ -132,7 +132,7 @@ final class JavaWriter {
 		if (expr instanceof Ast.Binary binary) {
 			String l = expr(binary.left);
 			String r = expr(binary.right);
-			if (binary.left.type.isInteger() && (binary.op.equals("/") || binary.op.equals("%"))) {
+			if (binary.left.type().isInteger() && (binary.op.equals("/") || binary.op.equals("%"))) {
 				return (binary.op.equals("/") ? "gc_div(" : "gc_rem(") + l + ", " + r + ")";
 			}
 			return "(" + l + " " + binary.op + " " + r + ")";
@@ -142,7 +142,7 @@ final class JavaWriter {
 					+ ")";
 		}
 		if (expr instanceof Ast.Cast cast) {
-			return (cast.operand.type == cast.target) ? expr(cast.operand)
+			return (cast.operand.type() == cast.target) ? expr(cast.operand)
 					: "((" + cast.target.java() + ") " + expr(cast.operand) + ")";
 		}
 		if (expr instanceof Ast.Call call) {
@@ -152,14 +152,14 @@ final class JavaWriter {
 	}
 
 	private static String call(Ast.Call call) {
-		Type type = call.args.get(0).type;
+		Type type = call.args.get(0).type();
 		boolean single = type == Type.FLOAT;
 		String[] args = new String[call.args.size()];
 		for (int k = 0; k < args.length; k++) {
 			args[k] = expr(call.args.get(k));
 		}
 		String joined = String.join(", ", args);
-		String name = call.resolved.name();
+		String name = call.resolved().name();
 		String boxed = single ? "Float" : "Double";
 		return switch (name) {
 			case "abs", "fabs" -> "Math.abs(" + joined + ")";

@@ -3,6 +3,8 @@ package dev.gpucompute.internal.expression;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /** Splits an expression into tokens; numbers are read into their values here, with their exact type. */
 final class Lexer {
 
@@ -20,7 +22,7 @@ final class Lexer {
 	 * @param type for a number, its type
 	 * @param value for a number, its value: a {@code Long} for int and long, a {@code Double} or {@code Float}
 	 */
-	record Token(Kind kind, String text, int offset, Type type, Object value) {
+	record Token(Kind kind, String text, int offset, @Nullable Type type, @Nullable Object value) {
 
 		boolean is(String op) {
 			return this.kind == Kind.OP && this.text.equals(op);

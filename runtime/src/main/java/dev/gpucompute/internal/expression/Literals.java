@@ -11,7 +11,7 @@ final class Literals {
 	}
 
 	static String c(Ast.Literal literal) {
-		return switch (literal.type) {
+		return switch (literal.type()) {
 			case BOOL -> literal.value.toString();
 			case INT -> {
 				long v = (Long) literal.value;
@@ -27,7 +27,7 @@ final class Literals {
 	}
 
 	static String java(Ast.Literal literal) {
-		return switch (literal.type) {
+		return switch (literal.type()) {
 			case BOOL -> literal.value.toString();
 			case INT -> {
 				long v = (Long) literal.value;

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One declared parameter of an expression kernel: a scalar ({@code float a}) or an array
  * ({@code float[] x}, {@code float[m] table}), an input or an output.
@@ -16,7 +18,7 @@ import java.util.Set;
  * kernel's element count
  * @param offset where it is declared in its declaration text
  */
-public record Param(String name, Type type, boolean array, boolean output, String length, int offset) {
+public record Param(String name, Type type, boolean array, boolean output, @Nullable String length, int offset) {
 
 	/**
 	 * Reads a comma-separated list of declarations: {@code float a}, {@code float[] x},

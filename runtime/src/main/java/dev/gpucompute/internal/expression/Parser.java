@@ -2,6 +2,7 @@ package dev.gpucompute.internal.expression;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import dev.gpucompute.internal.expression.Ast.Expr;
 import dev.gpucompute.internal.expression.Ast.Stmt;
@@ -92,7 +93,8 @@ final class Parser {
 			take();
 			Token name = take();
 			expect("=", "after '" + first.text() + " " + name.text() + "' (a local variable needs a value)");
-			statement = new Ast.Declare(first.offset(), Type.named(first.text()), name.text(), name.offset(), expression());
+			Type declared = Objects.requireNonNull(Type.named(first.text())); // a type's name, checked above
+			statement = new Ast.Declare(first.offset(), declared, name.text(), name.offset(), expression());
 		}
 		else if (first.kind() == Kind.IDENT && (peek(1).is("[") || isAssignment(peek(1)))) {
 			statement = assignment();
@@ -191,7 +193,7 @@ final class Parser {
 		}
 		if (token.is("(") && peek(1).kind() == Kind.IDENT && Type.named(peek(1).text()) != null && peek(2).is(")")) {
 			take();
-			Type target = Type.named(take().text());
+			Type target = Objects.requireNonNull(Type.named(take().text())); // a type's name, checked above
 			take();
 			return new Ast.Cast(token.offset(), target, unary(), false);
 		}
@@ -200,12 +202,13 @@ final class Parser {
 
 	/** A negative literal, the only place where 2147483648 and 9223372036854775808L are valid. */
 	private static Expr negated(Token minus, Token number) {
-		Object value = number.value();
+		Object value = Objects.requireNonNull(number.value(), "a number without its value");
+		Type type = Objects.requireNonNull(number.type(), "a number without its type");
 		if (value instanceof Lexer.Overflow overflow) {
-			return new Ast.Literal(minus.offset(), number.type(), overflow.minimum());
+			return new Ast.Literal(minus.offset(), type, overflow.minimum());
 		}
 		if (value instanceof Long integer) {
-			return new Ast.Literal(minus.offset(), number.type(), -integer);
+			return new Ast.Literal(minus.offset(), type, -integer);
 		}
 		if (value instanceof Float f) {
 			return new Ast.Literal(minus.offset(), Type.FLOAT, -f);
@@ -221,7 +224,8 @@ final class Parser {
 					throw new ExpressionError(token.offset(), "the number " + token.text() + " is too large for "
 							+ (token.type() == Type.LONG ? "a long" : "an int (write " + token.text() + "L for a long)"));
 				}
-				return new Ast.Literal(token.offset(), token.type(), token.value());
+				Type type = Objects.requireNonNull(token.type(), "a number without its type");
+				return new Ast.Literal(token.offset(), type, Objects.requireNonNull(token.value(), "a number without its value"));
 			}
 			case IDENT -> {
 				if (token.text().equals("true") || token.text().equals("false")) {

@@ -82,7 +82,7 @@ public final class ReductionGenerator {
 			}
 		}
 		Ast.Expr mapExpr = ElementwiseGenerator.part("map", () -> mapChecker.expr(Parser.expression(map)));
-		Type acc = mapExpr.type;
+		Type acc = mapExpr.type();
 		if (!acc.isNumeric()) {
 			throw new ExpressionError(mapExpr.offset, "the map gives the values to reduce, a number; this one is a bool "
 					+ "(for a count, write 'c ? 1 : 0')").in("map");

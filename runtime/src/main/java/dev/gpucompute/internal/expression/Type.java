@@ -3,6 +3,7 @@ package dev.gpucompute.internal.expression;
 import java.util.Locale;
 
 import dev.gpucompute.ParamType;
+import org.jspecify.annotations.Nullable;
 
 /** The value types of the expression language, with their names in the language, CUDA C and Java. */
 public enum Type {
@@ -23,13 +24,14 @@ public enum Type {
 
 	private final String java;
 
-	private final ParamType param;
+	private final @Nullable ParamType param;
 
-	private final String buffer;
+	private final @Nullable String buffer;
 
-	private final String view;
+	private final @Nullable String view;
 
-	Type(String name, String c, String java, ParamType param, String buffer, String view) {
+	Type(String name, String c, String java, @Nullable ParamType param, @Nullable String buffer,
+			@Nullable String view) {
 		this.name = name;
 		this.c = c;
 		this.java = java;
@@ -39,7 +41,7 @@ public enum Type {
 	}
 
 	/** The type a word of the language names, or null. */
-	public static Type named(String word) {
+	public static @Nullable Type named(String word) {
 		for (Type type : values()) {
 			if (type.name.equals(word)) {
 				return type;
@@ -62,17 +64,17 @@ public enum Type {
 	}
 
 	/** The launch parameter type of a scalar of this type. */
-	public ParamType param() {
+	public @Nullable ParamType param() {
 		return this.param;
 	}
 
 	/** The {@code java.nio} buffer class of an array of this type. */
-	String buffer() {
+	@Nullable String buffer() {
 		return "java.nio." + this.buffer;
 	}
 
 	/** The {@code CpuKernel.Args} method that views a buffer as an array of this type. */
-	String view() {
+	@Nullable String view() {
 		return this.view;
 	}
 

@@ -14,6 +14,7 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.graph.GpuGraph;
 import dev.gpucompute.graph.GraphCache;
 import dev.gpucompute.graph.GraphUpdate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The implementation of {@link GraphCache}: graphs by key in least-recently-used order. A launch looks
@@ -63,10 +64,12 @@ final class GraphCacheImpl<K> implements GraphCache<K> {
 
 	@Override
 	public CompletableFuture<Void> replay(K key, GpuStream stream, Consumer<? super K> capture) {
-		return replayed(key, stream, capture, true);
+		// With a future asked for, run() returns the replay's.
+		return Objects.requireNonNull(replayed(key, stream, capture, true));
 	}
 
-	private CompletableFuture<Void> replayed(K key, GpuStream stream, Consumer<? super K> capture, boolean future) {
+	private @Nullable CompletableFuture<Void> replayed(K key, GpuStream stream, Consumer<? super K> capture,
+			boolean future) {
 		Objects.requireNonNull(key, "key");
 		Objects.requireNonNull(stream, "stream");
 		Objects.requireNonNull(capture, "capture");
@@ -86,7 +89,8 @@ final class GraphCacheImpl<K> implements GraphCache<K> {
 				// Closed meanwhile, or another thread cached the key first: keep one graph.
 				captured.close();
 				checkOpen();
-				return run(cached, stream, future);
+				// Still open, so another thread cached the key first.
+				return run(Objects.requireNonNull(cached), stream, future);
 			}
 			this.graphs.put(key, captured);
 			evictBeyondMax();
@@ -94,7 +98,7 @@ final class GraphCacheImpl<K> implements GraphCache<K> {
 		}
 	}
 
-	private static CompletableFuture<Void> run(GpuGraph graph, GpuStream stream, boolean future) {
+	private static @Nullable CompletableFuture<Void> run(GpuGraph graph, GpuStream stream, boolean future) {
 		if (future) {
 			return graph.replay(stream);
 		}

@@ -16,6 +16,7 @@ import dev.gpucompute.internal.core.GraphUse;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The implementation of {@link GpuGraph}. A replay checks what a launch checks once for the whole
@@ -27,7 +28,7 @@ final class GraphHandle implements GpuGraph {
 
 	private final GraphState state;
 
-	private final Cleaner.Cleanable cleanable;
+	private final Cleaner.@Nullable Cleanable cleanable;
 
 	GraphHandle(GraphState state, boolean safetyNet) {
 		this.state = state;
@@ -128,7 +129,7 @@ final class GraphHandle implements GpuGraph {
 	 * Prepares what the graph uses for a replay on {@code stream} and enqueues the instantiation.
 	 * @return the tokens of resources that must hear when the replay ends, or {@code null} for none
 	 */
-	private Object[] enqueue(GpuStream stream, NativeStream target) {
+	private Object @Nullable [] enqueue(GpuStream stream, NativeStream target) {
 		GraphState graph = this.state;
 		synchronized (graph) {
 			if (graph.closed.get()) {

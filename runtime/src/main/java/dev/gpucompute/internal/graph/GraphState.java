@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +48,7 @@ final class GraphState implements Runnable, Tracked {
 
 	final String thread;
 
-	private final Throwable site;
+	private final @Nullable Throwable site;
 
 	final AtomicBoolean closed = new AtomicBoolean();
 
@@ -66,7 +67,8 @@ final class GraphState implements Runnable, Tracked {
 
 	volatile long instantiateNanos;
 
-	GraphState(Graphs room, String name, Installed installed, Throwable site, long captureNanos, long instantiateNanos) {
+	GraphState(Graphs room, String name, Installed installed, @Nullable Throwable site, long captureNanos,
+			long instantiateNanos) {
 		this.room = room;
 		this.name = name;
 		this.installed = installed;
@@ -138,7 +140,7 @@ final class GraphState implements Runnable, Tracked {
 	}
 
 	@Override
-	public Throwable acquisitionSite() {
+	public @Nullable Throwable acquisitionSite() {
 		return this.site;
 	}
 

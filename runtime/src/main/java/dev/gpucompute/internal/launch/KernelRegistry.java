@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.spi.BackendListener;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The kernels loaded into one context, by name, and the failures the backend finds while they run:
@@ -35,7 +36,7 @@ public final class KernelRegistry implements BackendListener {
 		this.listener.kernelFailed(kernel);
 	}
 
-	KernelHandle get(String name) {
+	@Nullable KernelHandle get(String name) {
 		return this.kernels.get(name);
 	}
 

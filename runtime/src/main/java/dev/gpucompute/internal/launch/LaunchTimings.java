@@ -8,6 +8,7 @@ import dev.gpucompute.listener.GpuListener;
 import dev.gpucompute.settings.KernelTiming;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The device time of launches: which launches are timed ({@link KernelTiming}), the two events that
@@ -45,7 +46,7 @@ final class LaunchTimings {
 	 * @return the start event, to be given to {@link #end} or {@link #abandon}; {@code null} when the
 	 * launch is not timed
 	 */
-	NativeEvent start(KernelHandle kernel, NativeStream target) {
+	@Nullable NativeEvent start(KernelHandle kernel, NativeStream target) {
 		boolean timed = this.timing == KernelTiming.ALL
 				|| (this.timing == KernelTiming.SAMPLED && (kernel.sampleCounter++ % KernelTiming.SAMPLE_EVERY) == 0
 						&& this.pendingCount.get() < KernelTiming.MAX_SAMPLES_IN_FLIGHT);
@@ -58,7 +59,7 @@ final class LaunchTimings {
 	}
 
 	/** Gives back the start event of a launch that failed to enqueue ({@code null}: not timed). */
-	void abandon(NativeEvent start) {
+	void abandon(@Nullable NativeEvent start) {
 		if (start != null) {
 			this.events.releaseNative(start);
 		}

@@ -4,4 +4,7 @@
  * configuration checks, buffer ordering, sampled device timing), current-stream scopes and
  * stream-parallel groups.
  */
+@NullMarked
 package dev.gpucompute.internal.launch;
+
+import org.jspecify.annotations.NullMarked;

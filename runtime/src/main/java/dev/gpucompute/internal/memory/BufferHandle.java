@@ -20,6 +20,7 @@ import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /** The implementation of {@link DeviceBuffer}. */
 public final class BufferHandle implements DeviceBuffer {
@@ -281,7 +282,7 @@ public final class BufferHandle implements DeviceBuffer {
 	 * The capture {@code target} takes part in for the calling thread, or {@code null}; refuses work on
 	 * a stream of another thread's capture, or outside the thread's own.
 	 */
-	private Capture captured(NativeStream target, String operation) {
+	private @Nullable Capture captured(NativeStream target, String operation) {
 		Captures captures = this.state.room.lifecycle.captures();
 		return captures.any() ? captures.forWork(target, operation) : null;
 	}

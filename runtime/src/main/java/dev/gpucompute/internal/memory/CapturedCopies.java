@@ -7,6 +7,7 @@ import dev.gpucompute.GpuStream;
 import dev.gpucompute.internal.core.Capture;
 import dev.gpucompute.internal.core.GraphUse;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Copies and buffer uses recorded by a graph capture instead of run: what a replay must check and
@@ -48,7 +49,7 @@ final class CapturedCopies {
 	private record DeviceUse(DeviceBufferState buffer) implements GraphUse {
 
 		@Override
-		public Object beforeReplay(GpuStream stream) {
+		public @Nullable Object beforeReplay(GpuStream stream) {
 			if (this.buffer.isClosed()) {
 				throw new GpuException("a device buffer of " + this.buffer.memory.byteSize() + " bytes it uses was "
 						+ "closed; a graph replays with the buffers it captured: keep them open while the graph lives, "

@@ -10,6 +10,7 @@ import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A download in chunks through staging memory ({@link CopyPipeline}). Every chunk's copy is
@@ -47,6 +48,7 @@ final class ChunkedDownload {
 
 	private final CopyPipeline.Sink sink;
 
+	@SuppressWarnings("NullAway.Init") // set by start(), before any chunk runs; nothing reads it before
 	private StagingWindow window;
 
 	/** Chunks given a block so far. */
@@ -55,7 +57,7 @@ final class ChunkedDownload {
 	/** Chunks not yet unpacked, failed or given up on. */
 	private int remaining;
 
-	private volatile GpuException failure;
+	private volatile @Nullable GpuException failure;
 
 	ChunkedDownload(CopyPipeline copies, long bytes, CopyPipeline.Sink sink) {
 		this.copies = copies;

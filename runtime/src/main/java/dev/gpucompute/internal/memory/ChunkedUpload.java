@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,6 +58,7 @@ final class ChunkedUpload {
 
 	private final boolean[] packed;
 
+	@SuppressWarnings("NullAway.Init") // set by run(), before any chunk runs; nothing reads it before
 	private StagingWindow window;
 
 	/** Whether chunks give their blocks back as the stream passes them (the window holds fewer than all). */
@@ -72,7 +74,7 @@ final class ChunkedUpload {
 
 	private boolean stopped;
 
-	private Throwable failure;
+	private @Nullable Throwable failure;
 
 	/** Completions registered whose action has not run yet. */
 	private int pendingCompletions;
@@ -81,10 +83,10 @@ final class ChunkedUpload {
 	private boolean allEnqueued;
 
 	/** The upload's future, handed to the last chunk's completion. */
-	private CompletableFuture<Void> future;
+	private @Nullable CompletableFuture<Void> future;
 
 	/** The first failure the chunks' completions reported, for the upload's future. */
-	private GpuException streamFailure;
+	private @Nullable GpuException streamFailure;
 
 	ChunkedUpload(CopyPipeline copies, BufferHandle dst, long offset, long bytes, GpuStream stream,
 			NativeStream target, CopyPipeline.Source source) {

@@ -12,6 +12,7 @@ import dev.gpucompute.internal.core.ContextCompletions;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Host↔device copies of one context. Arrays and Java buffers go through staging memory
@@ -100,7 +101,7 @@ final class CopyPipeline {
 		return block.duplicate().clear().limit((int) bytes).order(ByteOrder.nativeOrder());
 	}
 
-	static void complete(CompletableFuture<Void> future, GpuException failure) {
+	static void complete(CompletableFuture<Void> future, @Nullable GpuException failure) {
 		if (failure != null) {
 			future.completeExceptionally(failure);
 		}

@@ -15,6 +15,7 @@ import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.NativeMemory;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The state of a {@link dev.gpucompute.DeviceBuffer} that its free needs: the memory, the owning stream, the other
@@ -31,7 +32,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 
 	final StreamHandle owner;
 
-	private final Throwable site;
+	private final @Nullable Throwable site;
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -41,9 +42,9 @@ final class DeviceBufferState implements Runnable, Tracked {
 	private volatile boolean explicit;
 
 	/** Streams other than the owner this buffer was used on; rare, so a small list. */
-	private List<StreamHandle> others;
+	private @Nullable List<StreamHandle> others;
 
-	DeviceBufferState(Memory room, NativeMemory memory, StreamHandle owner, Throwable site) {
+	DeviceBufferState(Memory room, NativeMemory memory, StreamHandle owner, @Nullable Throwable site) {
 		this.room = room;
 		this.memory = memory;
 		this.owner = owner;
@@ -113,7 +114,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 	 * backend cannot reach from here (CUDA), the legacy default stream, which orders after the work
 	 * of every per-thread default stream; {@code null} for a destroyed pooled stream.
 	 */
-	private NativeStream orderingStream(StreamHandle stream) {
+	private @Nullable NativeStream orderingStream(StreamHandle stream) {
 		if (stream.reachableFromHere()) {
 			return stream.raw();
 		}
@@ -153,7 +154,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 		for (StreamHandle stream : used) {
 			destroyed |= orderingStream(stream) == null;
 		}
-		if (destroyed) {
+		if (freeOn == null || destroyed) {
 			// A pooled stream that used the buffer was destroyed since (evicted): wait for the devices.
 			for (StreamHandle stream : used) {
 				stream.events().backend().synchronizeDevice();
@@ -164,7 +165,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 		}
 		for (StreamHandle stream : used) {
 			NativeStream after = orderingStream(stream);
-			if (after != freeOn) {
+			if (after != null && after != freeOn) { // not null: the destroyed case returned above
 				// The marker comes from the stream's own device: a copy to another device used it there.
 				stream.events().order(freeOn, after);
 			}
@@ -193,7 +194,7 @@ final class DeviceBufferState implements Runnable, Tracked {
 	}
 
 	@Override
-	public Throwable acquisitionSite() {
+	public @Nullable Throwable acquisitionSite() {
 		return this.site;
 	}
 

@@ -18,6 +18,7 @@ import dev.gpucompute.HostBuffer;
 import dev.gpucompute.InvalidBufferRangeException;
 import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.internal.core.Leaks;
+import org.jspecify.annotations.Nullable;
 
 /** The implementation of {@link HostBuffer}. */
 public final class HostBufferHandle implements HostBuffer {
@@ -143,7 +144,7 @@ public final class HostBufferHandle implements HostBuffer {
 
 		final long bytes;
 
-		private final Throwable site;
+		private final @Nullable Throwable site;
 
 		final AtomicBoolean closed = new AtomicBoolean();
 
@@ -155,7 +156,7 @@ public final class HostBufferHandle implements HostBuffer {
 		// guarded by this: whether the block went back (to the pool, or with the context)
 		private boolean released;
 
-		State(ContextState lifecycle, HostMemory owner, ByteBuffer block, long bytes, Throwable site) {
+		State(ContextState lifecycle, HostMemory owner, ByteBuffer block, long bytes, @Nullable Throwable site) {
 			this.lifecycle = lifecycle;
 			this.owner = owner;
 			this.block = block;

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +51,7 @@ final class HostMemory {
 	private final int threads;
 
 	/** {@code null} when copies use only the calling thread. */
-	private final ThreadPoolExecutor workers;
+	private final @Nullable ThreadPoolExecutor workers;
 
 	private final Set<HostBufferHandle.State> live = ConcurrentHashMap.newKeySet();
 

@@ -8,6 +8,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.StagingExhaustedException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The bytes of staging memory (page-locked on CUDA) the copies of one context may hold at once:
@@ -34,7 +35,7 @@ final class StagingBudget {
 	private volatile int waiting;
 
 	/** Why copies may no longer wait (the context is closing), or null while they may. */
-	private String closed;
+	private @Nullable String closed;
 
 	StagingBudget(long limit, Duration timeout) {
 		this.limit = limit;

@@ -5,6 +5,8 @@ import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The staging blocks of one chunked copy ({@link ChunkedUpload}, {@link ChunkedDownload}): a few
  * chunk-sized blocks taken at the start ({@link HostMemory#takeStaging(long, int, int)}: it waits
@@ -68,7 +70,7 @@ final class StagingWindow {
 	 * first blocks.
 	 * @return {@code block} when it is to be given back ({@link #giveBack}), null when kept
 	 */
-	ByteBuffer recycle(ByteBuffer block, boolean needed) {
+	@Nullable ByteBuffer recycle(ByteBuffer block, boolean needed) {
 		if (needed && (this.held <= this.minimum || !this.host.stagingContended())) {
 			this.spare.addLast(block);
 			return null;
@@ -111,7 +113,7 @@ final class StagingWindow {
 	}
 
 	/** Gives blocks back to the pool and the budget; call without the copy's monitor. Null entries are skipped. */
-	void giveBack(ByteBuffer... blocks) {
+	void giveBack(@Nullable ByteBuffer... blocks) {
 		for (ByteBuffer block : blocks) {
 			if (block != null) {
 				this.host.giveStaging(block);

@@ -15,6 +15,7 @@ import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.internal.stream.LeaseState;
 import dev.gpucompute.internal.stream.StreamHandle;
 import dev.gpucompute.spi.HostThreads;
+import org.jspecify.annotations.Nullable;
 
 /** The implementation of {@link StreamLease}. */
 public final class Lease implements StreamLease {
@@ -23,9 +24,9 @@ public final class Lease implements StreamLease {
 
 	private final StreamHandle stream;
 
-	private final Cleaner.Cleanable cleanable;
+	private final Cleaner.@Nullable Cleanable cleanable;
 
-	public Lease(Pool pool, PoolSlot slot, long acquiredAt, Throwable site) {
+	public Lease(Pool pool, PoolSlot slot, long acquiredAt, @Nullable Throwable site) {
 		if (site == null) {
 			site = Leaks.site(LeakRegistry.active(), "Stream lease");
 		}
@@ -54,7 +55,7 @@ public final class Lease implements StreamLease {
 		this.release.leakTask = task;
 	}
 
-	public Throwable site() {
+	public @Nullable Throwable site() {
 		return this.release.site;
 	}
 
@@ -98,16 +99,16 @@ public final class Lease implements StreamLease {
 
 		private final long acquiredAt;
 
-		private final Throwable site;
+		private final @Nullable Throwable site;
 
 		private final String thread;
 
 		/** Written only under the pool's lock; read without it through {@link #isClosed()}. */
 		private boolean closed;
 
-		private volatile ScheduledFuture<?> leakTask;
+		private volatile @Nullable ScheduledFuture<?> leakTask;
 
-		Release(Pool pool, PoolSlot slot, long acquiredAt, Throwable site, String thread) {
+		Release(Pool pool, PoolSlot slot, long acquiredAt, @Nullable Throwable site, String thread) {
 			this.pool = pool;
 			this.slot = slot;
 			this.acquiredAt = acquiredAt;
@@ -179,7 +180,7 @@ public final class Lease implements StreamLease {
 		}
 
 		@Override
-		public Throwable acquisitionSite() {
+		public @Nullable Throwable acquisitionSite() {
 			return this.site;
 		}
 

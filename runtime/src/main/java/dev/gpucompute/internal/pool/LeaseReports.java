@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,7 @@ final class LeaseReports {
 				TimeUnit.NANOSECONDS));
 	}
 
-	private void reportLeak(Throwable site, PoolSlot slot) {
+	private void reportLeak(@Nullable Throwable site, PoolSlot slot) {
 		this.leaksDetected.incrementAndGet();
 		log.warn("Stream lease of {} held for more than {} ms; possible leak. Acquired at:", slot.stream.name(),
 				TimeUnit.NANOSECONDS.toMillis(this.leakThresholdNanos), site);
@@ -73,7 +74,7 @@ final class LeaseReports {
 	}
 
 	/** The frames of an acquisition site from the pool's caller on (the pool's and the site's own frames dropped). */
-	private static List<StackTraceElement> site(Throwable site) {
+	private static List<StackTraceElement> site(@Nullable Throwable site) {
 		if (site == null) {
 			return List.of();
 		}
@@ -112,7 +113,7 @@ final class LeaseReports {
 	 * @param timeoutsNow acquisitions that timed out so far
 	 * @param sinceTimeout nanoseconds since the last of them ({@link Long#MAX_VALUE} when none did)
 	 */
-	String stallReason(int maxSize, long youngest, int pendingNow, long timeoutsNow, long sinceTimeout) {
+	@Nullable String stallReason(int maxSize, long youngest, int pendingNow, long timeoutsNow, long sinceTimeout) {
 		if (youngest < this.leakThresholdNanos || (pendingNow == 0 && sinceTimeout > this.leakThresholdNanos)) {
 			return null;
 		}

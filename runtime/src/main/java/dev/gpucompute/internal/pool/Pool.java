@@ -3,9 +3,11 @@ package dev.gpucompute.internal.pool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -184,7 +186,8 @@ public final class Pool implements StreamPool {
 		if (timedOut != null) {
 			throw timedOut(timedOut, start);
 		}
-		PoolSlot leased = create ? createOrGiveBack(priority, evicted) : slot;
+		// Without a stream to create, one was taken: idle, or granted to the waiter.
+		PoolSlot leased = create ? createOrGiveBack(priority, evicted) : Objects.requireNonNull(slot);
 		return lease(leased, start);
 	}
 
@@ -251,7 +254,8 @@ public final class Pool implements StreamPool {
 		if (timedOut != null) {
 			throw timedOut(timedOut, start);
 		}
-		List<PoolSlot> taken = waiter.slots;
+		// Granted or waited for: without a timeout the waiter is set.
+		List<PoolSlot> taken = Objects.requireNonNull(waiter).slots;
 		for (PoolSlot slot : waiter.evicted) {
 			this.slots.destroy(slot);
 		}
@@ -273,7 +277,7 @@ public final class Pool implements StreamPool {
 	}
 
 	/** Creates the stream an acquisition was granted, replacing {@code evicted}; undoes the grant when that fails. */
-	private PoolSlot createOrGiveBack(StreamPriority priority, PoolSlot evicted) {
+	private PoolSlot createOrGiveBack(StreamPriority priority, @Nullable PoolSlot evicted) {
 		if (evicted != null) {
 			this.slots.destroy(evicted);
 		}
@@ -447,7 +451,7 @@ public final class Pool implements StreamPool {
 	}
 
 	@Override
-	public String stallReason() {
+	public @Nullable String stallReason() {
 		if (this.leakThresholdNanos <= 0) {
 			return null;
 		}

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 
 import dev.gpucompute.StreamPriority;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One stream of a {@link Pool} and its bookkeeping: whether it is leased and by which lease,
@@ -45,7 +46,7 @@ final class PoolSlot {
 
 	/** The lease holding the stream now, for {@link Pool#leases()}; accessed through {@link #CURRENT}. */
 	@SuppressWarnings("unused")
-	private Lease.Release current;
+	private Lease.@Nullable Release current;
 
 	Lease.Release current() {
 		return (Lease.Release) CURRENT.getAcquire(this);

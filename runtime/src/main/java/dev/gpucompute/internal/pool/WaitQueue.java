@@ -4,11 +4,13 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.PoolExhaustedException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The callers of a {@link Pool} waiting for streams, and the hand-off that serves them: who must
@@ -39,7 +41,7 @@ final class WaitQueue {
 		final int count;
 
 		/** Signalled when served or when the pool stops; null for a request granted at once. */
-		final Condition granted;
+		final @Nullable Condition granted;
 
 		boolean served;
 
@@ -49,10 +51,15 @@ final class WaitQueue {
 
 		int creates;
 
-		Waiter(int priority, int count, Condition granted) {
+		Waiter(int priority, int count, @Nullable Condition granted) {
 			this.priority = priority;
 			this.count = count;
 			this.granted = granted;
+		}
+
+		/** Wakes a queued waiter: only {@link #await} queues, each with its condition. */
+		void signal() {
+			Objects.requireNonNull(this.granted, "a queued waiter has a condition").signal();
 		}
 
 	}
@@ -123,7 +130,8 @@ final class WaitQueue {
 	 */
 	Waiter await(int p, int count, Duration timeout) {
 		assert this.lock.isHeldByCurrentThread();
-		Waiter waiter = new Waiter(p, count, this.lock.newCondition());
+		Condition granted = this.lock.newCondition();
+		Waiter waiter = new Waiter(p, count, granted);
 		this.waiters[p].addLast(waiter);
 		this.pending++;
 		long remaining = timeout.toNanos();
@@ -137,7 +145,7 @@ final class WaitQueue {
 					throw new PoolExhaustedException(timeout, this.ledger.active(), this.ledger.maxSize(), this.pending);
 				}
 				try {
-					remaining = waiter.granted.awaitNanos(remaining);
+					remaining = granted.awaitNanos(remaining);
 				}
 				catch (InterruptedException ex) {
 					if (waiter.served) {
@@ -180,7 +188,7 @@ final class WaitQueue {
 				}
 				queue.pollFirst();
 				grant(head);
-				head.granted.signal();
+				head.signal();
 			}
 		}
 	}
@@ -208,7 +216,7 @@ final class WaitQueue {
 	void wakeAll() {
 		for (ArrayDeque<Waiter> queue : this.waiters) {
 			for (Waiter waiter : queue) {
-				waiter.granted.signal();
+				waiter.signal();
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The implementation of {@link GpuEvent}: a backend event of its context's {@link Events}, which
@@ -30,14 +31,14 @@ public final class EventHandle implements GpuEvent {
 
 	private final Handle handle;
 
-	private final Cleaner.Cleanable cleanable;
+	private final Cleaner.@Nullable Cleanable cleanable;
 
 	private volatile boolean recorded;
 
 	/** The capture the latest record was made in (it marks a point of that graph), or {@code null}. */
-	private volatile Capture recordedIn;
+	private volatile @Nullable Capture recordedIn;
 
-	EventHandle(Events registry, NativeEvent event, Throwable site) {
+	EventHandle(Events registry, NativeEvent event, @Nullable Throwable site) {
 		this.registry = registry;
 		this.handle = new Handle(registry, event, site);
 		// The safety net costs more than the event; it is paid only with leak detection on.
@@ -81,7 +82,7 @@ public final class EventHandle implements GpuEvent {
 	}
 
 	/** The capture the latest record was made in, or {@code null}. */
-	Capture recordedIn() {
+	@Nullable Capture recordedIn() {
 		return this.recordedIn;
 	}
 
@@ -168,13 +169,13 @@ public final class EventHandle implements GpuEvent {
 
 		private final NativeEvent event;
 
-		private final Throwable site;
+		private final @Nullable Throwable site;
 
 		private final AtomicBoolean closed = new AtomicBoolean();
 
 		private volatile boolean explicit;
 
-		Handle(Events registry, NativeEvent event, Throwable site) {
+		Handle(Events registry, NativeEvent event, @Nullable Throwable site) {
 			this.registry = registry;
 			this.event = event;
 			this.site = site;
@@ -201,7 +202,7 @@ public final class EventHandle implements GpuEvent {
 		}
 
 		@Override
-		public Throwable acquisitionSite() {
+		public @Nullable Throwable acquisitionSite() {
 			return this.site;
 		}
 

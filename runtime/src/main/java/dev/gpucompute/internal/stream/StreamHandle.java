@@ -15,6 +15,7 @@ import dev.gpucompute.internal.core.ContextState;
 import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeEvent;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The implementation of {@link GpuStream}: a backend stream with the checks of its kind (a pooled
@@ -40,13 +41,13 @@ public final class StreamHandle implements GpuStream {
 	 * the lease itself: a stream left current by an unclosed scope must not keep the lease reachable,
 	 * or the leak safety net could never return it.
 	 */
-	private final LeaseState lease;
+	private final @Nullable LeaseState lease;
 
 	/** The thread a per-thread default stream belongs to. */
-	private final Thread owner;
+	private final @Nullable Thread owner;
 
 	StreamHandle(ContextState lifecycle, ContextCompletions completions, Events events, NativeStream stream,
-			GpuStream.Kind kind, StreamPriority priority, LeaseState lease, Thread owner) {
+			GpuStream.Kind kind, StreamPriority priority, @Nullable LeaseState lease, @Nullable Thread owner) {
 		this.lifecycle = lifecycle;
 		this.completions = completions;
 		this.events = events;
@@ -221,7 +222,7 @@ public final class StreamHandle implements GpuStream {
 	}
 
 	/** The thread of a per-thread default stream, or null. */
-	public Thread owner() {
+	public @Nullable Thread owner() {
 		return this.owner;
 	}
 

@@ -13,6 +13,7 @@ import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.HostThreads;
 import dev.gpucompute.spi.NativeStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The streams of one context, as the other rooms see them: the handles of pooled streams (for the
@@ -32,7 +33,7 @@ public final class Streams {
 
 	private final DefaultStreamMode mode;
 
-	private final StreamHandle legacy;
+	private final @Nullable StreamHandle legacy;
 
 	private final ThreadLocal<StreamHandle> perThread;
 
@@ -54,8 +55,8 @@ public final class Streams {
 				GpuStream.Kind.DEFAULT_PER_THREAD, StreamPriority.NORMAL, null, Thread.currentThread()));
 	}
 
-	private StreamHandle handle(NativeStream stream, GpuStream.Kind kind, StreamPriority priority, LeaseState lease,
-			Thread owner) {
+	private StreamHandle handle(NativeStream stream, GpuStream.Kind kind, StreamPriority priority,
+			@Nullable LeaseState lease, @Nullable Thread owner) {
 		return new StreamHandle(this.lifecycle, this.completions, this.events, stream, kind, priority, lease, owner);
 	}
 
@@ -94,7 +95,7 @@ public final class Streams {
 	 * {@link #currentQuietly()} it never creates the thread's default stream, so checks that care
 	 * only about scopes (the pool's, on every acquire) leave threads without one as they are.
 	 */
-	public StreamHandle scopedQuietly() {
+	public @Nullable StreamHandle scopedQuietly() {
 		StreamHandle stream = this.current.get();
 		return (stream == null || stream.leaseClosed()) ? null : stream;
 	}

@@ -3,4 +3,7 @@
  * {@code EventHandle}), the event registry ({@code Events}), each thread's current stream and its
  * scopes ({@code Streams}, {@code ScopeHandle}).
  */
+@NullMarked
 package dev.gpucompute.internal.stream;
+
+import org.jspecify.annotations.NullMarked;
