@@ -1,5 +1,7 @@
 package dev.gpucompute.cuda;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Whether device memory comes from the stream-ordered allocator ({@code cuMemAllocAsync}) or the
  * synchronous one ({@code cuMemAlloc}), decided once when the backend opens: the device must report
@@ -17,7 +19,7 @@ record AllocatorChoice(boolean streamOrdered, String reason) {
 	 * @param trialResult the {@code CUresult} of the trial {@code cuMemAllocAsync} + free + synchronize,
 	 * or {@code null} when no trial was made (pools unsupported)
 	 */
-	static AllocatorChoice decide(boolean poolsSupported, Integer trialResult) {
+	static AllocatorChoice decide(boolean poolsSupported, @Nullable Integer trialResult) {
 		if (!poolsSupported) {
 			return new AllocatorChoice(false, "the device does not support memory pools "
 					+ "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0): allocating with cuMemAlloc");

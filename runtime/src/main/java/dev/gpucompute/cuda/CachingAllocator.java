@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 
 import dev.gpucompute.GpuOutOfMemoryException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A stream-aware caching allocator for device memory, after PyTorch's {@code CUDACachingAllocator}
@@ -80,10 +81,10 @@ final class CachingAllocator<S, E, P> {
 		final long size;
 
 		/** The stream it was last freed on, or {@code null} while in use or after its stream was destroyed. */
-		S stream;
+		@Nullable S stream;
 
 		/** Recorded on {@link #stream} at the last free; created at the first free. */
-		E event;
+		@Nullable E event;
 
 		/** The bytes the current holder asked for (at most {@link #size}). */
 		long requested;
@@ -204,7 +205,7 @@ final class CachingAllocator<S, E, P> {
 	}
 
 	/** A cached block of {@code size} for {@code stream}, made safe to use there, or {@code null}. */
-	private Block<S, E, P> takeCached(long size, S stream) {
+	private @Nullable Block<S, E, P> takeCached(long size, S stream) {
 		Block<S, E, P> block;
 		boolean crossStream;
 		synchronized (this) {
@@ -225,20 +226,22 @@ final class CachingAllocator<S, E, P> {
 		}
 		if (crossStream) {
 			// The block's last user may still be running on its stream: this stream waits for it on the device.
-			this.driver.waitFor(stream, block.event);
+			// A cached block was freed, so it has its event (JCuda throws NullPointerException for a null one too).
+			this.driver.waitFor(stream, Objects.requireNonNull(block.event, "event of a cached block"));
 		}
 		block.stream = null;
 		return block;
 	}
 
-	private Block<S, E, P> pollSameStream(S stream, long size) {
+	private @Nullable Block<S, E, P> pollSameStream(S stream, long size) {
 		Map<Long, ArrayDeque<Block<S, E, P>>> lists = this.byStream.get(stream);
 		ArrayDeque<Block<S, E, P>> list = (lists != null) ? lists.get(size) : null;
 		if (list == null || list.isEmpty()) {
 			return null;
 		}
 		Block<S, E, P> block = list.pollLast();
-		this.bySize.get(size).remove(block);
+		// Every block in a stream's list is in its size's set too.
+		Objects.requireNonNull(this.bySize.get(size), "size set of a cached block").remove(block);
 		this.cached.remove(block);
 		return block;
 	}

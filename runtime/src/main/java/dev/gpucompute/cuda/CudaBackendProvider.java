@@ -16,6 +16,7 @@ import dev.gpucompute.spi.DeviceBackend;
 import dev.gpucompute.spi.HostThreads;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The CUDA backend, through JCuda's driver API binding. Found by
@@ -42,8 +43,9 @@ public final class CudaBackendProvider implements BackendProvider {
 	public Availability probe(int ordinal) {
 		try {
 			CudaDriver.State driver = CudaDriver.init();
-			if (!driver.ok()) {
-				return driver.broken() ? Availability.broken(driver.failure()) : Availability.no(driver.failure());
+			String failure = driver.failure();
+			if (failure != null) { // !driver.ok()
+				return driver.broken() ? Availability.broken(failure) : Availability.no(failure);
 			}
 			int[] count = new int[1];
 			int result = cuDeviceGetCount(count);
@@ -65,7 +67,7 @@ public final class CudaBackendProvider implements BackendProvider {
 
 	/** JCuda's natives for this platform when they are not on the class path ({@link JCudaNatives#missing}). */
 	@Override
-	public String missingDependency() {
+	public @Nullable String missingDependency() {
 		try {
 			return JCudaNatives.missing(CudaBackendProvider.class.getClassLoader());
 		}

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +38,10 @@ final class CudaCompiler {
 
 	private static final Logger logger = LoggerFactory.getLogger(CudaCompiler.class);
 
-	private static volatile CudaCompiler system;
+	private static volatile @Nullable CudaCompiler system;
 
 	/** Finds NVRTC libraries for the JNA route, or {@code null} when that route is off. */
-	private final NvrtcLocator locator;
+	private final @Nullable NvrtcLocator locator;
 
 	/** Loaded NVRTC libraries (or why not) by file, so each is loaded once. */
 	private final Map<Path, Object> nvrtcLibraries = new ConcurrentHashMap<>();
@@ -55,7 +56,7 @@ final class CudaCompiler {
 	 * @param useNvrtc whether to try JCuda's NVRTC binding
 	 * @param nvcc the nvcc route
 	 */
-	CudaCompiler(NvrtcLocator locator, boolean useNvrtc, NvccCompiler nvcc) {
+	CudaCompiler(@Nullable NvrtcLocator locator, boolean useNvrtc, NvccCompiler nvcc) {
 		this.locator = locator;
 		this.useNvrtc = useNvrtc;
 		this.nvcc = nvcc;
@@ -66,7 +67,7 @@ final class CudaCompiler {
 	 * @param useNvrtc whether to try JCuda's NVRTC binding
 	 * @param nvccCandidates where to look for {@code nvcc}, in order
 	 */
-	CudaCompiler(NvrtcLocator locator, boolean useNvrtc, List<Path> nvccCandidates) {
+	CudaCompiler(@Nullable NvrtcLocator locator, boolean useNvrtc, List<Path> nvccCandidates) {
 		this(locator, useNvrtc, new NvccCompiler(nvccCandidates));
 	}
 
@@ -91,7 +92,7 @@ final class CudaCompiler {
 	}
 
 	/** The {@code nvcc} the last route uses ({@link NvccCompiler#path()}), or {@code null}. */
-	Path nvcc() {
+	@Nullable Path nvcc() {
 		return this.nvcc.path();
 	}
 
@@ -154,7 +155,7 @@ final class CudaCompiler {
 	}
 
 	/** The message when neither NVRTC nor nvcc can be used. */
-	static String noCompilerMessage(String nvrtcProblem, String nvccProblem, int arch) {
+	static String noCompilerMessage(String nvrtcProblem, @Nullable String nvccProblem, int arch) {
 		String nvcc = (nvccProblem != null) ? nvccProblem
 				: "no nvcc was found on PATH, under CUDA_HOME or CUDA_PATH, or in /usr/local/cuda/bin";
 		return "no CUDA C compiler is available here. " + nvrtcProblem + "; and " + nvcc + ". Ship the kernel compiled "
@@ -171,7 +172,7 @@ final class CudaCompiler {
 	 * @param library the loaded NVRTC, or {@code null}
 	 * @param problem why there is none, or {@code null}
 	 */
-	record JnaChoice(NvrtcLibrary library, String problem) {
+	record JnaChoice(@Nullable NvrtcLibrary library, @Nullable String problem) {
 	}
 
 	/**

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -119,7 +120,7 @@ final class CudaCompletions<S, E> {
 	private final Object lifecycle = new Object();
 
 	/** Written under {@code lifecycle}; read without it (volatile) by whenDone, waiters and flush. */
-	private volatile Thread thread;
+	private volatile @Nullable Thread thread;
 
 	private volatile boolean sleeping;
 
@@ -402,7 +403,7 @@ final class CudaCompletions<S, E> {
 	}
 
 	/** Runs a queued callback; it counts as settled once it returned. */
-	private void run(Pending<S, E> pending, GpuException failure) {
+	private void run(Pending<S, E> pending, @Nullable GpuException failure) {
 		try {
 			pending.callback().accept(failure);
 		}

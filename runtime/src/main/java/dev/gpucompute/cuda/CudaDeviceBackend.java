@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -238,7 +239,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	// ---------------------------------------------------------------- errors and health (CudaHealth)
 
 	/** Maps a failed call; a sticky code marks the context lost first. */
-	GpuException failure(int code, String call, String kernel, CudaStream stream) {
+	GpuException failure(int code, String call, @Nullable String kernel, @Nullable CudaStream stream) {
 		return this.health.failure(code, call, kernel, stream);
 	}
 
@@ -257,7 +258,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
 	}
 
 	@Override
-	public String healthProblem() {
+	public @Nullable String healthProblem() {
 		return this.health.problem();
 	}
 

@@ -2,6 +2,7 @@ package dev.gpucompute.cuda;
 
 import java.nio.file.Path;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +21,7 @@ final class CudaDriver {
 	/** Whether the native library loaded and {@code cuInit} succeeded. */
 	private static volatile boolean ready;
 
-	private static State state;
+	private static @Nullable State state;
 
 	private CudaDriver() {
 	}
@@ -33,7 +34,7 @@ final class CudaDriver {
 	 * @param broken when unusable: whether CUDA is installed here but broken (see
 	 * {@link dev.gpucompute.spi.Availability#broken()}), as opposed to absent
 	 */
-	record State(String failure, Throwable cause, int driverVersion, boolean broken) {
+	record State(@Nullable String failure, @Nullable Throwable cause, int driverVersion, boolean broken) {
 
 		boolean ok() {
 			return this.failure == null;
@@ -64,7 +65,7 @@ final class CudaDriver {
 		return state;
 	}
 
-	private static State load(Path tempDir, String driverPresence) {
+	private static State load(Path tempDir, @Nullable String driverPresence) {
 		ClassLoader loader = CudaDriver.class.getClassLoader();
 		String libraryFile = ExtractedLibraries.fileName(loader, "JCudaDriver");
 		if (libraryFile != null) {
@@ -97,7 +98,7 @@ final class CudaDriver {
 		}
 	}
 
-	private static String withPresence(String reason, String driverPresence) {
+	private static String withPresence(String reason, @Nullable String driverPresence) {
 		return (driverPresence != null) ? reason + " (an NVIDIA driver is installed: " + driverPresence + ")" : reason;
 	}
 
@@ -118,7 +119,7 @@ final class CudaDriver {
 	}
 
 	/** The driver's description of a code, or {@code null} when the driver is not loaded. */
-	static String errorString(int code) {
+	static @Nullable String errorString(int code) {
 		if (!ready) {
 			return null;
 		}

@@ -8,6 +8,7 @@ import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.KernelLaunchException;
 import dev.gpucompute.UnsupportedBackendOperationException;
 import jcuda.driver.CUresult;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Maps {@code CUresult} codes to the {@link GpuException} family. Pure Java: nothing here loads
@@ -116,13 +117,14 @@ final class CudaErrors {
 	 * @param stream the stream's name, or {@code null}
 	 * @param requestedBytes the allocation size for memory calls, else 0
 	 */
-	static GpuException toException(int code, String call, String kernel, String stream, long requestedBytes) {
+	static GpuException toException(int code, String call, @Nullable String kernel, @Nullable String stream,
+			long requestedBytes) {
 		return toException(code, call, kernel, stream, requestedBytes, true);
 	}
 
 	/** Like {@link #toException(int, String, String, String, long)}; see {@link #describe(int, boolean)}. */
-	static GpuException toException(int code, String call, String kernel, String stream, long requestedBytes,
-			boolean askDriver) {
+	static GpuException toException(int code, String call, @Nullable String kernel, @Nullable String stream,
+			long requestedBytes, boolean askDriver) {
 		String what = call + " returned " + describe(code, askDriver) + hint(code);
 		if (code == OUT_OF_MEMORY) {
 			String where = (kernel != null) ? " (kernel '" + kernel + "'" + onStream(stream) + ")"
@@ -143,11 +145,12 @@ final class CudaErrors {
 	}
 
 	/** The health message for a sticky error. */
-	static String stickyProblem(int code, String call, String kernel, String stream) {
+	static String stickyProblem(int code, String call, @Nullable String kernel, @Nullable String stream) {
 		return stickyProblem(code, call, kernel, stream, true);
 	}
 
-	static String stickyProblem(int code, String call, String kernel, String stream, boolean askDriver) {
+	static String stickyProblem(int code, String call, @Nullable String kernel, @Nullable String stream,
+			boolean askDriver) {
 		StringBuilder text = new StringBuilder("CUDA context is unusable after ").append(describe(code, askDriver));
 		if (kernel != null) {
 			text.append(" in kernel '").append(kernel).append('\'');
@@ -160,7 +163,7 @@ final class CudaErrors {
 		return text.toString();
 	}
 
-	private static String onStream(String stream) {
+	private static String onStream(@Nullable String stream) {
 		return (stream != null) ? " on stream " + stream : "";
 	}
 

@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuEventQuery;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,13 +32,13 @@ final class CudaEvent implements NativeEvent {
 	private final boolean timing;
 
 	/** The stream of the most recent record, named in errors. */
-	private volatile CudaStream recordedOn;
+	private volatile @Nullable CudaStream recordedOn;
 
 	/**
 	 * The capture the most recent record was made in (the driver records it as a point of that graph),
 	 * or null: a stream that waits for this event joins that capture.
 	 */
-	volatile CudaGraphs.Capture recordedIn;
+	volatile CudaGraphs.@Nullable Capture recordedIn;
 
 	/** Set once, by whichever destroy comes first, so the handle is never destroyed twice. */
 	private final AtomicBoolean destroyed = new AtomicBoolean();

@@ -22,6 +22,7 @@ import com.sun.jna.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUgraphNode;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The driver side of {@link CudaGraphs}: JCuda 12.6 for capture, instantiation, launch and release;
@@ -35,9 +36,9 @@ import jcuda.driver.CUgraphNode;
 final class CudaGraphDriver implements CudaGraphs.Driver {
 
 	/** {@code cuGraphExecUpdate_v2}, or null when the driver has none or JNA cannot reach it. */
-	private final JnaUpdate update;
+	private final @Nullable JnaUpdate update;
 
-	private final String updateMissing;
+	private final @Nullable String updateMissing;
 
 	CudaGraphDriver() {
 		JnaUpdate found = null;
@@ -60,7 +61,7 @@ final class CudaGraphDriver implements CudaGraphs.Driver {
 	}
 
 	/** Why the update entry point is missing, or {@code null} when it was found. */
-	String updateMissing() {
+	@Nullable String updateMissing() {
 		return this.updateMissing;
 	}
 

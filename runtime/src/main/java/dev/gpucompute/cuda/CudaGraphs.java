@@ -8,6 +8,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntSupplier;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,7 +111,7 @@ final class CudaGraphs {
 	 * @param result its {@code CUresult}
 	 * @param graph the captured graph, or {@code null} when it returned none
 	 */
-	record Ended(int result, GraphHandle graph) {
+	record Ended(int result, @Nullable GraphHandle graph) {
 	}
 
 	/** What the room needs of its backend besides the driver. */
@@ -138,7 +139,7 @@ final class CudaGraphs {
 		boolean isClosed();
 
 		/** The backend's exception for a failed call, keeping its health up to date. */
-		GpuException failure(int code, String call, CudaStream stream);
+		GpuException failure(int code, String call, @Nullable CudaStream stream);
 
 	}
 
@@ -315,7 +316,7 @@ final class CudaGraphs {
 		}
 
 		/** The streams of the capture, and marks it over; null when it was over already. */
-		private synchronized List<CudaStream> close() {
+		private synchronized @Nullable List<CudaStream> close() {
 			if (this.over) {
 				return null;
 			}

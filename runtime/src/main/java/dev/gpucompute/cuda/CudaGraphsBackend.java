@@ -1,6 +1,7 @@
 package dev.gpucompute.cuda;
 
 import dev.gpucompute.GpuException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link CudaGraphs} needs of its {@link CudaDeviceBackend} besides the driver: entering the
@@ -39,7 +40,7 @@ final class CudaGraphsBackend implements CudaGraphs.Backend {
 	}
 
 	@Override
-	public GpuException failure(int code, String call, CudaStream stream) {
+	public GpuException failure(int code, String call, @Nullable CudaStream stream) {
 		return (stream != null) ? this.backend.streamFailure(code, call, stream)
 				: this.backend.failure(code, call, null, null);
 	}

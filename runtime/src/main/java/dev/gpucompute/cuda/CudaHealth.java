@@ -3,6 +3,7 @@ package dev.gpucompute.cuda;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,7 @@ final class CudaHealth {
 
 	private final BackendListener listener;
 
-	private volatile String problem;
+	private volatile @Nullable String problem;
 
 	CudaHealth(int ordinal, BackendListener listener) {
 		this.ordinal = ordinal;
@@ -47,7 +48,7 @@ final class CudaHealth {
 	}
 
 	/** Maps a failed call; a sticky code marks the context lost first. */
-	GpuException failure(int code, String call, String kernel, CudaStream stream) {
+	GpuException failure(int code, String call, @Nullable String kernel, @Nullable CudaStream stream) {
 		String streamName = (stream != null) ? stream.name() : null;
 		if (CudaErrors.isSticky(code)) {
 			markUnhealthy(CudaErrors.stickyProblem(code, call, kernel, streamName), kernel);
@@ -72,7 +73,7 @@ final class CudaHealth {
 	 * the kernel that ran last on the stream where it was found (CUDA does not say which kernel of
 	 * the context caused it), when one is known.
 	 */
-	void markUnhealthy(String description, String kernel) {
+	void markUnhealthy(String description, @Nullable String kernel) {
 		synchronized (this) {
 			if (this.problem != null) {
 				return;
@@ -95,7 +96,7 @@ final class CudaHealth {
 	 * The sticky failure this backend saw, or one another backend of the same device saw (they share
 	 * the primary context), or {@code null}.
 	 */
-	String problem() {
+	@Nullable String problem() {
 		String own = this.problem;
 		return (own != null) ? own : DEVICE_PROBLEMS.get(this.ordinal);
 	}

@@ -5,11 +5,13 @@ import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Objects;
 
 import dev.gpucompute.GpuException;
 import dev.gpucompute.GpuOutOfMemoryException;
 import dev.gpucompute.spi.LaunchArgs;
 import jcuda.Pointer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The host memory a CUDA backend hands its own driver calls: the argument slots of each launch and
@@ -56,7 +58,7 @@ final class CudaHostScratch {
 		final long address;
 
 		/** The argument table's pointer, set the first time the block carries arguments. */
-		Pointer table;
+		@Nullable Pointer table;
 
 		View(Pointer start, ByteBuffer bytes, long address) {
 			this.start = start;
@@ -103,8 +105,9 @@ final class CudaHostScratch {
 	}
 
 	/** The {@code kernelParams} of a block from {@link #arguments}. */
-	static Pointer table(HostBlocks.Block<Chunk> block) {
-		return ((View) block.view).table;
+	static @Nullable Pointer table(HostBlocks.Block<Chunk> block) {
+		// Set by arguments(): the block's view and table exist.
+		return ((View) Objects.requireNonNull(block.view, "view of an argument block")).table;
 	}
 
 	/**
@@ -132,7 +135,8 @@ final class CudaHostScratch {
 
 	/** The start of a block. */
 	static Pointer start(HostBlocks.Block<Chunk> block) {
-		return ((View) block.view).start;
+		// Set by image(): the block's view exists.
+		return ((View) Objects.requireNonNull(block.view, "view of an image block")).start;
 	}
 
 	void release(HostBlocks.Block<Chunk> block) {

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpucompute.spi.NativeMemory;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
+import org.jspecify.annotations.Nullable;
 
 /** A device allocation of one {@link CudaDeviceBackend}: a block of its caching allocator, held by one buffer. */
 final class CudaMemory implements NativeMemory {
@@ -41,7 +42,7 @@ final class CudaMemory implements NativeMemory {
 	 * the device address. Makes the context current on the calling thread, for the driver calls that follow.
 	 */
 	@Override
-	public <T> T nativeHandle(Class<T> type) {
+	public <T> @Nullable T nativeHandle(Class<T> type) {
 		this.backend.enter();
 		if (type == CUdeviceptr.class) {
 			return type.cast(this.pointer.withByteOffset(0));

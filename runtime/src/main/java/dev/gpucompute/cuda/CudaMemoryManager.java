@@ -21,6 +21,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -370,7 +371,8 @@ final class CudaMemoryManager {
 		this.allocations.clear();
 		for (CachingAllocator.Block<CudaStream, CUevent, DevicePointer> block : this.allocator.drainCached()) {
 			this.driver.freeAtClose(block.pointer);
-			this.driver.destroyEvent(block.event);
+			// A cached block was freed, so it has its event (JCuda throws NullPointerException for a null one too).
+			this.driver.destroyEvent(Objects.requireNonNull(block.event, "event of a cached block"));
 		}
 		List<Pointer> hosts;
 		synchronized (this.staging) {

@@ -11,11 +11,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +52,7 @@ final class CudaModules {
 
 	private final CudaCompiler compiler;
 
-	private final KernelCache cache;
+	private final @Nullable KernelCache cache;
 
 	private final List<String> compileOptions;
 
@@ -72,7 +74,7 @@ final class CudaModules {
 	private final LaunchPacking.Addresses addresses = this::argumentAddress;
 
 	CudaModules(CudaDeviceBackend backend, CudaDeviceFacts facts, CudaCompiler compiler, List<String> compileOptions,
-			Path kernelCacheDir) {
+			@Nullable Path kernelCacheDir) {
 		this.backend = backend;
 		this.facts = facts;
 		this.compiler = compiler;
@@ -92,11 +94,14 @@ final class CudaModules {
 			throw new KernelCompilationException(name, "it has no CUDA code, only a CPU implementation; give it "
 					+ ".cuda(source), .ptx(text), .cubin(image), .fatbin(image) or .cudaResource(path)", null, null);
 		}
-		byte[] code = source.cudaCode();
+		// KernelSource gives a CUDA form only together with its code.
+		byte[] code = Objects.requireNonNull(source.cudaCode(), "CUDA code of a kernel with a CUDA form");
 		if (form == KernelSource.CudaForm.SOURCE && source.prebuiltForm() != null) {
 			String origin = "prebuilt " + source.prebuiltForm().name().toLowerCase(java.util.Locale.ROOT);
 			try {
-				CUmodule module = loadModule(name, source.prebuiltCode(), origin, driverNanos);
+				// KernelSource gives a prebuilt form only together with its code.
+				byte[] prebuilt = Objects.requireNonNull(source.prebuiltCode(), "code of a prebuilt form");
+				CUmodule module = loadModule(name, prebuilt, origin, driverNanos);
 				CudaKernel kernel = bind(name, module, origin, driverNanos[0]);
 				this.prebuiltLoads.incrementAndGet();
 				return kernel;
@@ -126,7 +131,8 @@ final class CudaModules {
 				}
 				// A cached entry the driver rejects (corrupt, or from an incompatible compiler): drop it, compile again.
 				logger.warn("Cached code for kernel '{}' was rejected ({}); compiling it again", name, ex.getMessage());
-				this.cache.evict(name, key);
+				// Only the disk cache gives an image fromDiskCache, so there is one.
+				Objects.requireNonNull(this.cache, "kernel cache").evict(name, key);
 				this.compiled.remove(key);
 				Compiled fresh = compile(name, code, options, key);
 				CUmodule module = loadModule(name, fresh.bytes(), fresh.origin(), driverNanos);
@@ -253,7 +259,7 @@ final class CudaModules {
 		return this.prebuiltLoads.get();
 	}
 
-	Path kernelCacheDir() {
+	@Nullable Path kernelCacheDir() {
 		return (this.cache != null) ? this.cache.directory() : null;
 	}
 

@@ -9,6 +9,7 @@ import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
 import java.util.Objects;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +52,7 @@ final class CudaStream implements NativeStream {
 	final int priority;
 
 	/** The kernel most recently launched here, named in errors found at synchronisation. */
-	volatile String lastKernel;
+	volatile @Nullable String lastKernel;
 
 	private static final int LIVE = 0;
 
@@ -64,7 +65,7 @@ final class CudaStream implements NativeStream {
 	private volatile int state;
 
 	/** Why the stream was lost; written before {@link #state} becomes {@link #LOST}. */
-	private volatile String lostReason;
+	private volatile @Nullable String lostReason;
 
 	/**
 	 * The capture this stream takes part in (begun here, or joined by waiting for an event recorded in
@@ -72,7 +73,7 @@ final class CudaStream implements NativeStream {
 	 * stream's lock (the drain's marker is recorded under it too), cleared by {@link CudaGraphs} once the
 	 * driver ended the capture.
 	 */
-	volatile CudaGraphs.Capture capture;
+	volatile CudaGraphs.@Nullable Capture capture;
 
 	CudaStream(CudaDeviceBackend backend, CUstream handle, String name, Kind kind, int priority) {
 		this.backend = backend;
@@ -93,13 +94,13 @@ final class CudaStream implements NativeStream {
 	 * calling thread, for the driver calls that follow.
 	 */
 	@Override
-	public <T> T nativeHandle(Class<T> type) {
+	public <T> @Nullable T nativeHandle(Class<T> type) {
 		this.backend.enter();
 		return (type == CUstream.class) ? type.cast(this.handle) : null;
 	}
 
 	@Override
-	public dev.gpucompute.spi.NativeCapture capture() {
+	public dev.gpucompute.spi.@Nullable NativeCapture capture() {
 		return this.capture;
 	}
 

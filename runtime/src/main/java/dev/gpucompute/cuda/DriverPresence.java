@@ -8,6 +8,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Whether this machine shows signs of an NVIDIA driver, without loading it: the kernel module's
  * {@code /proc/driver/nvidia}, the {@code /dev/nvidiactl} device, or a {@code libcuda.so.1} in
@@ -24,7 +26,7 @@ final class DriverPresence {
 	}
 
 	/** What shows an NVIDIA driver here, or {@code null} when nothing does. */
-	static String describe() {
+	static @Nullable String describe() {
 		return describe(Path.of("/"), System.getenv("LD_LIBRARY_PATH"));
 	}
 
@@ -32,7 +34,7 @@ final class DriverPresence {
 	 * @param root the file system root (a test directory in tests)
 	 * @param ldLibraryPath {@code LD_LIBRARY_PATH}, or {@code null}
 	 */
-	static String describe(Path root, String ldLibraryPath) {
+	static @Nullable String describe(Path root, @Nullable String ldLibraryPath) {
 		List<String> signs = new ArrayList<>();
 		if (Files.exists(root.resolve("proc/driver/nvidia"))) {
 			signs.add("/proc/driver/nvidia exists");

@@ -9,6 +9,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class ExtractedLibraries {
 	 * {@code libJCudaDriver-12.6.0-linux-x86_64.so}, or {@code null} when this is not a platform
 	 * handled here (only Linux) or JCuda's version cannot be read.
 	 */
-	static String fileName(ClassLoader loader, String baseName) {
+	static @Nullable String fileName(ClassLoader loader, String baseName) {
 		if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux")) {
 			return null;
 		}
@@ -52,7 +53,7 @@ final class ExtractedLibraries {
 	 * @return {@code null} when the file is in place (or the jar has no such library, so JCuda will
 	 * look on {@code java.library.path}), else why it could not be put there
 	 */
-	static String ensure(ClassLoader loader, Path tempDir, String fileName) {
+	static @Nullable String ensure(ClassLoader loader, Path tempDir, String fileName) {
 		byte[] expected;
 		try (InputStream in = loader.getResourceAsStream("lib/" + fileName)) {
 			if (in == null) {

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.gpucompute.ContextClosedException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Host memory a backend lends for the length of one driver call and takes back: a launch's
@@ -59,7 +60,7 @@ final class HostBlocks<C> {
 		final int size;
 
 		/** The owner's cached views of the block, or {@code null} until it sets them. */
-		Object view;
+		@Nullable Object view;
 
 		Block(C chunk, int offset, int size) {
 			this.chunk = chunk;
@@ -271,7 +272,7 @@ final class HostBlocks<C> {
 	}
 
 	/** Frees the chunks held, once (close and the last return may both get here); the first failure. */
-	private RuntimeException freeChunks() {
+	private @Nullable RuntimeException freeChunks() {
 		List<C> release;
 		synchronized (this) {
 			release = new ArrayList<>(this.chunks);

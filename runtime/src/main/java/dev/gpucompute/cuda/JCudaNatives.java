@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * JCuda's native libraries for the platform this JVM runs on. The starter brings JCuda's Java
  * classes but not its natives, which are published per platform
@@ -28,7 +30,7 @@ public final class JCudaNatives {
 	 * {@code null} when the natives are there or JCuda itself is not on the class path.
 	 * @param classLoader the class loader that loads JCuda
 	 */
-	public static String missing(ClassLoader classLoader) {
+	public static @Nullable String missing(ClassLoader classLoader) {
 		String version = jcudaVersion(classLoader);
 		if (version == null) {
 			return null;
@@ -82,7 +84,7 @@ public final class JCudaNatives {
 	}
 
 	/** The version of JCuda on the class path of {@code classLoader}, from its Maven metadata, or {@code null}. */
-	static String jcudaVersion(ClassLoader classLoader) {
+	static @Nullable String jcudaVersion(ClassLoader classLoader) {
 		try (InputStream in = classLoader.getResourceAsStream("META-INF/maven/org.jcuda/jcuda/pom.properties")) {
 			if (in == null) {
 				return null;

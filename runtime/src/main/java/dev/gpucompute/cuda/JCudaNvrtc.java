@@ -10,6 +10,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +38,7 @@ final class JCudaNvrtc {
 
 	private static boolean tried;
 
-	private static String problem;
+	private static @Nullable String problem;
 
 	private static String version = "NVRTC";
 
@@ -47,7 +48,7 @@ final class JCudaNvrtc {
 	}
 
 	/** {@code null} when NVRTC works, else why not. The first call loads the binding. */
-	static synchronized String problem() {
+	static synchronized @Nullable String problem() {
 		if (tried) {
 			return problem;
 		}

@@ -12,6 +12,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,7 +82,7 @@ final class KernelCache {
 	}
 
 	/** The cached bytes, or {@code null} when there is no (readable) entry. */
-	byte[] read(String kernelName, String key) {
+	byte @Nullable [] read(String kernelName, String key) {
 		Path path = pathFor(kernelName, key);
 		try {
 			byte[] bytes = Files.readAllBytes(path);

@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Why a native library (JCuda's JNI library, and through it {@code libcuda.so.1}) could not be
  * loaded, read from the loader's own words. JCuda wraps the failure in one
@@ -144,7 +146,7 @@ final class NativeLoadFailure {
 		return matcher.find() ? matcher.group(1) : "(extracted to " + tempDir + ")";
 	}
 
-	private static String firstOf(String text, String... needles) {
+	private static @Nullable String firstOf(String text, String... needles) {
 		for (String needle : needles) {
 			if (text.contains(needle)) {
 				return needle;

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import dev.gpucompute.KernelCompilationException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code nvcc} route of {@link CudaCompiler}: finding a working {@code nvcc} among the
@@ -37,14 +38,14 @@ final class NvccCompiler {
 
 	private final List<Path> candidates;
 
-	private volatile Path nvcc;
+	private volatile @Nullable Path nvcc;
 
 	private volatile boolean resolved;
 
 	/** Why the nvcc candidates found were not usable; {@code null} when one is, or none was found. */
-	private volatile String problem;
+	private volatile @Nullable String problem;
 
-	private volatile List<Integer> archs;
+	private volatile @Nullable List<Integer> archs;
 
 	/** @param candidates where to look for {@code nvcc}, in order */
 	NvccCompiler(List<Path> candidates) {
@@ -78,7 +79,7 @@ final class NvccCompiler {
 	 * with its reason kept for the error message ({@link #problem()}), instead of failing every
 	 * kernel later.
 	 */
-	Path path() {
+	@Nullable Path path() {
 		if (!this.resolved) {
 			synchronized (this) {
 				if (!this.resolved) {
@@ -106,7 +107,7 @@ final class NvccCompiler {
 	 * Why the {@code nvcc} candidates found could not compile, or {@code null} when one can or none
 	 * was found; meaningful once {@link #path()} has been called.
 	 */
-	String problem() {
+	@Nullable String problem() {
 		return this.problem;
 	}
 
@@ -163,7 +164,7 @@ final class NvccCompiler {
 	}
 
 	/** Compiles an empty kernel with nvcc's default target; {@code null} when that worked, else why not. */
-	private static String trialCompile(Path nvccPath) {
+	private static @Nullable String trialCompile(Path nvccPath) {
 		Path dir = null;
 		try {
 			dir = Files.createTempDirectory("gpu-compute-nvcc-probe-");
@@ -236,7 +237,7 @@ final class NvccCompiler {
 	}
 
 	/** What an nvcc run printed, and its exit status ({@code null}: killed after the timeout). */
-	private record Run(Integer exitValue, String output) {
+	private record Run(@Nullable Integer exitValue, String output) {
 	}
 
 	/** Runs nvcc in {@code dir}, its output (stdout and stderr) going to a log file there. */
@@ -262,7 +263,7 @@ final class NvccCompiler {
 		}
 	}
 
-	private static void deleteQuietly(Path path) {
+	private static void deleteQuietly(@Nullable Path path) {
 		if (path == null) {
 			return;
 		}

@@ -17,6 +17,7 @@ import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 import dev.gpucompute.KernelCompilationException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * NVRTC, CUDA's run-time compiler, bound through JNA to whichever {@code libnvrtc.so} is found
@@ -39,10 +40,10 @@ final class NvrtcLibrary {
 
 		int nvrtcGetSupportedArchs(int[] archs);
 
-		int nvrtcCreateProgram(PointerByReference program, byte[] source, byte[] name, int numHeaders, Pointer headers,
-				Pointer includeNames);
+		int nvrtcCreateProgram(PointerByReference program, byte[] source, byte[] name, int numHeaders,
+				@Nullable Pointer headers, @Nullable Pointer includeNames);
 
-		int nvrtcCompileProgram(Pointer program, int numOptions, StringArray options);
+		int nvrtcCompileProgram(Pointer program, int numOptions, @Nullable StringArray options);
 
 		int nvrtcGetPTXSize(Pointer program, LongByReference size);
 
@@ -125,7 +126,7 @@ final class NvrtcLibrary {
 	 * them loaded; best effort (NVRTC names a missing one itself when it compiles). Also used for
 	 * JCuda's binding, whose NVRTC is loaded by path too ({@link JCudaNvrtc}).
 	 */
-	static void preloadBuiltins(Path dir) {
+	static void preloadBuiltins(@Nullable Path dir) {
 		if (dir == null || !Files.isDirectory(dir)) {
 			return;
 		}
@@ -202,7 +203,7 @@ final class NvrtcLibrary {
 		if (ptx != null) {
 			result = this.api.nvrtcGetPTX(program, ptx);
 		}
-		if (result != SUCCESS || ptx.length == 0) {
+		if (result != SUCCESS || ptx == null || ptx.length == 0) {
 			throw new KernelCompilationException(kernelName, "nvrtcGetPTX returned " + error(result), log, null);
 		}
 		int end = ptx.length;

@@ -15,6 +15,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Where an NVRTC library ({@code libnvrtc.so.N}) may be on this machine, in the order they are
  * tried:
@@ -40,9 +42,9 @@ final class NvrtcLocator {
 
 	private final Map<String, String> env;
 
-	private final String explicit;
+	private final @Nullable String explicit;
 
-	private final Path home;
+	private final @Nullable Path home;
 
 	/**
 	 * @param root the file system root (a test directory in tests)
@@ -50,7 +52,7 @@ final class NvrtcLocator {
 	 * @param explicit the {@code gpu.cuda.nvrtc-library} system property, or {@code null}
 	 * @param home the user's home directory, or {@code null}
 	 */
-	NvrtcLocator(Path root, Map<String, String> env, String explicit, Path home) {
+	NvrtcLocator(Path root, Map<String, String> env, @Nullable String explicit, @Nullable Path home) {
 		this.root = root;
 		this.env = env;
 		this.explicit = explicit;
@@ -65,7 +67,7 @@ final class NvrtcLocator {
 	}
 
 	/** The explicitly configured library, or {@code null}. */
-	String explicitLibrary() {
+	@Nullable String explicitLibrary() {
 		String value = (this.explicit != null && !this.explicit.isBlank()) ? this.explicit : this.env.get("GPU_NVRTC_LIBRARY");
 		return (value != null && !value.isBlank()) ? value : null;
 	}
@@ -168,7 +170,7 @@ final class NvrtcLocator {
 		return this.root.resolve(absolute.startsWith("/") ? absolute.substring(1) : absolute);
 	}
 
-	private static List<Path> newestFirst(Path dir, String glob, String child) {
+	private static List<Path> newestFirst(Path dir, String glob, @Nullable String child) {
 		List<Path> found = list(dir, glob);
 		found.sort(Comparator.reverseOrder());
 		return (child != null) ? found.stream().map((path) -> path.resolve(child)).toList() : found;

@@ -20,4 +20,7 @@
  * address and friends) mark the backend unhealthy.</li>
  * </ul>
  */
+@NullMarked
 package dev.gpucompute.cuda;
+
+import org.jspecify.annotations.NullMarked;
