@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code package-info}, as the runtime's do: NullAway (in the build) checks only such packages, so a
  * new package without it would silently go unchecked.
  */
-class NullMarkedPackagesTest {
+class NullMarkedPackagesTests {
 
 	@Test
 	void everyMainPackageIsNullMarked() {
