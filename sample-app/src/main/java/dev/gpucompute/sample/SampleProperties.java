@@ -3,6 +3,8 @@ package dev.gpucompute.sample;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
@@ -264,7 +266,7 @@ public class SampleProperties {
 
 		private final StorageHealth health = new StorageHealth();
 
-		private Duration flushInterval;
+		private @Nullable Duration flushInterval;
 
 		public Duration getRetryAfter() {
 			return this.retryAfter;
@@ -306,12 +308,12 @@ public class SampleProperties {
 		@Deprecated
 		@DeprecatedConfigurationProperty(replacement = "sample.storage.log-fold-size",
 				reason = "Writes are logged and synced before they are answered; there is no flush interval")
-		public Duration getFlushInterval() {
+		public @Nullable Duration getFlushInterval() {
 			return this.flushInterval;
 		}
 
 		@Deprecated
-		public void setFlushInterval(Duration flushInterval) {
+		public void setFlushInterval(@Nullable Duration flushInterval) {
 			this.flushInterval = flushInterval;
 		}
 

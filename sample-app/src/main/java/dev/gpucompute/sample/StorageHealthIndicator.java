@@ -50,6 +50,9 @@ final class StorageHealthIndicator extends AbstractHealthIndicator {
 		details.put("refusedWrites", status.refusedWrites());
 		if (status.lastRefusal() != null) {
 			details.put("lastRefusal", status.lastRefusal());
+		}
+		// Written one after the other: a check between the two writes of the first refusal sees no time yet.
+		if (status.lastRefusalAt() != null) {
 			details.put("lastRefusalAt", status.lastRefusalAt().toString());
 		}
 		if (free >= 0 && free < this.minFree.toBytes()) {

@@ -5,4 +5,7 @@
  * search), {@code storage} (write-ahead logs and snapshots on disk), {@code web} (the HTTP API) and
  * {@code demo} (a steady load for the dashboard).
  */
+@NullMarked
 package dev.gpucompute.sample;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,12 +43,13 @@ public final class DemoLoad implements SmartLifecycle {
 
 	private final SampleProperties.DemoLoad settings;
 
-	private final Counter searches;
+	private final @Nullable Counter searches;
 
-	private final Counter failures;
+	private final @Nullable Counter failures;
 
-	private volatile ExecutorService clients;
+	private volatile @Nullable ExecutorService clients;
 
+	@SuppressWarnings("NullAway.Init") // set by start() before the clients that read it are started
 	private volatile float[][] centres;
 
 	public DemoLoad(CollectionStore store, SampleProperties properties, ObjectProvider<MeterRegistry> registry) {
@@ -148,7 +150,7 @@ public final class DemoLoad implements SmartLifecycle {
 		}
 	}
 
-	private static void increment(Counter counter) {
+	private static void increment(@Nullable Counter counter) {
 		if (counter != null) {
 			counter.increment();
 		}

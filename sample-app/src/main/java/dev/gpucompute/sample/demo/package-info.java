@@ -3,4 +3,7 @@
  * searching a collection of clustered random vectors, so that the endpoint, the meters and the
  * dashboard show real activity.
  */
+@NullMarked
 package dev.gpucompute.sample.demo;
+
+import org.jspecify.annotations.NullMarked;

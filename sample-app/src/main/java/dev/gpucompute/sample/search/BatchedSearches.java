@@ -3,6 +3,8 @@ package dev.gpucompute.sample.search;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.gpucompute.batch.Batch;
 import dev.gpucompute.batch.BatchHandler;
 import dev.gpucompute.batch.GpuBatcher;
@@ -39,7 +41,7 @@ public final class BatchedSearches implements AutoCloseable {
 
 	private final CollectionStore store;
 
-	private final GpuBatcher<Request, List<List<Hit>>> batcher;
+	private final @Nullable GpuBatcher<Request, List<List<Hit>>> batcher;
 
 	private final int maxRequestQueries;
 
@@ -52,8 +54,8 @@ public final class BatchedSearches implements AutoCloseable {
 	 * @param maxRequestQueries most queries of a request that joins a batch
 	 * @param limits the store's per-request limits
 	 */
-	public BatchedSearches(CollectionStore store, GpuBatcher<Request, List<List<Hit>>> batcher, int maxRequestQueries,
-			CollectionStore.Limits limits) {
+	public BatchedSearches(CollectionStore store, @Nullable GpuBatcher<Request, List<List<Hit>>> batcher,
+			int maxRequestQueries, CollectionStore.Limits limits) {
 		this.store = store;
 		this.batcher = batcher;
 		this.maxRequestQueries = maxRequestQueries;
@@ -113,7 +115,7 @@ public final class BatchedSearches implements AutoCloseable {
 	}
 
 	/** The batcher small requests join, or {@code null} when batching is off. */
-	public GpuBatcher<Request, List<List<Hit>>> batcher() {
+	public @Nullable GpuBatcher<Request, List<List<Hit>>> batcher() {
 		return this.batcher;
 	}
 

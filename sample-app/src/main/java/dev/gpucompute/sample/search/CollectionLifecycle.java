@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -201,7 +202,7 @@ final class CollectionLifecycle {
 				// orphan, and with it the collection. Rewrite the snapshot, as a fold would.
 				try {
 					this.folder.persist(collection);
-					collection.log.reset();
+					collection.wal().reset();
 				}
 				catch (IOException | RuntimeException again) {
 					ex.addSuppressed(again);
@@ -231,7 +232,7 @@ final class CollectionLifecycle {
 	}
 
 	/** Closes a log after a failure, keeping the failure as the one reported. */
-	private static void closeQuietly(WriteAheadLog log, Exception failure) {
+	private static void closeQuietly(@Nullable WriteAheadLog log, Exception failure) {
 		if (log != null) {
 			try {
 				log.close();

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -419,7 +420,7 @@ public final class CollectionStore implements AutoCloseable {
 		return info;
 	}
 
-	private static CollectionInfo infoOrNull(VectorCollection collection) {
+	private static @Nullable CollectionInfo infoOrNull(VectorCollection collection) {
 		collection.lock.readLock().lock();
 		try {
 			return collection.closed ? null : collection.info();
@@ -464,7 +465,7 @@ public final class CollectionStore implements AutoCloseable {
 	 * @param lastRefusalAt when it happened, or {@code null}
 	 */
 	public record StorageStatus(Path directory, Map<String, String> brokenLogs, Map<String, String> failedFolds,
-			long refusedWrites, String lastRefusal, java.time.Instant lastRefusalAt) {
+			long refusedWrites, @Nullable String lastRefusal, java.time.@Nullable Instant lastRefusalAt) {
 	}
 
 	/** The devices collections are placed on, each with its budget. */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,9 +63,9 @@ final class CollectionWriter {
 
 	private final LongAdder refusedWrites = new LongAdder();
 
-	private volatile String lastRefusal;
+	private volatile @Nullable String lastRefusal;
 
-	private volatile Instant lastRefusalAt;
+	private volatile @Nullable Instant lastRefusalAt;
 
 	CollectionWriter(ShardPlacement placement, LogFolder folder, CollectionFiles files, long foldBytes) {
 		this.placement = placement;
@@ -85,9 +86,9 @@ final class CollectionWriter {
 
 		private volatile boolean done;
 
-		private CollectionStore.Upserted result;
+		private CollectionStore.@Nullable Upserted result;
 
-		private RuntimeException failure;
+		private @Nullable RuntimeException failure;
 
 		Pending(List<String> ids, float[] rows) {
 			this.ids = ids;
@@ -108,9 +109,13 @@ final class CollectionWriter {
 			return this.done;
 		}
 
+		/** Once {@link #done()}: the result, or the failure thrown. */
 		CollectionStore.Upserted outcome() {
 			if (this.failure != null) {
 				throw this.failure;
+			}
+			if (this.result == null) {
+				throw new IllegalStateException("The write has not been committed yet");
 			}
 			return this.result;
 		}
@@ -173,7 +178,7 @@ final class CollectionWriter {
 			return;
 		}
 		List<Pending> admitted = makeRoom(collection, group);
-		Logged logged = new Logged(collection.log.end(), List.of());
+		Logged logged = new Logged(collection.wal().end(), List.of());
 		try {
 			logged = log(collection, admitted);
 		}
@@ -181,7 +186,7 @@ final class CollectionWriter {
 			// Also after an unexpected failure: the room step's unused storage is released.
 			apply(collection, logged);
 		}
-		if (collection.log.size() > this.foldBytes) {
+		if (collection.wal().size() > this.foldBytes) {
 			this.folder.foldSoon(collection);
 		}
 	}
@@ -252,7 +257,7 @@ final class CollectionWriter {
 
 	/** Appends each write and forces them all (commit lock only); refuses those not durable. */
 	private Logged log(VectorCollection collection, List<Pending> admitted) {
-		long start = collection.log.end();
+		long start = collection.wal().end();
 		try {
 			return log(collection, admitted, start);
 		}
@@ -264,7 +269,7 @@ final class CollectionWriter {
 	}
 
 	private Logged log(VectorCollection collection, List<Pending> admitted, long start) {
-		WriteAheadLog wal = collection.log;
+		WriteAheadLog wal = collection.wal();
 		List<Pending> appended = new ArrayList<>(admitted.size());
 		for (Pending write : admitted) {
 			try {
@@ -308,7 +313,7 @@ final class CollectionWriter {
 	/** Cuts the log back to {@code position}; when that fails, the next snapshot drops the records. */
 	private void discard(VectorCollection collection, long position, Exception cause) {
 		try {
-			collection.log.discardFrom(position);
+			collection.wal().discardFrom(position);
 		}
 		catch (IOException | RuntimeException ex) {
 			cause.addSuppressed(ex);
@@ -463,12 +468,12 @@ final class CollectionWriter {
 	}
 
 	/** The last refusal ("collection 'c': reason"), or {@code null}. */
-	String lastRefusal() {
+	@Nullable String lastRefusal() {
 		return this.lastRefusal;
 	}
 
 	/** When the last refusal happened, or {@code null}. */
-	Instant lastRefusalAt() {
+	@Nullable Instant lastRefusalAt() {
 		return this.lastRefusalAt;
 	}
 

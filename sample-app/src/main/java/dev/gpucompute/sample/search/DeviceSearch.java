@@ -1,5 +1,7 @@
 package dev.gpucompute.sample.search;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.gpucompute.Backend;
 import dev.gpucompute.DeviceBuffer;
 import dev.gpucompute.DeviceInfo;
@@ -349,8 +351,8 @@ final class DeviceSearch {
 	 * @param ids the candidates' ids, or null when they are positions in the row plus {@code idBase}
 	 * @return the compact top k: scores and slots, {@code count * k} each
 	 */
-	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, DeviceBuffer ids, int n, int count,
-			int k, int idBase) {
+	private DeviceBuffer[] chunkedTopK(GpuStream stream, DeviceBuffer scores, @Nullable DeviceBuffer ids, int n,
+			int count, int k, int idBase) {
 		int keep = Math.min(k, KnnGeometry.CHUNK);
 		// Passes alternate between two buffer pairs; the first pass writes the most candidates, so
 		// pair a (sized by it) and pair b (sized by the second) fit every later pass too.
@@ -459,7 +461,7 @@ final class DeviceSearch {
 		}
 	}
 
-	private static void closeAll(DeviceBuffer[] buffers) {
+	private static void closeAll(DeviceBuffer @Nullable [] buffers) {
 		if (buffers != null) {
 			for (DeviceBuffer buffer : buffers) {
 				buffer.close();

@@ -3,6 +3,8 @@ package dev.gpucompute.sample.search;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.gpucompute.CpuKernel;
 
 import static dev.gpucompute.sample.search.KnnGeometry.CHUNK;
@@ -111,7 +113,7 @@ final class KnnTwins {
 		int real = Math.max(0, Math.min(CHUNK, m - base));
 		int row = (int) (q * m + Math.min(base, m));
 		inScores.get(row, score, 0, real);
-		if (useIds) {
+		if (inIds != null) {
 			inIds.get(row, id, 0, real);
 		}
 		TopKHeap heap = scratch.heap;
@@ -127,7 +129,7 @@ final class KnnTwins {
 	 * Offers {@code count} candidates to {@code heap}.
 	 * @param id the candidates' ids, or null for {@code firstId + i}
 	 */
-	static void select(float[] score, int[] id, int firstId, int count, TopKHeap heap) {
+	static void select(float[] score, int @Nullable [] id, int firstId, int count, TopKHeap heap) {
 		for (int i = 0; i < count; i++) {
 			heap.offer(score[i], (id != null) ? id[i] : firstId + i);
 		}

@@ -8,6 +8,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +74,7 @@ final class LogFolder implements AutoCloseable {
 	 * @return {@code null} when the log is empty and usable afterwards, else why not (the log and the
 	 * old snapshot are then unchanged)
 	 */
-	StorageFailure fold(VectorCollection collection) {
+	@Nullable StorageFailure fold(VectorCollection collection) {
 		collection.commitLock.lock();
 		try {
 			collection.lock.readLock().lock();
@@ -128,7 +129,7 @@ final class LogFolder implements AutoCloseable {
 		boolean first = collection.foldFailure == null;
 		collection.foldFailure = failure;
 		collection.foldFailedAt = System.nanoTime();
-		String broken = collection.log.broken() ? "; the log refuses writes until a fold succeeds, retried every "
+		String broken = collection.wal().broken() ? "; the log refuses writes until a fold succeeds, retried every "
 				+ this.retryAfter.toMillis() + " ms" : "";
 		if (first) {
 			// The log still holds every acknowledged write and the old snapshot is whole: nothing is lost.
@@ -146,8 +147,8 @@ final class LogFolder implements AutoCloseable {
 	 * unless a fold failed within {@code retryAfter}.
 	 * @return {@code null} when it does, else why not
 	 */
-	StorageFailure usable(VectorCollection collection) {
-		if (!collection.log.broken()) {
+	@Nullable StorageFailure usable(VectorCollection collection) {
+		if (!collection.wal().broken()) {
 			return null;
 		}
 		StorageFailure last = collection.foldFailure;

@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
 
 import dev.gpucompute.PoolExhaustedException;
 import dev.gpucompute.sample.storage.StorageFailure;
@@ -27,7 +30,7 @@ public class ServiceProblem extends RuntimeException {
 
 	private final Map<String, Object> properties;
 
-	private final Duration retryAfter;
+	private final @Nullable Duration retryAfter;
 
 	public ServiceProblem(int status, String type, String title, String detail, Map<String, Object> properties) {
 		this(status, type, title, detail, properties, null);
@@ -38,7 +41,7 @@ public class ServiceProblem extends RuntimeException {
 	 * @param retryAfter the answer's {@code Retry-After}, or {@code null} for none
 	 */
 	public ServiceProblem(int status, String type, String title, String detail, Map<String, Object> properties,
-			Duration retryAfter) {
+			@Nullable Duration retryAfter) {
 		super(detail);
 		this.status = status;
 		this.type = type;
@@ -62,7 +65,8 @@ public class ServiceProblem extends RuntimeException {
 	}
 
 	public String detail() {
-		return getMessage();
+		// The constructors pass the (non-null) detail on as the message, which nothing changes afterwards.
+		return Objects.requireNonNull(getMessage());
 	}
 
 	/** Extra members of the problem detail (names of fields, limits, sizes). */
@@ -185,7 +189,7 @@ public class ServiceProblem extends RuntimeException {
 	}
 
 	/** The device itself had no room for a collection's storage, although the budget allowed it. */
-	public static ServiceProblem deviceFull(String collection, long rows, long requiredBytes, String reason) {
+	public static ServiceProblem deviceFull(String collection, long rows, long requiredBytes, @Nullable String reason) {
 		return new ServiceProblem(422, "memory-budget-exceeded", "Device memory exhausted",
 				"Collection '" + collection + "' would hold " + rows + " vectors (" + requiredBytes
 						+ " bytes of device memory), but the device has no room: " + reason,
@@ -193,7 +197,7 @@ public class ServiceProblem extends RuntimeException {
 	}
 
 	/** A search's scratch memory could not be allocated; a server condition, so 503. */
-	public static ServiceProblem searchMemoryExhausted(String reason) {
+	public static ServiceProblem searchMemoryExhausted(@Nullable String reason) {
 		return new ServiceProblem(503, "device-memory-exhausted", "Device memory exhausted",
 				"The search's scratch memory could not be allocated: " + reason + "; retry later or with fewer queries",
 				Map.of());

@@ -1,5 +1,7 @@
 package dev.gpucompute.sample.search;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.gpucompute.DeviceBuffer;
 
 /**
@@ -18,7 +20,7 @@ final class Shard {
 	final int firstSlot;
 
 	/** Device storage of {@link #capacityRows} rows; {@code null} until allocated. */
-	DeviceBuffer storage;
+	@Nullable DeviceBuffer storage;
 
 	long capacityRows;
 
@@ -31,6 +33,15 @@ final class Shard {
 	Shard(SearchDevice device, int firstSlot) {
 		this.device = device;
 		this.firstSlot = firstSlot;
+	}
+
+	/** The device storage of a shard that was given capacity: every shard that holds rows. */
+	DeviceBuffer storage() {
+		DeviceBuffer buffer = this.storage;
+		if (buffer == null) {
+			throw new IllegalStateException("No device storage allocated for " + this);
+		}
+		return buffer;
 	}
 
 	KnnEngine engine() {

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Decides where a collection's vectors live: which device holds each {@link Shard} and how much of
  * that device's budget it reserves.
@@ -185,7 +187,7 @@ final class ShardPlacement {
 	 * The device with the most free budget that fits a row, other than {@code excluded} (the last
 	 * shard's device, which would rather have grown that shard); ties go to the lowest ordinal.
 	 */
-	private SearchDevice mostFree(long rowBytes, SearchDevice excluded) {
+	private @Nullable SearchDevice mostFree(long rowBytes, @Nullable SearchDevice excluded) {
 		SearchDevice best = null;
 		for (SearchDevice device : this.devices) {
 			if (device != excluded && device.freeBytes() >= rowBytes

@@ -37,12 +37,12 @@ final class ShardSearches implements AutoCloseable {
 		int dim = collection.dimension();
 		if (shards.size() == 1) {
 			Shard shard = shards.get(0);
-			return shard.engine().search(shard.storage, shard.rows, dim, queries, queryCount, k);
+			return shard.engine().search(shard.storage(), shard.rows, dim, queries, queryCount, k);
 		}
 		List<Future<TopK>> parts = new ArrayList<>(shards.size());
 		for (int i = 1; i < shards.size(); i++) {
 			Shard shard = shards.get(i);
-			Callable<TopK> task = () -> shard.engine().search(shard.storage, shard.rows, dim, queries,
+			Callable<TopK> task = () -> shard.engine().search(shard.storage(), shard.rows, dim, queries,
 					queryCount, Math.min(k, shard.rows));
 			try {
 				parts.add(this.executor.submit(task));
@@ -58,7 +58,7 @@ final class ShardSearches implements AutoCloseable {
 		List<TopK> results = new ArrayList<>(shards.size());
 		RuntimeException failure = null;
 		try {
-			results.add(first.engine().search(first.storage, first.rows, dim, queries, queryCount, Math.min(k, first.rows)));
+			results.add(first.engine().search(first.storage(), first.rows, dim, queries, queryCount, Math.min(k, first.rows)));
 		}
 		catch (RuntimeException ex) {
 			failure = ex;

@@ -68,14 +68,14 @@ final class ShardStorage {
 			if (first >= 0) {
 				// A pure append (the bulk-load case) or a run of consecutive replacements: one copy
 				// straight into place, no slot buffer and no scatter launch.
-				shard.storage.upload(HostArray.of(rows), (long) first * dim, stream);
+				shard.storage().upload(HostArray.of(rows), (long) first * dim, stream);
 				return;
 			}
 			long total = (long) slots.length * dim;
 			try (DeviceBuffer slotBuffer = this.launcher.upload(HostArray.of(slots));
 					DeviceBuffer rowBuffer = this.launcher.upload(HostArray.of(rows))) {
 				this.launches.scatter(stream, LaunchConfig.linear(total, KnnGeometry.LINEAR_BLOCK), total, dim,
-						slotBuffer, rowBuffer, shard.storage);
+						slotBuffer, rowBuffer, shard.storage());
 			}
 		});
 	}
@@ -99,7 +99,7 @@ final class ShardStorage {
 		long offset = firstRow * dim * Float.BYTES;
 		withStream(shard, dim, capacityRows, (stream) -> {
 			if (rows.hasRemaining()) {
-				shard.storage.upload(HostArray.of(rows), offset, stream);
+				shard.storage().upload(HostArray.of(rows), offset, stream);
 			}
 		});
 	}
@@ -115,7 +115,7 @@ final class ShardStorage {
 		int bytes = (int) (rowCount * rowBytes);
 		ByteBuffer target = dst.slice().limit(bytes);
 		CompletableFuture<Void>[] done = new CompletableFuture[1];
-		withStream(shard, dim, 0, (stream) -> done[0] = shard.storage.download(HostArray.of(target), firstRow * rowBytes, stream));
+		withStream(shard, dim, 0, (stream) -> done[0] = shard.storage().download(HostArray.of(target), firstRow * rowBytes, stream));
 		DeviceWork.await(List.of(done[0]), this.deviceTimeout);
 		dst.position(dst.position() + bytes);
 	}
@@ -157,7 +157,7 @@ final class ShardStorage {
 		DeviceBuffer grown = this.launcher.allocate(capacityRows * dim, ElementType.FLOAT);
 		try {
 			if (usedBytes > 0) {
-				grown.copyFrom(shard.storage, 0, 0, usedBytes, stream);
+				grown.copyFrom(shard.storage(), 0, 0, usedBytes, stream);
 			}
 		}
 		catch (RuntimeException ex) {

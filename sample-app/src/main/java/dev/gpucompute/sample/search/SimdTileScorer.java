@@ -4,6 +4,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link TileScorer} with the Vector API ({@code jdk.incubator.vector}, which the JVM must be started
@@ -33,7 +34,7 @@ final class SimdTileScorer {
 	}
 
 	/** The path for this hardware, or null where vectors narrower than 256 bits would be used. */
-	static TileScorer create() {
+	static @Nullable TileScorer create() {
 		int preferred = FloatVector.SPECIES_PREFERRED.length();
 		if (preferred >= 16) {
 			return new Wide();

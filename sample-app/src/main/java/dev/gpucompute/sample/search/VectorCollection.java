@@ -8,6 +8,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.gpucompute.sample.storage.StorageFailure;
 import dev.gpucompute.sample.storage.WriteAheadLog;
 
@@ -47,11 +49,14 @@ public final class VectorCollection {
 	/** Writes waiting to be committed, in arrival order: the commit lock's holder takes them all. */
 	final Queue<CollectionWriter.Pending> queued = new ConcurrentLinkedQueue<>();
 
-	/** The write-ahead log; set once when the collection is opened or created, closed by the store. */
-	WriteAheadLog log;
+	/**
+	 * The write-ahead log; set once when the collection is opened or created, closed by the store.
+	 * Null only while a collection is being opened or created, or after that failed.
+	 */
+	@Nullable WriteAheadLog log;
 
 	/** Why the last fold failed, or {@code null} (set under the commit lock, read by the health indicator). */
-	volatile StorageFailure foldFailure;
+	volatile @Nullable StorageFailure foldFailure;
 
 	/** {@link System#nanoTime} of the last fold that failed. */
 	volatile long foldFailedAt;
@@ -86,6 +91,15 @@ public final class VectorCollection {
 
 	public String name() {
 		return this.name;
+	}
+
+	/** The write-ahead log of a collection that was opened or created: every one the store holds. */
+	WriteAheadLog wal() {
+		WriteAheadLog wal = this.log;
+		if (wal == null) {
+			throw new IllegalStateException("Collection '" + this.name + "' has no write-ahead log");
+		}
+		return wal;
 	}
 
 	public int dimension() {

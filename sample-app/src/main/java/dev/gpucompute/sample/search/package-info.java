@@ -4,4 +4,7 @@
  * search), sharding over devices, the batcher that groups concurrent searches, and the collections'
  * life cycle (create, upsert, load at start-up, delete).
  */
+@NullMarked
 package dev.gpucompute.sample.search;
+
+import org.jspecify.annotations.NullMarked;

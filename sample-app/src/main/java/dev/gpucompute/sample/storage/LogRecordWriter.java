@@ -7,6 +7,8 @@ import java.nio.channels.FileChannel;
 import java.util.function.IntFunction;
 import java.util.zip.CRC32C;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Writes upsert records in the {@link LogRecordFormat} onto one log's channel: the record is staged
  * in a direct buffer and drained in pieces, the payload checksummed as it drains, and the header
@@ -34,7 +36,7 @@ final class LogRecordWriter {
 	 * Allocated at the first write, sized to the largest record so far up to {@value #CHUNK}, and
 	 * dropped by {@link #release}: a log that is never written holds none.
 	 */
-	private ByteBuffer staging;
+	private @Nullable ByteBuffer staging;
 
 	private final CRC32C crc = new CRC32C();
 

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +35,7 @@ final class LogReplay {
 	}
 
 	/** See {@link WriteAheadLog#replay}. */
-	static WriteAheadLog.Replayed replay(Path file, WriteAheadLog.RecordHandler handler) throws IOException {
+	static WriteAheadLog.Replayed replay(Path file, WriteAheadLog.@Nullable RecordHandler handler) throws IOException {
 		if (!Files.exists(file)) {
 			return new WriteAheadLog.Replayed(0, 0, 0, 0);
 		}
@@ -46,15 +47,16 @@ final class LogReplay {
 			String problem = null;
 			while (position < size) {
 				Parsed parsed = parse(channel, position, size);
-				if (parsed.problem() != null) {
+				WriteAheadLog.Upsert upsert = parsed.upsert();
+				if (upsert == null) {
 					problem = parsed.problem();
 					break;
 				}
 				if (handler != null) {
-					handler.upsert(parsed.upsert());
+					handler.upsert(upsert);
 				}
 				count++;
-				rows += parsed.upsert().ids().length;
+				rows += upsert.ids().length;
 				position += LogRecordFormat.HEADER + parsed.length();
 			}
 			if (problem != null) {
@@ -73,8 +75,11 @@ final class LogReplay {
 		}
 	}
 
-	/** A record read at an offset: the record and its payload length, or what is wrong there. */
-	private record Parsed(WriteAheadLog.Upsert upsert, int length, String problem) {
+	/**
+	 * A record read at an offset: the record and its payload length, or what is wrong there; exactly
+	 * one of {@code upsert} and {@code problem} is null.
+	 */
+	private record Parsed(WriteAheadLog.@Nullable Upsert upsert, int length, @Nullable String problem) {
 	}
 
 	/** The record at {@code position}, or what is wrong there, in a file of {@code size} bytes. */

@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,7 +80,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * and could not be undone. Every append and sync fails until {@link #reset} succeeds, that is
 	 * until a snapshot holds everything. Set under this or syncLock, cleared under both.
 	 */
-	private volatile IOException failure;
+	private volatile @Nullable IOException failure;
 
 	private final Object syncLock = new Object();
 
@@ -136,7 +137,7 @@ public final class WriteAheadLog implements AutoCloseable {
 			StandardOpenOption.READ, StandardOpenOption.WRITE);
 
 	/** Makes a directory's entries durable; best effort, since not every platform can open a directory. */
-	static void forceDirectory(Path directory) {
+	static void forceDirectory(@Nullable Path directory) {
 		if (directory == null) {
 			return;
 		}
@@ -166,7 +167,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	}
 
 	/** Why the log is {@link #broken}, or {@code null} while it is not. */
-	public IOException failure() {
+	public @Nullable IOException failure() {
 		return this.failure;
 	}
 
@@ -394,7 +395,7 @@ public final class WriteAheadLog implements AutoCloseable {
 	 * @param handler receives each record, or {@code null} only to count them (then nothing is logged)
 	 * @throws IOException when the file cannot be read, or is damaged in the middle (naming the offsets)
 	 */
-	public static Replayed replay(Path file, RecordHandler handler) throws IOException {
+	public static Replayed replay(Path file, @Nullable RecordHandler handler) throws IOException {
 		return LogReplay.replay(file, handler);
 	}
 

@@ -3,4 +3,7 @@
  * format, writer, group commit, replay at start-up) and snapshot files, and the storage failures
  * that stop writes.
  */
+@NullMarked
 package dev.gpucompute.sample.storage;
+
+import org.jspecify.annotations.NullMarked;

@@ -7,6 +7,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.http.HttpInputMessage;
 import org.springframework.http.HttpOutputMessage;
 import org.springframework.http.MediaType;
@@ -47,7 +49,7 @@ final class HitsMessageConverter extends AbstractHttpMessageConverter<Collection
 	}
 
 	@Override
-	protected boolean canRead(MediaType mediaType) {
+	protected boolean canRead(@Nullable MediaType mediaType) {
 		return false;
 	}
 

@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.TokenStreamLocation;
@@ -107,7 +108,7 @@ final class JsonErrors {
 	}
 
 	/** The type the request has at {@code path}, or {@code null} when it cannot be told. */
-	private static Type typeAt(Type root, List<JacksonException.Reference> path) {
+	private static @Nullable Type typeAt(Type root, List<JacksonException.Reference> path) {
 		Type type = root;
 		for (JacksonException.Reference reference : path) {
 			if (reference.getPropertyName() != null) {
@@ -131,7 +132,7 @@ final class JsonErrors {
 		return type;
 	}
 
-	private static Type element(Type type) {
+	private static @Nullable Type element(Type type) {
 		if (type instanceof Class<?> array && array.isArray()) {
 			return array.getComponentType();
 		}
@@ -146,7 +147,7 @@ final class JsonErrors {
 	}
 
 	/** A JSON description of a Java type: "an integer", "an array of numbers", ...; plural: "integers". */
-	private static String describe(Type type, boolean plural) {
+	private static @Nullable String describe(@Nullable Type type, boolean plural) {
 		if (type == null) {
 			return null;
 		}
@@ -178,7 +179,7 @@ final class JsonErrors {
 	}
 
 	/** What was found: "a string (\"2\")", "1.5", "true", "null", "an array", "an object". */
-	private static String found(JsonToken token, byte[] body, long offset, Object value) {
+	private static String found(JsonToken token, byte[] body, long offset, @Nullable Object value) {
 		switch (token) {
 			case VALUE_STRING:
 				String text = scalarAt(body, offset);
@@ -203,7 +204,7 @@ final class JsonErrors {
 	}
 
 	/** The string or number literal at {@code offset} of the body, shortened, or {@code null}. */
-	private static String scalarAt(byte[] body, long offset) {
+	private static @Nullable String scalarAt(byte[] body, long offset) {
 		if (offset < 0 || offset >= body.length) {
 			return null;
 		}

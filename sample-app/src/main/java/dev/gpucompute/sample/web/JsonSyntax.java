@@ -7,6 +7,8 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Finds the first place where a body stops being JSON (RFC 8259, plus the {@code NaN} and
  * {@code Infinity} literals the service's parser accepts) and says where that is in the document
@@ -54,7 +56,7 @@ final class JsonSyntax {
 
 		final boolean object;
 
-		String name;
+		@Nullable String name;
 
 		int index;
 
@@ -89,7 +91,7 @@ final class JsonSyntax {
 	}
 
 	/** The first error of {@code body}, or {@code null} when it is JSON. */
-	static Error firstError(byte[] body) {
+	static @Nullable Error firstError(byte[] body) {
 		try {
 			new JsonSyntax(body).read();
 			return null;

@@ -2,9 +2,11 @@ package dev.gpucompute.sample.web;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,8 +71,9 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	@ExceptionHandler(java.io.UncheckedIOException.class)
 	ResponseEntity<ProblemDetail> storageFailure(java.io.UncheckedIOException ex, HttpServletRequest request) {
 		log.error("Storage failure while serving {} {}", request.getMethod(), request.getRequestURI(), ex);
+		// The cause is never null: an UncheckedIOException's constructors require its IOException.
 		return respond(problem(HttpStatus.INTERNAL_SERVER_ERROR, "storage-failure", "Storage failure",
-				ex.getMessage() + ": " + ex.getCause().getMessage()), request);
+				ex.getMessage() + ": " + Objects.requireNonNull(ex.getCause()).getMessage()), request);
 	}
 
 	/**
@@ -99,8 +102,8 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 	 * request path as instance, like every other problem of the service.
 	 */
 	@Override
-	protected ResponseEntity<Object> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
-			HttpStatusCode statusCode, WebRequest request) {
+	protected @Nullable ResponseEntity<Object> handleExceptionInternal(Exception ex, @Nullable Object body,
+			HttpHeaders headers, HttpStatusCode statusCode, WebRequest request) {
 		ResponseEntity<Object> response = super.handleExceptionInternal(ex, body, headers, statusCode, request);
 		if (response != null && response.getBody() instanceof ProblemDetail problem) {
 			HttpStatus status = HttpStatus.resolve(statusCode.value());
