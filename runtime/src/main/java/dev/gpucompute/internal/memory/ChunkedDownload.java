@@ -208,7 +208,12 @@ final class ChunkedDownload {
 		notifyAll();
 	}
 
-	/** Chunk {@code index} is unpacked (or failed): its block goes to a later chunk or back. */
+	/**
+	 * Chunk {@code index} is unpacked (or failed): its block goes to a later chunk or back. The chunk
+	 * counts as ended only once its block is back, so that the chunk ending last, on another thread,
+	 * completes the future after every block is back (a caller that sees the future done sees no
+	 * staging held by this download).
+	 */
 	private void finish(int index) {
 		ByteBuffer giveBack = null;
 		ByteBuffer[] rest = null;
@@ -220,11 +225,13 @@ final class ChunkedDownload {
 				giveBack = this.window.recycle(block, needed);
 				notifyAll();
 			}
+		}
+		this.window.giveBack(giveBack);
+		synchronized (this) {
 			if (--this.remaining == 0) {
 				rest = this.window.drainSpare();
 			}
 		}
-		this.window.giveBack(giveBack);
 		if (rest != null) {
 			this.window.giveBack(rest);
 			CopyPipeline.complete(this.done, this.failure);

@@ -365,6 +365,11 @@ final class ChunkedUpload {
 				}
 			}
 			notifyAll();
+		}
+		// The chunk counts as done only once its block is back: the chunk done last, on another thread,
+		// completes the future after every block is back.
+		this.window.giveBack(giveBack);
+		synchronized (this) {
 			this.pendingCompletions--;
 			if (this.pendingCompletions == 0 && (this.allEnqueued || this.stopped)) {
 				List<ByteBuffer> left = new ArrayList<>(List.of(this.window.drainSpare()));
@@ -373,8 +378,8 @@ final class ChunkedUpload {
 				ended = this.future;
 				outcome = this.streamFailure;
 			}
+			notifyAll();
 		}
-		this.window.giveBack(giveBack);
 		if (rest != null) {
 			this.window.giveBack(rest);
 		}
