@@ -58,36 +58,33 @@ final class CudaWriter {
 		return Helpers.used(PRELUDE, code);
 	}
 
-	static void statements(StringBuilder out, List<Stmt> statements, String indent) {
-		for (Stmt statement : statements) {
-			statement(out, statement, indent);
-		}
-	}
+	/** CUDA C's way of writing statements: two-space indents, C's type names, {@code y[i] = v}. */
+	private static final Statements.Dialect DIALECT = new Statements.Dialect() {
 
-	private static void statement(StringBuilder out, Stmt statement, String indent) {
-		if (statement instanceof Ast.Block block) {
-			out.append(indent).append("{\n");
-			statements(out, block.statements, indent + "  ");
-			out.append(indent).append("}\n");
+		@Override
+		public String step() {
+			return "  ";
 		}
-		else if (statement instanceof Ast.If branch) {
-			out.append(indent).append("if (").append(expr(branch.condition)).append(") {\n");
-			statement(out, branch.then, indent + "  ");
-			out.append(indent).append("}\n");
-			if (branch.otherwise != null) {
-				out.append(indent).append("else {\n");
-				statement(out, branch.otherwise, indent + "  ");
-				out.append(indent).append("}\n");
-			}
+
+		@Override
+		public String type(Type type) {
+			return type.c();
 		}
-		else if (statement instanceof Ast.Declare declare) {
-			out.append(indent).append(declare.type.c()).append(' ').append(declare.name).append(" = ")
-				.append(expr(declare.value)).append(";\n");
+
+		@Override
+		public String expr(Expr expr) {
+			return CudaWriter.expr(expr);
 		}
-		else if (statement instanceof Ast.Assign assign) {
-			out.append(indent).append(assign.target).append(assign.element ? "[i]" : "").append(" = ")
-				.append(expr(assign.value)).append(";\n");
+
+		@Override
+		public String assignElement(String target, String value) {
+			return target + "[i] = " + value;
 		}
+
+	};
+
+	static void statements(StringBuilder out, List<Stmt> statements, String indent) {
+		Statements.write(out, statements, indent, DIALECT);
 	}
 
 	static String expr(Expr expr) {

@@ -79,40 +79,33 @@ final class JavaWriter {
 		return Helpers.used(HELPERS, code);
 	}
 
-	static void statements(StringBuilder out, List<Stmt> statements, String indent) {
-		for (Stmt statement : statements) {
-			statement(out, statement, indent);
-		}
-	}
+	/** Java's way of writing statements: tab indents, Java's type names, {@code y.put(i, v)} on the buffer. */
+	private static final Statements.Dialect DIALECT = new Statements.Dialect() {
 
-	private static void statement(StringBuilder out, Stmt statement, String indent) {
-		if (statement instanceof Ast.Block block) {
-			out.append(indent).append("{\n");
-			statements(out, block.statements, indent + "\t");
-			out.append(indent).append("}\n");
+		@Override
+		public String step() {
+			return "\t";
 		}
-		else if (statement instanceof Ast.If branch) {
-			out.append(indent).append("if (").append(expr(branch.condition)).append(") {\n");
-			statement(out, branch.then, indent + "\t");
-			out.append(indent).append("}\n");
-			if (branch.otherwise != null) {
-				out.append(indent).append("else {\n");
-				statement(out, branch.otherwise, indent + "\t");
-				out.append(indent).append("}\n");
-			}
+
+		@Override
+		public String type(Type type) {
+			return type.java();
 		}
-		else if (statement instanceof Ast.Declare declare) {
-			out.append(indent).append(declare.type.java()).append(' ').append(declare.name).append(" = ")
-				.append(expr(declare.value)).append(";\n");
+
+		@Override
+		public String expr(Expr expr) {
+			return JavaWriter.expr(expr);
 		}
-		else if (statement instanceof Ast.Assign assign) {
-			if (assign.element) {
-				out.append(indent).append(assign.target).append(".put(i, ").append(expr(assign.value)).append(");\n");
-			}
-			else {
-				out.append(indent).append(assign.target).append(" = ").append(expr(assign.value)).append(";\n");
-			}
+
+		@Override
+		public String assignElement(String target, String value) {
+			return target + ".put(i, " + value + ")";
 		}
+
+	};
+
+	static void statements(StringBuilder out, List<Stmt> statements, String indent) {
+		Statements.write(out, statements, indent, DIALECT);
 	}
 
 	static String expr(Expr expr) {
