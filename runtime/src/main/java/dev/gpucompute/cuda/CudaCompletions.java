@@ -310,6 +310,11 @@ final class CudaCompletions<S, E> {
 		if (this.closed || this.unsettled.get() == 0) {
 			return true;
 		}
+		if (deadline - System.nanoTime() <= 0) {
+			// Callbacks are queued and no time is left to see them run: not idle, whatever passes the
+			// thread might make meanwhile (answering by a race would make the same drain say either).
+			return false;
+		}
 		ensureStarted(); // whenDone queues before it starts the thread
 		Thread running = this.thread;
 		if (running == null) {
