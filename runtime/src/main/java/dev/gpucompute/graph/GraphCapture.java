@@ -33,7 +33,7 @@ import dev.gpucompute.GpuStream;
  * or into Java arrays and {@code ByteBuffer}s (they are staged on the host in steps: copy through a
  * {@code HostBuffer}); allocations and frees (allocate before the capture, close after it); kernel
  * loads; work on a stream that is not part of the capture; waits for work outside the capture;
- * capturing on a default stream; a capture inside a capture. A refused operation of the capturing
+ * capturing on a default stream, or a default stream joining the capture; a capture inside a capture. A refused operation of the capturing
  * thread ends and discards the capture at once: the stream and its lease are usable afterwards, and
  * {@link #end()} throws with the refusal as its cause.
  *

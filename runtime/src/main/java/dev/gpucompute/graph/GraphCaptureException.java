@@ -51,7 +51,10 @@ public class GraphCaptureException extends GpuException {
 		 */
 		OUTSIDE_DEPENDENCY,
 
-		/** A capture on a default stream (legacy or per-thread): capture on a pooled stream. */
+		/**
+		 * A capture on a default stream (legacy or per-thread), or a default stream joining a capture:
+		 * capture on, and branch into, pooled streams.
+		 */
 		DEFAULT_STREAM,
 
 		/** A capture begun while the thread, or the stream, already captures. */

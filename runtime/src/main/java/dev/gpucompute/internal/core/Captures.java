@@ -180,6 +180,18 @@ public final class Captures {
 				+ "stream wait for it first)");
 	}
 
+	/**
+	 * Refuses a default stream joining {@code capture}. On CUDA both default streams synchronise with the
+	 * legacy default stream, so any work another thread puts there while the capture is open would break
+	 * it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT); the same reason {@code beginCapture} refuses them.
+	 */
+	public GraphCaptureException defaultStreamJoin(Capture capture, String operation, NativeStream stream) {
+		return refuse(capture, Kind.DEFAULT_STREAM, operation, operation + " would make the default stream "
+				+ stream.name() + " join the " + capture + ". A default stream cannot take part in a capture: "
+				+ "on CUDA it is a blocking stream, so other threads' work on the legacy default stream would break "
+				+ "the capture. Lease a pooled stream (context.streams().acquire()) for the branch");
+	}
+
 	/** Refuses the use of an event whose latest record was made inside a capture, after or outside it. */
 	public GraphCaptureException capturedEvent(String operation, Capture recordedIn) {
 		String where = (recordedIn != null && recordedIn.isActive()) ? "inside the " + recordedIn + ", which is still "

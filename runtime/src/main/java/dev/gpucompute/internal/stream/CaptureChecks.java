@@ -8,15 +8,16 @@ import dev.gpucompute.spi.NativeStream;
  * The capture rules for waits between streams, which decide whether a stream joins a capture (a
  * fork), orders two streams of one capture (a join), or would make captured work wait for work
  * outside the capture (refused, as CUDA refuses a wait inside a capture for an event recorded outside
- * it). Called only while a capture is in progress on the context, or for an event recorded in one.
+ * it). A default stream never joins: {@code beginCapture} refuses it for the same reason. Called only
+ * while a capture is in progress on the context, or for an event recorded in one.
  */
 final class CaptureChecks {
 
 	private CaptureChecks() {
 	}
 
-	/** {@code target.waitFor(event)}. */
-	static void eventWait(Captures captures, NativeStream target, EventHandle event, String operation) {
+	/** {@code target.waitFor(event)}; {@code pooled}: whether {@code target} is a pooled stream. */
+	static void eventWait(Captures captures, NativeStream target, boolean pooled, EventHandle event, String operation) {
 		Capture recordedIn = event.recordedIn();
 		Capture mine = captures.ofThread();
 		if (recordedIn != null) {
@@ -31,6 +32,9 @@ final class CaptureChecks {
 				throw captures.capturedEvent(operation, recordedIn);
 			}
 			Capture joined = captures.of(target);
+			if (joined == null && !pooled) {
+				throw captures.defaultStreamJoin(recordedIn, operation, target);
+			}
 			if (joined == null || joined == mine) {
 				return; // a stream joining the capture, or an order between two of its streams
 			}
@@ -43,13 +47,19 @@ final class CaptureChecks {
 		}
 	}
 
-	/** {@code target.waitFor(source)}: a marker recorded on {@code source}, waited for by {@code target}. */
-	static void streamWait(Captures captures, NativeStream target, NativeStream source, String operation) {
+	/**
+	 * {@code target.waitFor(source)}: a marker recorded on {@code source}, waited for by {@code target};
+	 * {@code pooled}: whether {@code target} is a pooled stream.
+	 */
+	static void streamWait(Captures captures, NativeStream target, boolean pooled, NativeStream source, String operation) {
 		Capture mine = captures.ofThread();
 		Capture from = captures.of(source);
 		Capture to = captures.of(target);
 		if (mine == null && from == null && to == null) {
 			return;
+		}
+		if (mine != null && from == mine && to == null && !pooled) {
+			throw captures.defaultStreamJoin(mine, operation, target);
 		}
 		if (mine != null && from == mine && (to == null || to == mine)) {
 			return; // a fork into the capture, or a join between two of its streams
