@@ -87,11 +87,14 @@ abstract class KernelLoadContractSuite {
 			Kernel saxpy = launcher.kernel("saxpy");
 			try (StreamLease lease = context.streams().acquire(); DeviceBuffer x = launcher.upload(HostArray.of(new float[] { 1, 2 }));
 					DeviceBuffer cells = launcher.upload(HostArray.of(new int[4]))) {
-				// Every way of launching a loaded kernel, its source included, and a group: no load.
+				// Every way of launching a loaded kernel, its source included, and a group: no load. The
+				// default stream waits for the lease's work on the same buffers, so no two launches race.
 				launcher.launch(saxpy, ONE, 2, 1f, x, x);
 				launcher.launch(lease.stream(), saxpy, ONE, 2, 1f, x, x);
+				launcher.currentStream().waitFor(lease.stream());
 				launcher.launch(ContractKernels.SAXPY, ONE, 2, 1f, x, x);
 				launcher.withStream(lease.stream(), () -> launcher.launch(ContractKernels.COPY_CELL, ONE, cells, 0, cells, 1, 1));
+				launcher.currentStream().waitFor(lease.stream());
 				launcher.parallel(() -> launcher.launch(saxpy, ONE, 2, 1f, x, x));
 				assertThat(listener.take()).as("loads by launches of loaded kernels").isEmpty();
 				// The first launch of a source not loaded yet loads it, once; GpuLauncher.load loads once.
