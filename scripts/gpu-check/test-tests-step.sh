@@ -8,6 +8,14 @@
 # Runs in CI (.ci/run); needs bash, dpkg-deb and coreutils. About a minute: each scenario waits for its cuts.
 set -euo pipefail
 
+# The stub launcher below is a bash script that writes its thread dump from a SIGQUIT trap. A shell that
+# starts with SIGQUIT ignored (a background job of a non-interactive shell, e.g. `.ci/run &` from a
+# script) cannot trap it again, nor can run.sh's `trap - QUIT` give it back, so every dump would be
+# missing. A real JVM installs its own SIGQUIT handler whatever it inherits; only the stub needs this.
+if [ -z "${TESTS_STEP_SIGNALS_RESET:-}" ] && env --default-signal=QUIT true 2> /dev/null; then
+	TESTS_STEP_SIGNALS_RESET=1 exec env --default-signal=QUIT bash "$0" "$@"
+fi
+
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/gpu-check-tests-step.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
