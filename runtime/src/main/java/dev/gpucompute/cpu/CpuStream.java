@@ -549,6 +549,10 @@ final class CpuStream implements NativeStream {
 			if (recording != null && recording != theirs) {
 				throw new GpuException("Stream " + this.name + " takes part in another capture than the event's");
 			}
+			if (recording == null && !this.destroyable) {
+				// The runtime refuses this first (CaptureChecks), as CUDA's stream does.
+				throw new GpuException("Stream " + this.name + " is a default stream, which cannot join a capture");
+			}
 			theirs.join(this, mark.captured());
 			return;
 		}

@@ -159,8 +159,13 @@ final class CudaStream implements NativeStream {
 			throw new dev.gpucompute.ContextMismatchException("Event " + event + " is not a CUDA event");
 		}
 		checkUsable();
-		this.backend.enter();
 		CudaGraphs.Capture recordedIn = cudaEvent.recordedIn;
+		if (recordedIn != null && this.capture == null && this.kind != Kind.CREATED) {
+			// The runtime refuses this first (CaptureChecks); the driver would let a blocking stream join,
+			// and any later use of the legacy stream would then invalidate the capture.
+			throw new GpuException("Stream " + this.name + " is a default stream, which cannot join a capture");
+		}
+		this.backend.enter();
 		if (recordedIn != null && this.capture == null) {
 			join(cudaEvent, recordedIn);
 			return;

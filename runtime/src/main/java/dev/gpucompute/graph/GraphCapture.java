@@ -21,9 +21,9 @@ import dev.gpucompute.GpuStream;
  * <p><b>What it records.</b> Kernel launches (with their arguments as given), {@code fill},
  * {@code copyFrom} between device buffers, copies between a device buffer and a {@code HostBuffer},
  * event records and stream waits. The capture's stream is the thread's current stream until the
- * capture closes, so launches and copies that name no stream go to it. A stream that waits for an
- * event recorded in the capture (or for the capture's stream: {@code other.waitFor(stream)}) joins
- * it, and its work is recorded too; so does a stream-parallel group ({@code launcher.parallel}),
+ * capture closes, so launches and copies that name no stream go to it. A pooled stream that waits
+ * for an event recorded in the capture (or for the capture's stream: {@code other.waitFor(stream)})
+ * joins it, and its work is recorded too; so does a stream-parallel group ({@code launcher.parallel}),
  * whose branches become parallel branches of the graph. Every stream that joined must be joined back
  * ({@code stream.waitFor(other)}) before {@link #end()}; a group joins its branches itself.
  *
@@ -33,9 +33,11 @@ import dev.gpucompute.GpuStream;
  * or into Java arrays and {@code ByteBuffer}s (they are staged on the host in steps: copy through a
  * {@code HostBuffer}); allocations and frees (allocate before the capture, close after it); kernel
  * loads; work on a stream that is not part of the capture; waits for work outside the capture;
- * capturing on a default stream, or a default stream joining the capture; a capture inside a capture. A refused operation of the capturing
- * thread ends and discards the capture at once: the stream and its lease are usable afterwards, and
- * {@link #end()} throws with the refusal as its cause.
+ * capturing on a default stream, or a default stream joining the capture; a capture inside a
+ * capture. A refused operation of the capturing thread ends and discards the capture at once: the
+ * stream and its lease are usable afterwards, and {@link #end()} throws with the refusal as its
+ * cause. Another thread's first use of a buffer owned by a stream in the capture is refused too,
+ * and leaves the capture alone: ordering its stream after the owner would make it join.
  *
  * <p>Only the thread that began the capture may use it and must end it; other threads' work on other
  * streams goes on undisturbed, and a virtual thread may park during the capture (CUDA captures in its

@@ -40,7 +40,8 @@ public class GraphCaptureException extends GpuException {
 
 		/**
 		 * Work for the capture on a stream that is not part of it, or work on a capturing stream from a
-		 * thread other than the one that captures.
+		 * thread other than the one that captures (including another thread's first use of a buffer
+		 * owned by a stream in the capture, which would order its stream after the capture's work).
 		 */
 		FOREIGN_STREAM,
 

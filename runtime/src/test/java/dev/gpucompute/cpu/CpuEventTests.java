@@ -1,6 +1,7 @@
 package dev.gpucompute.cpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -15,7 +16,11 @@ import org.junit.jupiter.api.Test;
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.StreamPriority;
+import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.spi.NativeCapture;
+import dev.gpucompute.spi.NativeEvent;
+import dev.gpucompute.spi.NativeStream;
 
 class CpuEventTests {
 
@@ -117,6 +122,30 @@ class CpuEventTests {
 			});
 			assertThat(backend.awaitIdle(TimeUnit.SECONDS.toNanos(10))).isTrue();
 			assertThat(callbackEnded.get()).as("the callback ended before awaitIdle returned").isPositive();
+		}
+		finally {
+			backend.close();
+		}
+	}
+
+	@Test
+	void aDefaultStreamCannotJoinACaptureByWaitingForAnEventRecordedInIt() {
+		CpuDeviceBackend backend = new CpuDeviceBackend(new BackendConfig(0, 1, 1 << 20, 0, List.of(), (Path) null));
+		try {
+			CpuStream origin = (CpuStream) backend.createStream(StreamPriority.NORMAL, "pool-1");
+			NativeStream byDefault = backend.defaultStream(DefaultStreamMode.PER_THREAD);
+			NativeCapture capture = backend.beginCapture(origin);
+			NativeEvent fork = backend.createEvent(false);
+			fork.record(origin);
+			assertThatThrownBy(() -> byDefault.waitEvent(fork)).isInstanceOf(GpuException.class)
+				.hasMessageContaining("is a default stream, which cannot join a capture");
+			assertThat(byDefault.capture()).as("not joined").isNull();
+			CpuStream side = (CpuStream) backend.createStream(StreamPriority.NORMAL, "pool-2");
+			side.waitEvent(fork);
+			assertThat(side.capture()).as("a pooled stream joins").isSameAs(capture);
+			capture.abort();
+			assertThat(side.capture()).isNull();
+			byDefault.synchronize();
 		}
 		finally {
 			backend.close();

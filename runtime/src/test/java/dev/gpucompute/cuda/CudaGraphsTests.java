@@ -28,6 +28,7 @@ import dev.gpucompute.graph.GraphCaptureException;
 import dev.gpucompute.spi.NativeCapture;
 import dev.gpucompute.spi.NativeGraph;
 import dev.gpucompute.spi.NativeGraphExec;
+import jcuda.driver.CUevent;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstreamCaptureMode;
@@ -359,6 +360,22 @@ class CudaGraphsTests {
 		this.driver.updateResult = CUresult.CUDA_ERROR_INVALID_VALUE;
 		assertThatThrownBy(() -> exec.update(next)).isInstanceOf(GpuException.class)
 			.hasMessageContaining("cuGraphExecUpdate");
+	}
+
+	@Test
+	void aDefaultStreamWaitingForAnEventRecordedInACaptureIsRefusedBeforeTheDriver() {
+		CudaStream origin = stream("pool-1");
+		CudaGraphs.Capture capture = (CudaGraphs.Capture) this.graphs.begin(origin);
+		CudaEvent fork = new CudaEvent(null, new CUevent(), false);
+		fork.recordedIn = capture;
+		for (CudaStream.Kind kind : new CudaStream.Kind[] { CudaStream.Kind.LEGACY, CudaStream.Kind.PER_THREAD }) {
+			CudaStream byDefault = new CudaStream(null, new CUstream(), "default-" + kind, kind, 0);
+			assertThatThrownBy(() -> byDefault.waitEvent(fork)).isInstanceOf(GpuException.class)
+				.hasMessageContaining("is a default stream, which cannot join a capture");
+			assertThat(byDefault.capture()).isNull();
+		}
+		assertThat(this.driver.calls).containsExactly("cover pool-1", "begin pool-1");
+		capture.end();
 	}
 
 	@Test

@@ -192,6 +192,19 @@ public final class Captures {
 				+ "the capture. Lease a pooled stream (context.streams().acquire()) for the branch");
 	}
 
+	/**
+	 * Refuses the first use of a device buffer on {@code target}, a stream outside any capture, while
+	 * the buffer's owning stream {@code owner} takes part in {@code capture}: ordering {@code target}
+	 * after the owner would record a marker in the capture and make {@code target} join it, so the
+	 * caller's later work would be captured instead of run.
+	 */
+	public GraphCaptureException ownerCaptured(Capture capture, NativeStream target, NativeStream owner, long bytes) {
+		String operation = "The first use of a device buffer of " + bytes + " bytes on stream " + target.name();
+		return refuse(capture, Kind.FOREIGN_STREAM, operation, operation + " would order that stream after the buffer's "
+				+ "owning stream " + owner.name() + ", which takes part in the " + capture + ": the stream would join "
+				+ "that capture. Use the buffer on " + target.name() + " before the capture begins or after it ends");
+	}
+
 	/** Refuses the use of an event whose latest record was made inside a capture, after or outside it. */
 	public GraphCaptureException capturedEvent(String operation, Capture recordedIn) {
 		String where = (recordedIn != null && recordedIn.isActive()) ? "inside the " + recordedIn + ", which is still "

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpucompute.GpuContext;
 import dev.gpucompute.GpuStream;
 import dev.gpucompute.LeakTracker;
+import dev.gpucompute.internal.core.Capture;
 import dev.gpucompute.internal.core.Captures;
 import dev.gpucompute.internal.core.Leaks;
 import dev.gpucompute.internal.core.Tracked;
@@ -62,33 +63,53 @@ final class DeviceBufferState implements Runnable, Tracked {
 	}
 
 	/**
-	 * Remembers a use on {@code stream}, before that use is enqueued. The first use on a stream
-	 * other than the owner makes that stream wait for the owner's work so far, which includes the
-	 * stream-ordered allocation; the free later waits for every such stream.
+	 * Remembers a use on {@code stream}, a stream outside any capture, before that use is enqueued.
+	 * The first use on a stream other than the owner makes that stream wait for the owner's work so
+	 * far, which includes the stream-ordered allocation; the free later waits for every such stream.
+	 * Refused while the owner takes part in a capture: the wait would make the stream join it.
 	 */
 	void usedOn(GpuStream used) {
 		StreamHandle stream = StreamHandle.of(used);
 		if (sameQueue(stream, this.owner)) {
 			return;
 		}
+		NativeStream after = orderingStream(this.owner);
+		List<StreamHandle> known;
 		synchronized (this) {
-			if (this.others == null) {
-				this.others = new ArrayList<>(2);
+			known = this.others;
+			if (known == null) {
+				known = new ArrayList<>(2);
+				this.others = known;
 			}
-			for (StreamHandle known : this.others) {
-				if (sameQueue(known, stream)) {
+			for (StreamHandle other : known) {
+				if (sameQueue(other, stream)) {
 					return;
 				}
 			}
-			this.others.add(stream);
+			Captures captures = this.room.lifecycle.captures();
+			if (after != null && captures.any()) {
+				Capture capture = captures.of(after);
+				if (capture != null) {
+					throw captures.ownerCaptured(capture, stream.raw(), after, this.memory.byteSize());
+				}
+			}
+			known.add(stream);
 		}
-		NativeStream after = orderingStream(this.owner);
-		if (after != null) {
-			this.room.events.order(stream.raw(), after);
+		try {
+			if (after != null) {
+				this.room.events.order(stream.raw(), after);
+			}
+			else {
+				// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
+				this.room.backend.synchronizeDevice();
+			}
 		}
-		else {
-			// The owner is a pooled stream destroyed since: rare enough to wait for the whole device.
-			this.room.backend.synchronizeDevice();
+		catch (RuntimeException | Error ex) {
+			// Not ordered: the next use on this stream tries again.
+			synchronized (this) {
+				known.remove(stream);
+			}
+			throw ex;
 		}
 	}
 

@@ -132,7 +132,8 @@ public final class StreamHandle implements GpuStream {
 		NativeEvent marker = handle.useForWait(this.lifecycle);
 		Captures captures = this.lifecycle.captures();
 		if (captures.any() || handle.recordedIn() != null) {
-			CaptureChecks.eventWait(captures, target, this.kind == GpuStream.Kind.POOLED, handle, "Stream " + name() + ".waitFor(event)");
+			CaptureChecks.eventWait(captures, target, this.kind == GpuStream.Kind.POOLED, handle,
+					"Stream " + name() + ".waitFor(event)");
 		}
 		if (handle.isRecorded()) {
 			target.waitEvent(marker);
@@ -152,7 +153,8 @@ public final class StreamHandle implements GpuStream {
 		}
 		Captures captures = this.lifecycle.captures();
 		if (captures.any()) {
-			CaptureChecks.streamWait(captures, target, this.kind == GpuStream.Kind.POOLED, marked, "Stream " + name() + ".waitFor(" + other.name() + ")");
+			CaptureChecks.streamWait(captures, target, this.kind == GpuStream.Kind.POOLED, marked,
+					"Stream " + name() + ".waitFor(" + other.name() + ")");
 		}
 		// The marker is recorded on the other stream, so it comes from that stream's device.
 		source.events.order(target, marked);

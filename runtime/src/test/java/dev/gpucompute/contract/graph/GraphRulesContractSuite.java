@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -299,6 +300,47 @@ public abstract class GraphRulesContractSuite extends GpuContractFixture {
 			try (graph) {
 				graph.launch(stream);
 				assertThat(read(log, 2, stream)).containsExactly(1, 1);
+			}
+		}
+		finally {
+			other.shutdownNow();
+		}
+		assertNothingLeaked();
+	}
+
+	@Test
+	void anotherThreadsFirstUseOfABufferOwnedByTheCapturedStreamIsRefusedAndTheCaptureGoesOn() throws Exception {
+		Kernel append = kernel(ContractKernels.APPEND);
+		ExecutorService other = Executors.newSingleThreadExecutor();
+		try (StreamLease lease = this.pool.acquire(); StreamLease theirs = this.pool.acquire()) {
+			GpuStream stream = lease.stream();
+			DeviceBuffer log = this.launcher.callWithStream(stream, () -> zeros(4)); // owned by the captured stream
+			try (log) {
+				GpuGraph graph;
+				try (GraphCapture capture = graphs().beginCapture("owner", stream)) {
+					this.launcher.launch(append, ONE, log, 1);
+					// Its first use on their streams would order them after the owner, which is being captured:
+					// they would join the capture, and their launches would be recorded instead of run.
+					Runnable onTheirLease = () -> this.launcher.launch(theirs.stream(), append, ONE, log, 2);
+					Runnable onTheirDefaultStream = () -> this.launcher.launch(append, ONE, log, 2);
+					for (Runnable launch : List.of(onTheirLease, onTheirDefaultStream)) {
+						Future<?> use = other.submit(launch);
+						assertThatThrownBy(use::get).cause().isInstanceOfSatisfying(GraphCaptureException.class, (ex) -> {
+							assertThat(ex.kind()).isEqualTo(Kind.FOREIGN_STREAM);
+							assertThat(ex.getMessage()).contains("owning stream " + stream.name())
+								.contains("before the capture begins or after it ends");
+						});
+					}
+					assertThat(capture.isCapturing()).as("another thread's mistake leaves the capture alone").isTrue();
+					graph = capture.end();
+				}
+				try (graph) {
+					graph.launch(stream);
+				}
+				// After the capture the same use is ordered as usual.
+				other.submit(() -> this.launcher.launch(theirs.stream(), append, ONE, log, 2)).get();
+				stream.waitFor(theirs.stream());
+				assertThat(read(log, 3, stream)).containsExactly(2, 1, 2);
 			}
 		}
 		finally {
