@@ -205,6 +205,13 @@ public final class Captures {
 				+ "that capture. Use the buffer on " + target.name() + " before the capture begins or after it ends");
 	}
 
+	/** Refuses a stream of a peer context (another device) joining {@code capture}, a capture of this context. */
+	public GraphCaptureException crossDeviceJoin(Capture capture, String operation) {
+		return refuse(capture, Kind.FOREIGN_STREAM, operation, operation + " would make a stream of another device join "
+				+ "the " + capture + ": a capture records the work of one device. Order the devices' work before the "
+				+ "capture begins or after it ends");
+	}
+
 	/** Refuses the use of an event whose latest record was made inside a capture, after or outside it. */
 	public GraphCaptureException capturedEvent(String operation, Capture recordedIn) {
 		String where = (recordedIn != null && recordedIn.isActive()) ? "inside the " + recordedIn + ", which is still "

@@ -72,4 +72,16 @@ final class CaptureChecks {
 		captures.forWork(source, operation);
 	}
 
+	/**
+	 * {@code target.waitFor(source)} where {@code source} is a stream of a peer context, whose captures
+	 * are {@code theirs}: refused while {@code source} takes part in one of them, since the wait would
+	 * make {@code target}, a stream of another device, join that capture.
+	 */
+	static void peerStreamWait(Captures theirs, NativeStream source, String operation) {
+		Capture capture = theirs.any() ? theirs.of(source) : null;
+		if (capture != null) {
+			throw theirs.crossDeviceJoin(capture, operation);
+		}
+	}
+
 }

@@ -156,6 +156,10 @@ public final class StreamHandle implements GpuStream {
 			CaptureChecks.streamWait(captures, target, this.kind == GpuStream.Kind.POOLED, marked,
 					"Stream " + name() + ".waitFor(" + other.name() + ")");
 		}
+		if (source.lifecycle != this.lifecycle) {
+			CaptureChecks.peerStreamWait(source.lifecycle.captures(), marked,
+					"Stream " + name() + ".waitFor(" + other.name() + ")");
+		}
 		// The marker is recorded on the other stream, so it comes from that stream's device.
 		source.events.order(target, marked);
 		return this;

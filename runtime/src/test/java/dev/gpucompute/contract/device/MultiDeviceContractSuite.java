@@ -32,6 +32,9 @@ import dev.gpucompute.LaunchConfig;
 import dev.gpucompute.StreamLease;
 import dev.gpucompute.contract.ContractKernels;
 import dev.gpucompute.contract.RuntimeThreads;
+import dev.gpucompute.graph.GpuGraphs;
+import dev.gpucompute.graph.GraphCapture;
+import dev.gpucompute.graph.GraphCaptureException;
 import dev.gpucompute.settings.KernelTiming;
 
 /**
@@ -165,6 +168,25 @@ public abstract class MultiDeviceContractSuite {
 	@Test
 	void aStreamWaitsForAStreamOfAnotherDevice() {
 		assertCrossDeviceOrdering((writer, reader, a) -> reader.waitFor(writer));
+	}
+
+	@Test
+	void aStreamOfAnotherDeviceCannotJoinACapture() {
+		assumeDevices(2);
+		GpuContext a = this.devices.contexts().get(0);
+		GpuContext b = this.devices.contexts().get(1);
+		try (StreamLease capturing = a.streams().acquire(); StreamLease other = b.streams().acquire();
+				GraphCapture capture = GpuGraphs.of(a).beginCapture("one-device", capturing.stream())) {
+			assertThatThrownBy(() -> other.stream().waitFor(capturing.stream()))
+				.isInstanceOfSatisfying(GraphCaptureException.class, (ex) -> {
+					assertThat(ex.kind()).isEqualTo(GraphCaptureException.Kind.FOREIGN_STREAM);
+					assertThat(ex.getMessage()).contains("a stream of another device").contains("one-device");
+				});
+			assertThat(capture.isCapturing()).as("the capturing thread's refusal discards its capture").isFalse();
+			assertThat(other.stream().isIdle()).as("b's stream did not join: a host query is allowed").isTrue();
+			other.stream().waitFor(capturing.stream()); // outside the capture: an ordinary order
+			other.stream().synchronize();
+		}
 	}
 
 	/** How a test orders {@code reader} (device b) after {@code writer}'s work (device a). */
