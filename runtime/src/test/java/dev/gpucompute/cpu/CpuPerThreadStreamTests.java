@@ -3,7 +3,6 @@ package dev.gpucompute.cpu;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.ref.WeakReference;
-import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,13 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.ContextClosedException;
 import dev.gpucompute.settings.DefaultStreamMode;
 import dev.gpucompute.GpuException;
 import dev.gpucompute.spi.BackendConfig;
+import dev.gpucompute.contract.VirtualThreads;
 
 /**
  * The per-thread default streams of the CPU backend: a thread's own while it lives, kept by the
@@ -51,7 +50,8 @@ class CpuPerThreadStreamTests {
 	@Test
 	void theDefaultStreamsOfVirtualThreadsThatEndedAreNotKept() throws Exception {
 		// One per request in a service with spring.threads.virtual.enabled: 10,000 of them left 10,009 streams.
-		assertNotKept(10_000, virtualThreads());
+		VirtualThreads.assumeAvailable();
+		assertNotKept(10_000, VirtualThreads::start);
 	}
 
 	/**
@@ -185,25 +185,6 @@ class CpuPerThreadStreamTests {
 		Thread thread = new Thread(body);
 		thread.start();
 		return thread;
-	}
-
-	private static Function<Runnable, Thread> virtualThreads() {
-		Method start;
-		try {
-			start = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21 (this JVM: Java " + Runtime.version().feature() + ")");
-			return null;
-		}
-		return (body) -> {
-			try {
-				return (Thread) start.invoke(null, body);
-			}
-			catch (ReflectiveOperationException ex) {
-				throw new IllegalStateException(ex);
-			}
-		};
 	}
 
 	private static void awaitState(Thread thread, Thread.State state) throws InterruptedException {

@@ -2,7 +2,6 @@ package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,10 +13,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import dev.gpucompute.GpuException;
+import dev.gpucompute.contract.VirtualThreads;
 import dev.gpucompute.cuda.CudaCompletionsTests.FakeOps;
 import jcuda.driver.CUresult;
 
@@ -63,7 +62,7 @@ class CudaContextAfterWaitTests {
 		// A drain holds the lock, inside a query, while a virtual thread destroys another stream.
 		HeldLock held = holdMarkersLock(() -> this.markers.awaitIdle(List.of(), this::record, 0));
 		AtomicBoolean covered = new AtomicBoolean();
-		Thread destroying = startVirtualThread(() -> {
+		Thread destroying = VirtualThreads.start(() -> {
 			this.primary.makeCurrent(); // CudaStream.destroy's entry
 			this.ops.fake.enqueue("pool-1");
 			covered.set(this.markers.retire("pool-1"));
@@ -84,7 +83,7 @@ class CudaContextAfterWaitTests {
 		// A stream retiring on another thread holds the lock while it queries the markers retired before.
 		HeldLock held = holdMarkersLock(() -> this.markers.retire("pool-1"));
 		AtomicReference<Boolean> idle = new AtomicReference<>();
-		Thread draining = startVirtualThread(() -> {
+		Thread draining = VirtualThreads.start(() -> {
 			this.primary.makeCurrent(); // CudaDeviceBackend.awaitIdle's entry
 			idle.set(this.markers.awaitIdle(List.of("legacy"), this::record, 0));
 		});
@@ -106,7 +105,7 @@ class CudaContextAfterWaitTests {
 			}
 		};
 		AtomicReference<Boolean> idle = new AtomicReference<>();
-		Thread draining = startVirtualThread(() -> {
+		Thread draining = VirtualThreads.start(() -> {
 			this.primary.makeCurrent();
 			idle.set(this.markers.awaitIdle(List.of("pool-0"), this::record, TimeUnit.SECONDS.toNanos(WAIT_SECONDS)));
 		});
@@ -296,18 +295,6 @@ class CudaContextAfterWaitTests {
 		held.thread().join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
 		waiting.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
 		assertThat(waiting.isAlive()).isFalse();
-	}
-
-	private static Thread startVirtualThread(Runnable body) throws ReflectiveOperationException {
-		Method start;
-		try {
-			start = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21 (this JVM: Java " + Runtime.version().feature() + ")");
-			return null;
-		}
-		return (Thread) start.invoke(null, body);
 	}
 
 	private static void awaitQuietly(CountDownLatch latch) {

@@ -2,12 +2,11 @@ package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import dev.gpucompute.contract.VirtualThreads;
 import jcuda.driver.CUresult;
 
 /**
@@ -89,17 +88,9 @@ class CudaPrimaryContextTests {
 
 	@Test
 	void aVirtualThreadSetsTheContextOnEveryEntry() throws Exception {
-		Method startVirtualThread;
-		try {
-			startVirtualThread = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21");
-			return;
-		}
 		CudaPrimaryContext primary = context(CudaErrors.SUCCESS);
 		boolean[] virtual = new boolean[1];
-		Thread thread = (Thread) startVirtualThread.invoke(null, (Runnable) () -> {
+		Thread thread = VirtualThreads.start(() -> {
 			virtual[0] = primary.onVirtualThread();
 			primary.makeCurrent();
 			primary.makeCurrent();
@@ -111,18 +102,10 @@ class CudaPrimaryContextTests {
 
 	@Test
 	void workHandedToAPlatformThreadRunsThereAndItsFailureReachesTheCaller() throws Exception {
-		Method startVirtualThread;
-		try {
-			startVirtualThread = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21");
-			return;
-		}
 		CudaPrimaryContext primary = context(CudaErrors.SUCCESS);
 		boolean[] seen = new boolean[4];
 		Throwable[] thrown = new Throwable[1];
-		Thread caller = (Thread) startVirtualThread.invoke(null, (Runnable) () -> {
+		Thread caller = VirtualThreads.start(() -> {
 			Thread.currentThread().interrupt();
 			CudaPrimaryContext.onPlatformThread("closer", () -> {
 				seen[0] = primary.onVirtualThread();

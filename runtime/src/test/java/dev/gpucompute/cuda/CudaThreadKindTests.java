@@ -2,11 +2,10 @@ package dev.gpucompute.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import dev.gpucompute.contract.VirtualThreads;
 
 /**
  * The virtual-thread check behind the backend's context-currency cache and its per-thread default
@@ -26,17 +25,8 @@ class CudaThreadKindTests {
 
 	@Test
 	void virtualThreadsAreRecognised() throws Exception {
-		Method startVirtualThread;
-		try {
-			startVirtualThread = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21");
-			return;
-		}
 		AtomicBoolean seen = new AtomicBoolean();
-		Thread thread = (Thread) startVirtualThread.invoke(null,
-				(Runnable) () -> seen.set(CudaPrimaryContext.isVirtual(Thread.currentThread())));
+		Thread thread = VirtualThreads.start(() -> seen.set(CudaPrimaryContext.isVirtual(Thread.currentThread())));
 		thread.join();
 		assertThat(seen).isTrue();
 	}

@@ -2,11 +2,10 @@ package dev.gpucompute.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import dev.gpucompute.contract.VirtualThreads;
 
 /** How the runtime names a thread in messages and reports; the virtual cases run on Java 21+. */
 class HostThreadsTests {
@@ -32,7 +31,7 @@ class HostThreadsTests {
 	void aVirtualThreadWithoutANameIsNamedByItsIdAndKind() throws Exception {
 		AtomicReference<String> name = new AtomicReference<>();
 		AtomicReference<String> described = new AtomicReference<>();
-		Thread thread = startVirtualThread(() -> {
+		Thread thread = VirtualThreads.start(() -> {
 			name.set(HostThreads.name(Thread.currentThread()));
 			described.set(HostThreads.describe(Thread.currentThread()));
 		});
@@ -45,24 +44,12 @@ class HostThreadsTests {
 
 	@Test
 	void aNamedVirtualThreadIsNamedByItsName() throws Exception {
-		Thread thread = startVirtualThread(() -> {
+		Thread thread = VirtualThreads.start(() -> {
 		});
 		thread.setName("request-7");
 		thread.join();
 		assertThat(HostThreads.name(thread)).isEqualTo("request-7");
 		assertThat(HostThreads.describe(thread)).isEqualTo("thread 'request-7'");
-	}
-
-	private static Thread startVirtualThread(Runnable body) throws ReflectiveOperationException {
-		Method start;
-		try {
-			start = Thread.class.getMethod("startVirtualThread", Runnable.class);
-		}
-		catch (NoSuchMethodException ex) {
-			Assumptions.abort("no virtual threads before Java 21 (this JVM: Java " + Runtime.version().feature() + ")");
-			return null;
-		}
-		return (Thread) start.invoke(null, body);
 	}
 
 	@SuppressWarnings("deprecation") // Thread.threadId() is Java 19+
